@@ -1,0 +1,120 @@
+# nczarr-rs: one Rust staticlib, linked twice into the two shared libraries
+# (see ../shared/spec/passthrough.md section 2):
+#   build/libnetcdf.so.19      drop-in libnetcdf (SONAME libnetcdf.so.19): API + tool helpers
+#   build/libnczarr_preload.so for LD_PRELOAD in front of a real netcdf-c: API only
+#
+#   make            build both libraries and the config files
+#   make check      every test: Rust units, C tests, real clients, Python interop, CMake consumer
+#   make demo       create a dataset on local storage and show it with ncdump and zarr-python
+#   make install PREFIX=/usr/local
+
+PREFIX  ?= /usr/local
+CARGO   ?= cargo
+CC      ?= cc
+PYTHON  ?= python3
+VERSION := 4.9.2
+SOVERSION := 19
+BUILD   := build
+TARGET  := target/release
+LIB_A   := $(TARGET)/libnetcdf.a
+DROPIN  := $(BUILD)/libnetcdf.so.$(SOVERSION)
+PRELOAD := $(BUILD)/libnczarr_preload.so
+STATIC  := $(BUILD)/libnetcdf.a
+NATIVE_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+HEADERS := include/netcdf.h include/netcdf_meta.h include/netcdf_filter.h include/netcdf_mem.h include/netcdf_aux.h
+
+# netcdf-c internals the Debian tools import: exported by the drop-in only.
+TOOL_HELPERS := Cdh2e NC__testurl NC_shellUnescape NCpathcanonical cdChar2Comp cdParseRelunits \
+  cdRel2Iso cdSetErrOpts nc__testurl nc_utf8_to_utf16 nclistfree nclistnew nclistpush nclistremove \
+  nclog ncsetlogging ncsetloglevel ncuriappendfragmentkey ncuribuild ncurifree ncuriparse strlcat \
+  ncaux_h5filterspec_parselist ncaux_h5filterspec_free
+C_SYMBOLS := ncerr ncopts nc_advise nclog
+
+.PHONY: all cargo check check-rust check-c check-clients check-python check-cmake demo install clean bench
+
+all: $(DROPIN) $(PRELOAD) $(STATIC) $(BUILD)/nc-config $(BUILD)/netcdf.pc
+
+cargo:
+	$(CARGO) build --release --lib
+
+$(LIB_A) $(TARGET)/libnetcdf.so: cargo
+
+# Exported names = the Rust #[no_mangle] API (as cargo's cdylib exports it) + the C shim.
+$(BUILD)/exports.txt: $(LIB_A)
+	@mkdir -p $(BUILD)
+	nm -D --defined-only $(TARGET)/libnetcdf.so | awk '{print $$3}' | grep -v '^nczarr_' > $@.tmp
+	for s in $(C_SYMBOLS); do echo $$s; done >> $@.tmp
+	sort -u $@.tmp > $@ && rm -f $@.tmp
+
+$(BUILD)/dropin.map: $(BUILD)/exports.txt
+	{ echo '{ global:'; sed 's/$$/;/' $<; echo 'local: *; };'; } > $@
+
+$(BUILD)/preload.txt: $(BUILD)/exports.txt
+	for s in $(TOOL_HELPERS); do echo $$s; done | sort > $(BUILD)/helpers.txt
+	comm -23 $< $(BUILD)/helpers.txt > $@
+
+$(BUILD)/preload.map: $(BUILD)/preload.txt
+	{ echo '{ global:'; sed 's/$$/;/' $<; echo 'local: *; };'; } > $@
+
+$(DROPIN): $(LIB_A) $(BUILD)/dropin.map
+	sed 's/^/-Wl,--undefined=/' $(BUILD)/exports.txt > $(BUILD)/dropin.undef
+	$(CC) -shared -o $@ -Wl,-soname,libnetcdf.so.$(SOVERSION) -Wl,--version-script=$(BUILD)/dropin.map \
+	  @$(BUILD)/dropin.undef -Wl,--gc-sections $(LIB_A) $(NATIVE_LIBS)
+	ln -sf libnetcdf.so.$(SOVERSION) $(BUILD)/libnetcdf.so
+
+$(PRELOAD): $(LIB_A) $(BUILD)/preload.map csrc/preload_init.c
+	sed 's/^/-Wl,--undefined=/' $(BUILD)/preload.txt > $(BUILD)/preload.undef
+	$(CC) -shared -fPIC -o $@ -Wl,-soname,libnczarr_preload.so -Wl,--version-script=$(BUILD)/preload.map \
+	  csrc/preload_init.c @$(BUILD)/preload.undef -Wl,--gc-sections $(LIB_A) $(NATIVE_LIBS)
+
+$(STATIC): $(LIB_A)
+	@mkdir -p $(BUILD)
+	cp $(LIB_A) $@
+
+$(BUILD)/nc-config: cmake/nc-config.in
+	@mkdir -p $(BUILD)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@NATIVE_LIBS@|$(NATIVE_LIBS)|g' $< > $@
+	chmod +x $@
+
+$(BUILD)/netcdf.pc: cmake/netcdf.pc.in
+	@mkdir -p $(BUILD)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@NATIVE_LIBS@|$(NATIVE_LIBS)|g' $< > $@
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/netCDF $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(DROPIN) $(DESTDIR)$(PREFIX)/lib/libnetcdf.so.$(SOVERSION)
+	ln -sf libnetcdf.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libnetcdf.so.22
+	ln -sf libnetcdf.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libnetcdf.so
+	install -m 0644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/libnetcdf.a
+	install -m 0755 $(PRELOAD) $(DESTDIR)$(PREFIX)/lib/libnczarr_preload.so
+	install -m 0644 $(HEADERS) $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 $(BUILD)/netcdf.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/netcdf.pc
+	install -m 0755 $(BUILD)/nc-config $(DESTDIR)$(PREFIX)/bin/nc-config
+	sed -e 's|@VERSION@|$(VERSION)|g' cmake/netCDFConfig.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/netCDF/netCDFConfig.cmake
+	sed -e 's|@VERSION@|$(VERSION)|g' cmake/netCDFConfigVersion.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/netCDF/netCDFConfigVersion.cmake
+
+check: all
+	$(MAKE) --no-print-directory check-rust check-c check-clients check-python check-cmake
+	@echo "make check: all suites passed"
+
+check-rust:
+	$(CARGO) test --release --lib
+
+check-c: all
+	sh ctests/run_c.sh
+
+check-clients: all
+	sh ctests/run_clients.sh
+
+check-python: all
+	sh ctests/run_python.sh
+
+check-cmake: all
+	sh ctests/run_cmake.sh
+
+demo: all
+	sh ctests/demo.sh
+
+clean:
+	rm -rf $(BUILD)
+	$(CARGO) clean

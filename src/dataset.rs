@@ -1,0 +1,810 @@
+//! The safe core API: what one `nc_*` call does to one open dataset, in Rust types.
+//!
+//! A `Dataset` owns its model and its store. Define-mode rules, NC_EPERM, the enddef lock on
+//! variables and metadata persistence live here; the FFI layer only converts arguments.
+//! Metadata is written at enddef, sync and close, and only the objects whose bytes changed
+//! are rewritten, so reopening for write and closing with no change touches nothing (C6).
+
+use crate::codec;
+use crate::error::{Error, Kind, Result, err};
+use crate::format::{Layout, read, write};
+use crate::model::{Att, ChunkCache, Endian, Filter, Model, Var, check_var_type, default_chunks};
+use crate::names;
+use crate::trace;
+use crate::types::NcType;
+use crate::url::{Driver, Flavor, OpenSpec, probe};
+use crate::values::Values;
+use crate::zmap::{Zmap, file::FileStore, zip::ZipStore};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+pub(crate) const NC_WRITE: i32 = 0x0001;
+pub(crate) const NC_NOCLOBBER: i32 = 0x0004;
+pub(crate) const NC_DISKLESS: i32 = 0x0008;
+pub(crate) const NC_64BIT_DATA: i32 = 0x0020;
+pub(crate) const NC_CLASSIC_MODEL: i32 = 0x0100;
+pub(crate) const NC_64BIT_OFFSET: i32 = 0x0200;
+pub(crate) const NC_NETCDF4: i32 = 0x1000;
+pub(crate) const NC_INMEMORY: i32 = 0x8000;
+pub(crate) const NC_NOFILL: i32 = 0x100;
+
+/// The provenance string written into new datasets' `_NCProperties`.
+pub(crate) const NC_PROPERTIES: &str = concat!("version=2,netcdf=4.9.2,nczarr=2.0.0,nczarr-rs=", env!("CARGO_PKG_VERSION"));
+
+/// Attribute names netcdf-c reserves: not settable, not deletable, hidden from listings.
+pub const RESERVED_ATTS: &[&str] = &[
+    "_NCProperties",
+    "_IsNetcdf4",
+    "_SuperblockVersion",
+    "_Codecs",
+    "_Format",
+    "_nc3_strict",
+    "_ARRAY_DIMENSIONS",
+    "_Netcdf4Coordinates",
+    "_Netcdf4Dimid",
+    "CLASS",
+    "DIMENSION_LIST",
+    "NAME",
+    "REFERENCE_LIST",
+    "_nczarr_attr",
+    "_nczarr_group",
+    "_nczarr_array",
+    "_nczarr_superblock",
+];
+
+/// Library-wide chunk cache defaults (`nc_set_chunk_cache`), netcdf-c 4.10.1's values.
+pub static CACHE_DEFAULTS: Mutex<ChunkCache> = Mutex::new(ChunkCache { size: 67_108_864, nelems: 1000, preemption: 0.75 });
+
+pub fn cache_defaults() -> ChunkCache {
+    *CACHE_DEFAULTS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub struct Dataset {
+    pub model: Model,
+    store: Box<dyn Zmap>,
+    pub spec: OpenSpec,
+    flavor: Flavor,
+    /// Mode argument of create/open, as `nc_inq_format_extended` reports it.
+    pub mode: i32,
+    pub writable: bool,
+    pub define_mode: bool,
+    pub classic: bool,
+    nofill_default: bool,
+    dirty: bool,
+    layout: Layout,
+    stored: HashMap<String, Vec<u8>>,
+    nc_properties: String,
+    has_zmetadata: bool,
+    created: bool,
+}
+
+fn open_store(spec: &OpenSpec, create: bool) -> Result<(Box<dyn Zmap>, Driver)> {
+    let driver = match spec.driver {
+        Some(d) => d,
+        None if create => Driver::File,
+        None => match probe(&spec.path) {
+            Some(d) => d,
+            None if !spec.path.exists() && spec.is_explicit() => return err(Kind::NoObject, format!("{} does not exist", spec.path.display())),
+            None if !spec.path.exists() => return err(Kind::Errno(libc::ENOENT), format!("{} does not exist", spec.path.display())),
+            None => return err(Kind::NotNetcdf, format!("{} is not a Zarr store", spec.path.display())),
+        },
+    };
+    trace::emit(2, &format!("storage: {} {:?} {}", if create { "create" } else { "open" }, driver, spec.path.display()));
+    let store: Box<dyn Zmap> = match (driver, create) {
+        (Driver::File, false) => Box::new(FileStore::open(&spec.path)?),
+        (Driver::File, true) => Box::new(FileStore::create(&spec.path)?),
+        (Driver::Zip, false) => Box::new(ZipStore::open(&spec.path)?),
+        (Driver::Zip, true) => Box::new(ZipStore::create(&spec.path)?),
+        (Driver::S3, _) => return err(Kind::NotBuilt, "S3 storage"),
+    };
+    Ok((store, driver))
+}
+
+impl Dataset {
+    pub fn create(spec: OpenSpec, cmode: i32) -> Result<Dataset> {
+        if cmode & (NC_64BIT_OFFSET | NC_64BIT_DATA | NC_DISKLESS | NC_INMEMORY) != 0 {
+            return err(Kind::Invalid, "mode flag not supported for Zarr datasets");
+        }
+        if cmode & NC_NOCLOBBER != 0 && std::fs::symlink_metadata(&spec.path).is_ok() {
+            return err(Kind::Exists, format!("{} exists", spec.path.display()));
+        }
+        let (store, _) = open_store(&spec, true)?;
+        let flavor = spec.flavor.unwrap_or(Flavor::NcZarr);
+        if !spec.xarray && flavor == Flavor::Zarr {
+            trace::warn("noxarray implies pure Zarr: dimension names will not be stored");
+        }
+        let mut ds = Dataset {
+            model: Model::new(),
+            store,
+            flavor,
+            mode: cmode | NC_NETCDF4,
+            writable: true,
+            define_mode: true,
+            classic: cmode & NC_CLASSIC_MODEL != 0,
+            nofill_default: false,
+            dirty: true,
+            layout: if flavor == Flavor::Zarr { Layout::Pure } else { Layout::G2a },
+            stored: HashMap::new(),
+            nc_properties: NC_PROPERTIES.to_string(),
+            has_zmetadata: false,
+            created: true,
+            spec,
+        };
+        ds.flush_metadata()?;
+        Ok(ds)
+    }
+
+    pub fn open(spec: OpenSpec, omode: i32) -> Result<Dataset> {
+        if omode & (NC_64BIT_OFFSET | NC_DISKLESS | NC_INMEMORY) != 0 {
+            return err(Kind::Invalid, "mode flag not supported for Zarr datasets");
+        }
+        let (store, _) = open_store(&spec, false)?;
+        let name = spec.path.to_string_lossy().into_owned();
+        let loaded = read::read(store.as_ref(), spec.flavor, spec.consolidated, &name)?;
+        let flavor = spec.flavor.unwrap_or(if loaded.layout == Layout::Pure { Flavor::Zarr } else { Flavor::NcZarr });
+        let mut model = loaded.model;
+        let defaults = cache_defaults();
+        for g in &mut model.groups {
+            for v in &mut g.vars {
+                v.cache = defaults;
+            }
+        }
+        if loaded.layout.is_legacy() && omode & NC_WRITE != 0 {
+            trace::warn("legacy NCZarr layout: opened read-only");
+        }
+        Ok(Dataset {
+            model,
+            store,
+            flavor,
+            mode: omode | NC_NETCDF4,
+            writable: omode & NC_WRITE != 0 && !loaded.layout.is_legacy(),
+            define_mode: false,
+            classic: loaded.classic,
+            nofill_default: false,
+            dirty: false,
+            layout: loaded.layout,
+            stored: loaded.stored,
+            nc_properties: loaded.nc_properties.unwrap_or_default(),
+            has_zmetadata: loaded.has_zmetadata,
+            created: false,
+            spec,
+        })
+    }
+
+    pub fn is_pure_zarr(&self) -> bool {
+        self.layout == Layout::Pure
+    }
+
+    pub fn nc_properties(&self) -> &str {
+        &self.nc_properties
+    }
+
+    // ---- modes -------------------------------------------------------------------------
+
+    /// Every metadata-changing call starts here: NC_EPERM on read-only datasets, implicit
+    /// redef in data mode (classic model: NC_ENOTINDEFINE instead).
+    pub fn begin_define(&mut self) -> Result<()> {
+        if !self.writable {
+            return err(Kind::ReadOnly, "dataset is read-only");
+        }
+        if !self.define_mode {
+            if self.classic {
+                return err(Kind::NotInDefine, "classic model: call nc_redef first");
+            }
+            self.define_mode = true;
+        }
+        Ok(())
+    }
+
+    /// Every data call starts here: implicit enddef (classic model: NC_EINDEFINE instead).
+    pub fn begin_data(&mut self) -> Result<()> {
+        if self.define_mode {
+            if self.classic {
+                return err(Kind::InDefine, "classic model: call nc_enddef first");
+            }
+            self.enddef()?;
+        }
+        Ok(())
+    }
+
+    pub fn redef(&mut self) -> Result<()> {
+        if !self.writable {
+            return err(Kind::ReadOnly, "dataset is read-only");
+        }
+        if self.define_mode {
+            return err(Kind::InDefine, "already in define mode");
+        }
+        self.define_mode = true;
+        Ok(())
+    }
+
+    pub fn enddef(&mut self) -> Result<()> {
+        if !self.define_mode {
+            return err(Kind::NotInDefine, "not in define mode");
+        }
+        for g in &mut self.model.groups {
+            for v in &mut g.vars {
+                if !v.locked {
+                    v.locked = true;
+                    v.storage_fill = if v.no_fill { None } else { Some(v.declared_fill()) };
+                }
+            }
+        }
+        self.define_mode = false;
+        self.flush_metadata()
+    }
+
+    pub fn sync(&mut self) -> Result<()> {
+        if !self.writable {
+            return Ok(());
+        }
+        if self.define_mode {
+            if self.classic {
+                return err(Kind::InDefine, "classic model: sync in define mode");
+            }
+            self.enddef()?;
+        }
+        self.flush_metadata()
+    }
+
+    pub fn close(mut self) -> Result<()> {
+        if self.writable {
+            if self.define_mode {
+                self.enddef()?;
+            }
+            self.flush_metadata()?;
+        }
+        Ok(())
+    }
+
+    /// Abort: a dataset created in this session and never made durable is deleted; otherwise
+    /// pending changes are dropped (nothing is written).
+    pub fn abort(self) -> Result<()> {
+        if self.created && self.model.groups[0].vars.is_empty() && self.model.dims.is_empty() && self.model.groups.len() == 1 && self.define_mode {
+            drop(self.store);
+            if std::fs::metadata(&self.spec.path).is_ok_and(|m| m.is_dir()) {
+                std::fs::remove_dir_all(&self.spec.path)?;
+            } else if std::fs::metadata(&self.spec.path).is_ok() {
+                std::fs::remove_file(&self.spec.path)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn set_fill(&mut self, fillmode: i32) -> Result<i32> {
+        if fillmode != 0 && fillmode != NC_NOFILL {
+            return err(Kind::Invalid, format!("fill mode {fillmode}"));
+        }
+        if !self.writable {
+            return err(Kind::ReadOnly, "dataset is read-only");
+        }
+        let old = if self.nofill_default { NC_NOFILL } else { 0 };
+        self.nofill_default = fillmode == NC_NOFILL;
+        Ok(old)
+    }
+
+    /// Writes every metadata object whose bytes differ from storage, in crash-safe order.
+    pub fn flush_metadata(&mut self) -> Result<()> {
+        if !self.dirty {
+            return Ok(());
+        }
+        self.apply_renames()?;
+        let opts = write::Options {
+            flavor: self.flavor,
+            xarray: self.spec.xarray,
+            strict_char: self.spec.strict_char,
+            nc_properties: if self.nc_properties.is_empty() { NC_PROPERTIES.to_string() } else { self.nc_properties.clone() },
+            consolidated: self.spec.consolidated == Some(true) || self.has_zmetadata,
+            classic: self.classic,
+        };
+        for (key, bytes) in write::render(&self.model, &opts) {
+            if self.stored.get(&key) != Some(&bytes) {
+                trace::emit(3, &format!("storage: put {key} ({} bytes)", bytes.len()));
+                self.store.put(&key, &bytes)?;
+                self.stored.insert(key, bytes);
+            }
+        }
+        self.store.flush()?;
+        for gid in 0..self.model.groups.len() {
+            let gkey = self.model.group_key(gid);
+            self.model.groups[gid].stored_key = Some(gkey);
+            for varid in 0..self.model.groups[gid].vars.len() {
+                let vkey = self.model.var_key(gid, varid);
+                self.model.groups[gid].vars[varid].stored_key = Some(vkey);
+            }
+        }
+        self.dirty = false;
+        Ok(())
+    }
+
+    /// Moves the objects of renamed groups and variables to their new keys (FIX of netcdf-c's
+    /// rename data loss): groups top-down, then variables.
+    fn apply_renames(&mut self) -> Result<()> {
+        for gid in 1..self.model.groups.len() {
+            let now = self.model.group_key(gid);
+            if let Some(old) = self.model.groups[gid].stored_key.clone() {
+                if old != now {
+                    self.store.rename_prefix(&old, &now)?;
+                    let lead = format!("{old}/");
+                    let fix = |k: &mut Option<String>| {
+                        if let Some(s) = k.as_mut() {
+                            if let Some(rest) = s.strip_prefix(&lead) {
+                                *s = format!("{now}/{rest}");
+                            }
+                        }
+                    };
+                    for g in &mut self.model.groups {
+                        fix(&mut g.stored_key);
+                        for v in &mut g.vars {
+                            fix(&mut v.stored_key);
+                        }
+                    }
+                    self.model.groups[gid].stored_key = Some(now.clone());
+                    self.stored.retain(|k, _| !k.starts_with(&lead));
+                }
+            }
+        }
+        for gid in 0..self.model.groups.len() {
+            for varid in 0..self.model.groups[gid].vars.len() {
+                let now = self.model.var_key(gid, varid);
+                if let Some(old) = self.model.groups[gid].vars[varid].stored_key.clone() {
+                    if old != now && !old.is_empty() {
+                        self.store.rename_prefix(&old, &now)?;
+                        let lead = format!("{old}/");
+                        self.stored.retain(|k, _| !k.starts_with(&lead));
+                        self.model.groups[gid].vars[varid].stored_key = Some(now);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn touched(&mut self) {
+        self.dirty = true;
+    }
+
+    // ---- groups and dimensions ------------------------------------------------------------
+
+    pub fn def_grp(&mut self, parent: usize, name: &[u8]) -> Result<usize> {
+        self.begin_define()?;
+        if self.classic {
+            return err(Kind::StrictNc3, "groups in a classic-model dataset");
+        }
+        let name = names::check(name)?;
+        if self.model.name_in_use(parent, &name) {
+            return err(Kind::NameInUse, name);
+        }
+        if self.model.groups.len() >= 0xffff {
+            return err(Kind::MaxDims, "too many groups");
+        }
+        let gid = self.model.add_group(parent, name);
+        self.touched();
+        Ok(gid)
+    }
+
+    pub fn rename_grp(&mut self, gid: usize, name: &[u8]) -> Result<()> {
+        if gid == 0 {
+            return err(Kind::BadGroupId, "cannot rename the root group");
+        }
+        self.begin_define()?;
+        let name = names::check(name)?;
+        let parent = self.model.groups[gid].parent.unwrap_or(0);
+        if self.model.groups[gid].name == name {
+            return Ok(());
+        }
+        if self.model.name_in_use(parent, &name) {
+            return err(Kind::NameInUse, name);
+        }
+        self.model.groups[gid].name = name;
+        self.touched();
+        Ok(())
+    }
+
+    pub fn def_dim(&mut self, gid: usize, name: &[u8], len: u64) -> Result<usize> {
+        self.begin_define()?;
+        let name = names::check(name)?;
+        let unlimited = len == 0;
+        if self.classic && unlimited && self.model.dims.iter().any(|d| d.unlimited) {
+            return err(Kind::Unlimit, "classic model allows one unlimited dimension");
+        }
+        if self.model.groups[gid].dims.iter().any(|&d| self.model.dims[d].name == name) {
+            return err(Kind::NameInUse, name);
+        }
+        if len > i64::MAX as u64 || (self.classic && len > u32::MAX as u64) {
+            return err(Kind::DimSize, format!("dimension length {len}"));
+        }
+        let id = self.model.add_dim(gid, name, len, unlimited);
+        self.touched();
+        Ok(id)
+    }
+
+    pub fn rename_dim(&mut self, gid: usize, dimid: i32, name: &[u8]) -> Result<()> {
+        self.begin_define()?;
+        let name = names::check(name)?;
+        let d = self.model.dim(dimid)?;
+        let owner = d.group;
+        if d.name == name {
+            return Ok(());
+        }
+        let _ = gid;
+        if self.model.groups[owner].dims.iter().any(|&x| self.model.dims[x].name == name) {
+            return err(Kind::NameInUse, name);
+        }
+        self.model.dims[dimid as usize].name = name;
+        self.touched();
+        Ok(())
+    }
+
+    // ---- variables ------------------------------------------------------------------------
+
+    pub fn def_var(&mut self, gid: usize, name: &[u8], xtype: i32, dimids: Option<&[i32]>, ndims: i32) -> Result<usize> {
+        self.begin_define()?;
+        let name = names::check(name)?;
+        if xtype == 0 {
+            return err(Kind::BadType, "NC_NAT");
+        }
+        if self.classic && xtype > 6 {
+            return err(Kind::StrictNc3, "type not in the classic model");
+        }
+        if ndims < 0 {
+            return err(Kind::Invalid, "negative ndims");
+        }
+        if ndims > 1024 {
+            return err(Kind::MaxDims, "more than NC_MAX_VAR_DIMS dimensions");
+        }
+        if self.model.name_in_use(gid, &name) {
+            return err(Kind::NameInUse, name);
+        }
+        let dimids: Vec<usize> = match (ndims, dimids) {
+            (0, _) => Vec::new(),
+            (_, None) => return err(Kind::Invalid, "NULL dimids"),
+            (_, Some(ids)) => ids.iter().map(|&d| self.model.dim(d).map(|_| d as usize)).collect::<Result<_>>()?,
+        };
+        let nctype = check_var_type(xtype)?;
+        if self.classic {
+            if let Some(pos) = dimids.iter().skip(1).position(|&d| self.model.dims[d].unlimited) {
+                let _ = pos;
+                return err(Kind::UnlimPos, "classic model: unlimited dimension must come first");
+            }
+        }
+        let mut var = Var {
+            name,
+            nctype,
+            dimids,
+            atts: Vec::new(),
+            chunks: Vec::new(),
+            filters: Vec::new(),
+            no_fill: self.nofill_default && nctype != NcType::String,
+            storage_fill: None,
+            endian: Endian::Little,
+            locked: false,
+            quantize: (0, 0),
+            cache: cache_defaults(),
+            stored_key: None,
+            dim_separator: self.spec.dimension_separator.unwrap_or('.'),
+            extra_zarray: Default::default(),
+            maxstrlen: None,
+            fortran_order: false,
+        };
+        var.chunks = self.default_chunks_for(&var);
+        self.model.groups[gid].vars.push(var);
+        self.touched();
+        Ok(self.model.groups[gid].vars.len() - 1)
+    }
+
+    fn default_chunks_for(&self, var: &Var) -> Vec<u64> {
+        let shape: Vec<u64> = var.dimids.iter().map(|&d| if self.model.dims[d].unlimited { 0 } else { self.model.dims[d].len }).collect();
+        let unlim: Vec<bool> = var.dimids.iter().map(|&d| self.model.dims[d].unlimited).collect();
+        let size = if var.nctype == NcType::String { write::maxstrlen(&self.model, var) } else { var.nctype.size() };
+        default_chunks(&shape, &unlim, size)
+    }
+
+    pub fn rename_var(&mut self, gid: usize, varid: i32, name: &[u8]) -> Result<()> {
+        self.begin_define()?;
+        self.model.var(gid, varid)?;
+        let name = names::check(name)?;
+        if self.model.var(gid, varid)?.name == name {
+            return Ok(());
+        }
+        if self.model.name_in_use(gid, &name) {
+            return err(Kind::NameInUse, name);
+        }
+        self.model.var_mut(gid, varid)?.name = name;
+        self.touched();
+        Ok(())
+    }
+
+    /// Common checks of the `nc_def_var_*` storage settings.
+    fn var_for_settings(&mut self, gid: usize, varid: i32) -> Result<&mut Var> {
+        self.begin_define()?;
+        if varid == -1 {
+            return err(Kind::NotVar, "NC_GLOBAL");
+        }
+        let var = self.model.var_mut(gid, varid)?;
+        if var.locked {
+            return err(Kind::LateDef, "variable already passed through enddef");
+        }
+        self.dirty = true;
+        self.model.var_mut(gid, varid)
+    }
+
+    pub fn def_var_fill(&mut self, gid: usize, varid: i32, no_fill: bool, value: Option<Values>) -> Result<()> {
+        if varid == -1 {
+            self.begin_define()?;
+            return err(Kind::Global, "NC_GLOBAL");
+        }
+        let var = self.var_for_settings(gid, varid)?;
+        if no_fill {
+            if var.nctype == NcType::String {
+                return err(Kind::Invalid, "fill cannot be turned off for strings");
+            }
+            var.no_fill = true;
+            var.atts.retain(|a| a.name != "_FillValue");
+            return Ok(());
+        }
+        var.no_fill = false;
+        if let Some(v) = value {
+            let att = Att::new("_FillValue".into(), v);
+            match var.atts.iter_mut().find(|a| a.name == "_FillValue") {
+                Some(existing) => *existing = att,
+                None => var.atts.push(att),
+            }
+        }
+        Ok(())
+    }
+
+    pub fn def_var_deflate(&mut self, gid: usize, varid: i32, shuffle: bool, deflate: bool, level: i32) -> Result<()> {
+        let var = self.var_for_settings(gid, varid)?;
+        if var.dimids.is_empty() {
+            return err(Kind::Invalid, "filters on a scalar");
+        }
+        if deflate && !(0..=9).contains(&level) {
+            return err(Kind::Invalid, format!("deflate level {level}"));
+        }
+        if shuffle {
+            set_filter(&mut var.filters, codec::SHUFFLE, vec![]);
+        }
+        if deflate {
+            set_filter(&mut var.filters, codec::DEFLATE, vec![level as u32]);
+        }
+        Ok(())
+    }
+
+    pub fn def_var_fletcher32(&mut self, gid: usize, varid: i32, on: bool) -> Result<()> {
+        let var = self.var_for_settings(gid, varid)?;
+        if var.dimids.is_empty() {
+            return err(Kind::Invalid, "filters on a scalar");
+        }
+        if on {
+            set_filter(&mut var.filters, codec::FLETCHER32, vec![]);
+        }
+        Ok(())
+    }
+
+    pub fn def_var_filter(&mut self, gid: usize, varid: i32, id: u32, params: Vec<u32>) -> Result<()> {
+        let var = self.var_for_settings(gid, varid)?;
+        if var.dimids.is_empty() {
+            return err(Kind::Invalid, "filters on a scalar");
+        }
+        if id == codec::SZIP {
+            return err(Kind::NoFilter, "szip is not available");
+        }
+        codec::check_params(id, &params)?;
+        set_filter(&mut var.filters, id, params);
+        Ok(())
+    }
+
+    pub fn def_var_chunking(&mut self, gid: usize, varid: i32, storage: i32, sizes: Option<Vec<u64>>) -> Result<()> {
+        self.var_for_settings(gid, varid)?;
+        let var = self.model.var(gid, varid)?.clone();
+        if var.dimids.is_empty() {
+            return err(Kind::Invalid, "chunking of a scalar");
+        }
+        let shape: Vec<u64> = var.dimids.iter().map(|&d| self.model.dims[d].len).collect();
+        let unlim: Vec<bool> = var.dimids.iter().map(|&d| self.model.dims[d].unlimited).collect();
+        let chunks = match storage {
+            0 => match sizes {
+                Some(s) if s.iter().all(|&c| c > 0) => {
+                    for ((&c, &len), &u) in s.iter().zip(&shape).zip(&unlim) {
+                        if !u && len > 0 && c > len {
+                            return err(Kind::BadChunk, format!("chunk {c} larger than dimension {len}"));
+                        }
+                    }
+                    let bytes = s.iter().try_fold(var.nctype.size() as u128, |a, &c| a.checked_mul(c as u128));
+                    if bytes.is_none_or(|b| b > 4_294_967_295) {
+                        return err(Kind::BadChunk, "chunk larger than 4 GiB");
+                    }
+                    s
+                }
+                _ => self.default_chunks_for(&var),
+            },
+            1 | 2 => {
+                if unlim.iter().any(|u| *u) {
+                    return err(Kind::Invalid, "contiguous storage with an unlimited dimension");
+                }
+                shape.iter().map(|&l| l.max(1)).collect()
+            }
+            _ => return err(Kind::Invalid, format!("storage {storage}")),
+        };
+        self.model.var_mut(gid, varid)?.chunks = chunks;
+        Ok(())
+    }
+
+    pub fn def_var_endian(&mut self, gid: usize, varid: i32, endian: i32) -> Result<()> {
+        let var = self.var_for_settings(gid, varid)?;
+        if !var.nctype.is_numeric() || !(0..=2).contains(&endian) {
+            return err(Kind::Invalid, format!("endianness {endian} for {}", var.nctype.name()));
+        }
+        var.endian = if endian == 2 { Endian::Big } else { Endian::Little };
+        Ok(())
+    }
+
+    pub fn def_var_quantize(&mut self, gid: usize, varid: i32, mode: i32, nsd: i32) -> Result<()> {
+        let var = self.var_for_settings(gid, varid)?;
+        const NAMES: [&str; 3] = [
+            "_QuantizeBitGroomNumberOfSignificantDigits",
+            "_QuantizeGranularBitRoundNumberOfSignificantDigits",
+            "_QuantizeBitRoundNumberOfSignificantBits",
+        ];
+        if !(0..=3).contains(&mode) {
+            return err(Kind::Invalid, format!("quantize mode {mode}"));
+        }
+        if mode > 0 {
+            let double = match var.nctype {
+                NcType::Float => false,
+                NcType::Double => true,
+                _ => return err(Kind::Invalid, "quantize needs float or double"),
+            };
+            let max = match (mode, double) {
+                (3, false) => 23,
+                (3, true) => 52,
+                (_, false) => 6,
+                (_, true) => 15,
+            };
+            if nsd < 1 || nsd > max {
+                return err(Kind::Invalid, format!("quantize nsd {nsd}"));
+            }
+        }
+        var.atts.retain(|a| !NAMES.contains(&a.name.as_str()));
+        if mode > 0 {
+            var.atts.push(Att::new(NAMES[mode as usize - 1].into(), Values::Int(vec![nsd])));
+            var.quantize = (mode, nsd);
+        } else {
+            var.quantize = (0, 0);
+        }
+        Ok(())
+    }
+
+    // ---- attributes -----------------------------------------------------------------------
+
+    /// Puts an attribute given in memory type; converts to `xtype`. Atomic: on any error
+    /// nothing changes, except NC_ERANGE, where the converted values are stored (netcdf-c).
+    pub fn put_att(&mut self, gid: usize, varid: i32, name: &[u8], xtype: i32, values: Values) -> Result<()> {
+        self.begin_define()?;
+        self.model.atts(gid, varid)?;
+        let name = names::check(name)?;
+        if RESERVED_ATTS.contains(&name.as_str()) {
+            return err(Kind::NameInUse, format!("{name} is reserved"));
+        }
+        if xtype >= 32 {
+            return err(Kind::BadTypeId, format!("type {xtype}"));
+        }
+        let target = NcType::from_id(xtype)?;
+        if self.classic && !target.is_classic() {
+            return err(Kind::StrictNc3, "type not in the classic model");
+        }
+        let (converted, range) = values.convert(target)?;
+        if name == "_FillValue" && varid != -1 {
+            let var = self.model.var(gid, varid)?;
+            if converted.len() != 1 {
+                return err(Kind::Invalid, "_FillValue must have one element");
+            }
+            if target != var.nctype {
+                return err(Kind::BadType, "_FillValue type mismatch");
+            }
+            if var.locked {
+                return err(Kind::LateFill, "_FillValue after enddef");
+            }
+        }
+        let atts = self.model.atts_mut(gid, varid)?;
+        let att = Att::new(name.clone(), converted);
+        match atts.iter_mut().find(|a| a.name == name) {
+            Some(existing) => *existing = att,
+            None => atts.push(att),
+        }
+        self.touched();
+        if range { err(Kind::Range, "value out of range for the attribute type") } else { Ok(()) }
+    }
+
+    pub fn del_att(&mut self, gid: usize, varid: i32, name: &[u8]) -> Result<()> {
+        self.begin_define()?;
+        self.model.atts(gid, varid)?;
+        let name = names::normalize(&String::from_utf8_lossy(name));
+        let atts = self.model.atts_mut(gid, varid)?;
+        let pos = atts.iter().position(|a| a.name == name).ok_or_else(|| Error::new(Kind::NotAtt, name.clone()))?;
+        atts.remove(pos);
+        self.touched();
+        Ok(())
+    }
+
+    pub fn rename_att(&mut self, gid: usize, varid: i32, old: &[u8], new: &[u8]) -> Result<()> {
+        self.begin_define()?;
+        self.model.atts(gid, varid)?;
+        let old = names::normalize(&String::from_utf8_lossy(old));
+        let new = names::check(new)?;
+        let atts = self.model.atts(gid, varid)?;
+        let pos = atts.iter().position(|a| a.name == old).ok_or_else(|| Error::new(Kind::NotAtt, old.clone()))?;
+        if old == new {
+            return Ok(());
+        }
+        if atts.iter().any(|a| a.name == new) || RESERVED_ATTS.contains(&new.as_str()) {
+            return err(Kind::NameInUse, new);
+        }
+        let atts = self.model.atts_mut(gid, varid)?;
+        atts[pos].name = new;
+        atts[pos].synthetic = false;
+        self.touched();
+        Ok(())
+    }
+
+    /// An attribute by name, including the virtual ones netcdf-c answers by name only.
+    pub fn get_att(&self, gid: usize, varid: i32, name: &str) -> Result<Att> {
+        let atts = self.model.atts(gid, varid)?;
+        let name = names::normalize(name);
+        if let Some(a) = atts.iter().find(|a| a.name == name) {
+            return Ok(a.clone());
+        }
+        self.virtual_att(gid, varid, &name).ok_or_else(|| Error::new(Kind::NotAtt, name))
+    }
+
+    pub fn virtual_att(&self, gid: usize, varid: i32, name: &str) -> Option<Att> {
+        let text = |s: &str| Some(Att::new(name.into(), Values::Char(s.as_bytes().to_vec())));
+        match (varid, name) {
+            (-1, "_NCProperties") if gid == 0 && !self.nc_properties.is_empty() => text(&self.nc_properties),
+            (-1, "_IsNetcdf4") if gid == 0 => Some(Att::new(name.into(), Values::Int(vec![1]))),
+            (-1, "_SuperblockVersion") if gid == 0 => {
+                Some(Att::new(name.into(), Values::Int(vec![if self.is_pure_zarr() { 0 } else { 2 }])))
+            }
+            (v, "_Codecs") if v >= 0 => {
+                let var = self.model.var(gid, v).ok()?;
+                let size = if var.nctype == NcType::String { write::maxstrlen(&self.model, var) } else { var.nctype.size() };
+                text(&codec::codecs_text(&var.filters, size))
+            }
+            _ => None,
+        }
+    }
+
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+}
+
+fn set_filter(filters: &mut Vec<Filter>, id: u32, params: Vec<u32>) {
+    match filters.iter_mut().find(|f| f.id == id) {
+        Some(f) => {
+            f.params = params;
+            f.raw = None;
+        }
+        None => filters.push(Filter { id, params, raw: None }),
+    }
+}
+
+/// Deletes a dataset by name (`nc_delete`).
+pub fn delete(spec: &OpenSpec) -> Result<()> {
+    let path = &spec.path;
+    match std::fs::symlink_metadata(path) {
+        Err(_) => err(Kind::NoObject, format!("{} does not exist", path.display())),
+        Ok(m) if m.is_dir() => {
+            if probe(path).is_none() {
+                return err(Kind::NotNetcdf, "not a Zarr store");
+            }
+            std::fs::remove_dir_all(path)?;
+            Ok(())
+        }
+        Ok(_) => {
+            std::fs::remove_file(path)?;
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! Attributes: the typed put/get matrix, inquiry, copy, rename, delete.
+
+use super::{cstr, malloc_string, put, put_name, with};
+use super::consts::nc_type;
+use crate::api;
+use crate::error::{Error, Kind, Result, err};
+use crate::names;
+use crate::types::NcType;
+use crate::values::Values;
+use std::ffi::{CStr, c_char, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_uint, c_ulonglong, c_ushort, c_void};
+
+/// Reads `n` elements of type `t` from C memory (`char*` array for strings).
+///
+/// # Safety
+/// `p` is NULL or valid for `n` elements of `t`'s C type.
+pub unsafe fn values_from_mem(t: NcType, p: *const c_void, n: usize) -> Result<Values> {
+    if n == 0 {
+        return Ok(Values::empty(t));
+    }
+    if p.is_null() {
+        return err(Kind::Invalid, "NULL data");
+    }
+    if t == NcType::String {
+        // SAFETY: an array of `n` char pointers, each NULL or NUL-terminated.
+        let ptrs = unsafe { std::slice::from_raw_parts(p as *const *const c_char, n) };
+        let items = ptrs
+            .iter()
+            .map(|&s| {
+                if s.is_null() {
+                    None
+                } else {
+                    // SAFETY: as above.
+                    Some(String::from_utf8_lossy(unsafe { CStr::from_ptr(s) }.to_bytes()).into_owned())
+                }
+            })
+            .collect();
+        return Ok(Values::Str(items));
+    }
+    let bytes = n.checked_mul(t.size()).ok_or_else(|| Error::new(Kind::NoMem, "attribute too large"))?;
+    // SAFETY: `n` elements of `t.size()` bytes.
+    let raw = unsafe { std::slice::from_raw_parts(p as *const u8, bytes) };
+    Ok(Values::from_ne_bytes(t, raw))
+}
+
+/// Writes values into C memory; strings become `malloc`ed copies.
+///
+/// # Safety
+/// `p` is valid for `values.len()` elements of the values' C type.
+pub unsafe fn values_to_mem(values: &Values, p: *mut c_void) -> Result<()> {
+    match values {
+        Values::Str(items) => {
+            let out = p as *mut *mut c_char;
+            for (i, s) in items.iter().enumerate() {
+                let ptr = match s {
+                    Some(s) => malloc_string(s.as_bytes())?,
+                    None => std::ptr::null_mut(),
+                };
+                // SAFETY: room for `items.len()` pointers.
+                unsafe { out.add(i).write(ptr) };
+            }
+        }
+        other => {
+            let bytes = other.to_ne_bytes();
+            // SAFETY: room for the values' bytes.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p as *mut u8, bytes.len()) };
+        }
+    }
+    Ok(())
+}
+
+fn put_att_impl(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, mem: NcType, len: usize, op: *const c_void) -> Result<()> {
+    // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
+    let name = unsafe { cstr(name) }?;
+    // SAFETY: `op` holds `len` elements of the memory type.
+    let values = unsafe { values_from_mem(mem, op, len) }?;
+    with(ncid, |ds, gid| ds.put_att(gid, varid, name, xtype, values))
+}
+
+fn get_att_impl(ncid: c_int, varid: c_int, name: *const c_char, mem: Option<NcType>, ip: *mut c_void) -> Result<()> {
+    // SAFETY: as above.
+    let name = String::from_utf8_lossy(unsafe { cstr(name) }?).into_owned();
+    let att = with(ncid, |ds, gid| ds.get_att(gid, varid, &name))?;
+    let mem = mem.unwrap_or(att.value.nctype());
+    let (values, range) = att.value.convert(mem)?;
+    if !ip.is_null() {
+        // SAFETY: the caller sized `ip` for the attribute's length in the memory type.
+        unsafe { values_to_mem(&values, ip) }?;
+    }
+    if range { err(Kind::Range, "attribute value out of range") } else { Ok(()) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_put_att(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const c_void) -> c_int {
+    api!("nc_put_att", (ncid, varid, name, xtype, len), {
+        let mem = if xtype >= 32 { return with(ncid, |_, _| err(Kind::BadTypeId, "user type")) } else { NcType::from_id(xtype)? };
+        put_att_impl(ncid, varid, name, xtype, mem, len, op)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_put_att_text(ncid: c_int, varid: c_int, name: *const c_char, len: usize, op: *const c_char) -> c_int {
+    api!("nc_put_att_text", (ncid, varid, name, len), { put_att_impl(ncid, varid, name, 2, NcType::Char, len, op as *const c_void) })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_put_att_string(ncid: c_int, varid: c_int, name: *const c_char, len: usize, op: *mut *const c_char) -> c_int {
+    api!("nc_put_att_string", (ncid, varid, name, len), { put_att_impl(ncid, varid, name, 12, NcType::String, len, op as *const c_void) })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_get_att(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_void) -> c_int {
+    api!("nc_get_att", (ncid, varid, name), { get_att_impl(ncid, varid, name, None, ip) })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_get_att_text(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_char) -> c_int {
+    api!("nc_get_att_text", (ncid, varid, name), { get_att_impl(ncid, varid, name, Some(NcType::Char), ip as *mut c_void) })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_get_att_string(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut *mut c_char) -> c_int {
+    api!("nc_get_att_string", (ncid, varid, name), { get_att_impl(ncid, varid, name, Some(NcType::String), ip as *mut c_void) })
+}
+
+macro_rules! typed_att {
+    ($put:ident, $get:ident, $ctype:ty, $mem:expr) => {
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $put(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const $ctype) -> c_int {
+            api!(stringify!($put), (ncid, varid, name, xtype, len), { put_att_impl(ncid, varid, name, xtype, $mem, len, op as *const c_void) })
+        }
+
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $get(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut $ctype) -> c_int {
+            api!(stringify!($get), (ncid, varid, name), { get_att_impl(ncid, varid, name, Some($mem), ip as *mut c_void) })
+        }
+    };
+}
+
+/// `long` is 64-bit on LP64, 32-bit elsewhere: netcdf-c maps it by size.
+const LONG_TYPE: NcType = if std::mem::size_of::<c_long>() == 8 { NcType::Int64 } else { NcType::Int };
+
+typed_att!(nc_put_att_schar, nc_get_att_schar, c_schar, NcType::Byte);
+typed_att!(nc_put_att_uchar, nc_get_att_uchar, c_uchar, NcType::UByte);
+typed_att!(nc_put_att_ubyte, nc_get_att_ubyte, c_uchar, NcType::UByte);
+typed_att!(nc_put_att_short, nc_get_att_short, c_short, NcType::Short);
+typed_att!(nc_put_att_int, nc_get_att_int, c_int, NcType::Int);
+typed_att!(nc_put_att_long, nc_get_att_long, c_long, LONG_TYPE);
+typed_att!(nc_put_att_float, nc_get_att_float, f32, NcType::Float);
+typed_att!(nc_put_att_double, nc_get_att_double, f64, NcType::Double);
+typed_att!(nc_put_att_ushort, nc_get_att_ushort, c_ushort, NcType::UShort);
+typed_att!(nc_put_att_uint, nc_get_att_uint, c_uint, NcType::UInt);
+typed_att!(nc_put_att_longlong, nc_get_att_longlong, c_longlong, NcType::Int64);
+typed_att!(nc_put_att_ulonglong, nc_get_att_ulonglong, c_ulonglong, NcType::UInt64);
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_att(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type, lenp: *mut usize) -> c_int {
+    api!("nc_inq_att", (ncid, varid, name), {
+        // SAFETY: as above.
+        let name = String::from_utf8_lossy(unsafe { cstr(name) }?).into_owned();
+        let att = with(ncid, |ds, gid| ds.get_att(gid, varid, &name))?;
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(xtypep, att.value.nctype().id());
+            put(lenp, att.value.len());
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_atttype(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type) -> c_int {
+    nc_inq_att(ncid, varid, name, xtypep, std::ptr::null_mut())
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_attlen(ncid: c_int, varid: c_int, name: *const c_char, lenp: *mut usize) -> c_int {
+    nc_inq_att(ncid, varid, name, std::ptr::null_mut(), lenp)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_attid(ncid: c_int, varid: c_int, name: *const c_char, idp: *mut c_int) -> c_int {
+    api!("nc_inq_attid", (ncid, varid, name), {
+        // SAFETY: as above.
+        let name = names::normalize(&String::from_utf8_lossy(unsafe { cstr(name) }?));
+        let id = with(ncid, |ds, gid| {
+            let atts = ds.model.atts(gid, varid)?;
+            match atts.iter().position(|a| a.name == name) {
+                Some(i) => Ok(i),
+                None if varid == -1 && name == "_NCProperties" && ds.virtual_att(gid, varid, &name).is_some() => {
+                    err(Kind::AttMeta, "_NCProperties has no attribute number")
+                }
+                None => err(Kind::NotAtt, name.clone()),
+            }
+        })?;
+        // SAFETY: optional out-pointer.
+        unsafe { put(idp, id as c_int) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_attname(ncid: c_int, varid: c_int, attnum: c_int, name: *mut c_char) -> c_int {
+    api!("nc_inq_attname", (ncid, varid, attnum), {
+        let n = with(ncid, |ds, gid| {
+            let atts = ds.model.atts(gid, varid)?;
+            usize::try_from(attnum).ok().and_then(|i| atts.get(i)).map(|a| a.name.clone()).ok_or_else(|| Error::new(Kind::NotAtt, format!("attnum {attnum}")))
+        })?;
+        // SAFETY: caller buffer of NC_MAX_NAME+1 bytes.
+        unsafe { put_name(name, &n) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *const c_char, ncid_out: c_int, varid_out: c_int) -> c_int {
+    api!("nc_copy_att", (ncid_in, varid_in, name, ncid_out, varid_out), {
+        // SAFETY: as above.
+        let raw = unsafe { cstr(name) }?;
+        let text = String::from_utf8_lossy(raw).into_owned();
+        let att = with(ncid_in, |ds, gid| {
+            let atts = ds.model.atts(gid, varid_in)?;
+            atts.iter().find(|a| a.name == names::normalize(&text)).cloned().ok_or_else(|| Error::new(Kind::NotAtt, text.clone()))
+        })?;
+        if ncid_in == ncid_out && varid_in == varid_out {
+            return Ok(());
+        }
+        let t = att.value.nctype().id();
+        with(ncid_out, |ds, gid| ds.put_att(gid, varid_out, raw, t, att.value))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_rename_att(ncid: c_int, varid: c_int, name: *const c_char, newname: *const c_char) -> c_int {
+    api!("nc_rename_att", (ncid, varid, name, newname), {
+        // SAFETY: as above.
+        let (old, new) = unsafe { (cstr(name)?, cstr(newname)?) };
+        with(ncid, |ds, gid| ds.rename_att(gid, varid, old, new))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_del_att(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
+    api!("nc_del_att", (ncid, varid, name), {
+        // SAFETY: as above.
+        let name = unsafe { cstr(name) }?;
+        with(ncid, |ds, gid| ds.del_att(gid, varid, name))
+    })
+}

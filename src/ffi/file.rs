@@ -1,0 +1,325 @@
+//! Dataset-level exports: create, open, modes, close, whole-file inquiries.
+
+use super::{cstr, put, put_slice, with};
+use crate::api;
+use crate::dataset::Dataset;
+use crate::error::{Kind, Result, err};
+use crate::registry;
+use crate::url::{self, OpenSpec};
+use std::ffi::{c_char, c_int};
+
+/// Dataset name → spec. Names that are not ours: a missing path is errno 2 (as netcdf-c),
+/// anything else NC_ENOTNC (classic and HDF5 files are not served by this library).
+fn spec_for(path: *const c_char, creating: bool) -> Result<OpenSpec> {
+    // SAFETY: `path` is the caller's NUL-terminated dataset name (NULL checked).
+    let raw = unsafe { cstr(path) }?;
+    let name = std::str::from_utf8(raw).map_err(|_| crate::error::Error::new(Kind::Invalid, "path is not UTF-8"))?;
+    match url::parse(name)? {
+        Some(spec) if spec.is_explicit() || spec.driver.is_some() || creating => Ok(spec),
+        Some(spec) => match url::probe(&spec.path) {
+            Some(_) => Ok(spec),
+            None if !spec.path.exists() => err(Kind::Errno(libc::ENOENT), format!("{name}: no such file")),
+            None => err(Kind::NotNetcdf, format!("{name}: not a Zarr dataset")),
+        },
+        None if creating => err(Kind::NotBuilt, format!("{name}: only Zarr datasets can be created")),
+        None => {
+            let base = name.split('#').next().unwrap_or(name);
+            if std::path::Path::new(base).exists() {
+                err(Kind::NotNetcdf, format!("{name}: not a Zarr dataset"))
+            } else {
+                err(Kind::Errno(libc::ENOENT), format!("{name}: no such file"))
+            }
+        }
+    }
+}
+
+pub fn create_impl(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> Result<()> {
+    let spec = spec_for(path, true)?;
+    let ds = Dataset::create(spec, cmode)?;
+    let ncid = registry::insert(ds)?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(ncidp, ncid) };
+    Ok(())
+}
+
+pub fn open_impl(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> Result<()> {
+    let spec = spec_for(path, false)?;
+    let ds = Dataset::open(spec, mode)?;
+    let ncid = registry::insert(ds)?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(ncidp, ncid) };
+    Ok(())
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_create(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> c_int {
+    api!("nc_create", (path, cmode), { create_impl(path, cmode, ncidp) })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc__create(path: *const c_char, cmode: c_int, initialsz: usize, chunksizehintp: *mut usize, ncidp: *mut c_int) -> c_int {
+    api!("nc__create", (path, cmode, initialsz), {
+        create_impl(path, cmode, ncidp)?;
+        // SAFETY: optional out-pointer.
+        unsafe { put(chunksizehintp, 0) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc__create_mp(
+    path: *const c_char,
+    cmode: c_int,
+    initialsz: usize,
+    basepe: c_int,
+    chunksizehintp: *mut usize,
+    ncidp: *mut c_int,
+) -> c_int {
+    let _ = basepe;
+    nc__create(path, cmode, initialsz, chunksizehintp, ncidp)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_create_mem(path: *const c_char, mode: c_int, initialsize: usize, ncidp: *mut c_int) -> c_int {
+    api!("nc_create_mem", (path, mode, initialsize, ncidp), { err(Kind::Invalid, "in-memory Zarr datasets are not supported") })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int {
+    api!("nc_open", (path, mode), { open_impl(path, mode, ncidp) })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc__open(path: *const c_char, mode: c_int, chunksizehintp: *mut usize, ncidp: *mut c_int) -> c_int {
+    api!("nc__open", (path, mode), {
+        open_impl(path, mode, ncidp)?;
+        // SAFETY: optional out-pointer.
+        unsafe { put(chunksizehintp, 0) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc__open_mp(path: *const c_char, mode: c_int, basepe: c_int, chunksizehintp: *mut usize, ncidp: *mut c_int) -> c_int {
+    let _ = basepe;
+    nc__open(path, mode, chunksizehintp, ncidp)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_open_mem(path: *const c_char, mode: c_int, size: usize, memory: *mut std::ffi::c_void, ncidp: *mut c_int) -> c_int {
+    api!("nc_open_mem", (path, mode, size, memory, ncidp), {
+        if path.is_null() || memory.is_null() {
+            return err(Kind::Invalid, "NULL argument");
+        }
+        err(Kind::NotNetcdf, "memory images of Zarr datasets are not supported")
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_open_memio(path: *const c_char, mode: c_int, info: *mut super::consts::NC_memio, ncidp: *mut c_int) -> c_int {
+    api!("nc_open_memio", (path, mode, info, ncidp), {
+        if path.is_null() || info.is_null() {
+            return err(Kind::Invalid, "NULL argument");
+        }
+        err(Kind::NotNetcdf, "memory images of Zarr datasets are not supported")
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_close_memio(ncid: c_int, info: *mut super::consts::NC_memio) -> c_int {
+    api!("nc_close_memio", (ncid, info), {
+        with(ncid, |_, _| Ok(()))?;
+        err(Kind::Invalid, "dataset was not opened in memory")
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_create_par_fortran(path: *const c_char, cmode: c_int, comm: c_int, info: c_int, ncidp: *mut c_int) -> c_int {
+    api!("nc_create_par_fortran", (path, cmode, comm, info, ncidp), { err(Kind::NoPar, "parallel I/O is not built") })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_open_par_fortran(path: *const c_char, mode: c_int, comm: c_int, info: c_int, ncidp: *mut c_int) -> c_int {
+    api!("nc_open_par_fortran", (path, mode, comm, info, ncidp), { err(Kind::NoPar, "parallel I/O is not built") })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_var_par_access(ncid: c_int, varid: c_int, par_access: c_int) -> c_int {
+    api!("nc_var_par_access", (ncid, varid, par_access), { err(Kind::NoPar, "parallel I/O is not built") })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_redef(ncid: c_int) -> c_int {
+    api!("nc_redef", (ncid), { with(ncid, |ds, _| ds.redef()) })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_enddef(ncid: c_int) -> c_int {
+    api!("nc_enddef", (ncid), { with(ncid, |ds, _| ds.enddef()) })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc__enddef(ncid: c_int, h_minfree: usize, v_align: usize, v_minfree: usize, r_align: usize) -> c_int {
+    api!("nc__enddef", (ncid, h_minfree, v_align, v_minfree, r_align), { with(ncid, |ds, _| ds.enddef()) })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_sync(ncid: c_int) -> c_int {
+    api!("nc_sync", (ncid), { with(ncid, |ds, _| ds.sync()) })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_close(ncid: c_int) -> c_int {
+    api!("nc_close", (ncid), { registry::remove(ncid)?.close() })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_abort(ncid: c_int) -> c_int {
+    api!("nc_abort", (ncid), { registry::remove(ncid)?.abort() })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_delete(path: *const c_char) -> c_int {
+    api!("nc_delete", (path), {
+        let spec = spec_for(path, false)?;
+        crate::dataset::delete(&spec)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_delete_mp(path: *const c_char, basepe: c_int) -> c_int {
+    let _ = basepe;
+    nc_delete(path)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_set_fill(ncid: c_int, fillmode: c_int, old_modep: *mut c_int) -> c_int {
+    api!("nc_set_fill", (ncid, fillmode), {
+        let old = with(ncid, |ds, _| ds.set_fill(fillmode))?;
+        // SAFETY: optional out-pointer.
+        unsafe { put(old_modep, old) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq(ncid: c_int, ndimsp: *mut c_int, nvarsp: *mut c_int, nattsp: *mut c_int, unlimdimidp: *mut c_int) -> c_int {
+    api!("nc_inq", (ncid), {
+        with(ncid, |ds, gid| {
+            let g = &ds.model.groups[gid];
+            let unlim = g.dims.iter().copied().find(|&d| ds.model.dims[d].unlimited).map(|d| d as c_int).unwrap_or(-1);
+            // SAFETY: optional out-pointers.
+            unsafe {
+                put(ndimsp, g.dims.len() as c_int);
+                put(nvarsp, g.vars.len() as c_int);
+                put(nattsp, g.atts.len() as c_int);
+                put(unlimdimidp, unlim);
+            }
+            Ok(())
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_ndims(ncid: c_int, ndimsp: *mut c_int) -> c_int {
+    nc_inq(ncid, ndimsp, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut())
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_nvars(ncid: c_int, nvarsp: *mut c_int) -> c_int {
+    nc_inq(ncid, std::ptr::null_mut(), nvarsp, std::ptr::null_mut(), std::ptr::null_mut())
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_natts(ncid: c_int, nattsp: *mut c_int) -> c_int {
+    nc_inq(ncid, std::ptr::null_mut(), std::ptr::null_mut(), nattsp, std::ptr::null_mut())
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_unlimdim(ncid: c_int, unlimdimidp: *mut c_int) -> c_int {
+    nc_inq(ncid, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), unlimdimidp)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_unlimdims(ncid: c_int, nunlimdimsp: *mut c_int, unlimdimidsp: *mut c_int) -> c_int {
+    api!("nc_inq_unlimdims", (ncid), {
+        with(ncid, |ds, gid| {
+            let ids: Vec<c_int> = ds.model.groups[gid].dims.iter().copied().filter(|&d| ds.model.dims[d].unlimited).map(|d| d as c_int).collect();
+            // SAFETY: optional out-pointers; the id array holds the unlimited dims of the group.
+            unsafe {
+                put(nunlimdimsp, ids.len() as c_int);
+                put_slice(unlimdimidsp, &ids);
+            }
+            Ok(())
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_format(ncid: c_int, formatp: *mut c_int) -> c_int {
+    api!("nc_inq_format", (ncid), {
+        with(ncid, |ds, _| {
+            // SAFETY: optional out-pointer.
+            unsafe { put(formatp, if ds.classic { 4 } else { 3 }) };
+            Ok(())
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_format_extended(ncid: c_int, formatp: *mut c_int, modep: *mut c_int) -> c_int {
+    api!("nc_inq_format_extended", (ncid), {
+        with(ncid, |ds, _| {
+            // SAFETY: optional out-pointers.
+            unsafe {
+                put(formatp, super::consts::NC_FORMATX_NCZARR);
+                put(modep, ds.mode);
+            }
+            Ok(())
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_path(ncid: c_int, pathlen: *mut usize, path: *mut c_char) -> c_int {
+    api!("nc_inq_path", (ncid), {
+        with(ncid, |ds, _| {
+            let p = ds.spec.original.as_bytes();
+            // SAFETY: optional out-pointers; `path` must hold pathlen+1 bytes (netCDF contract).
+            unsafe {
+                put(pathlen, p.len());
+                if !path.is_null() {
+                    super::put_slice(path as *mut u8, p);
+                    path.add(p.len()).write(0);
+                }
+            }
+            Ok(())
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_set_base_pe(ncid: c_int, pe: c_int) -> c_int {
+    api!("nc_set_base_pe", (ncid, pe), { with(ncid, |_, _| Ok(())) })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_base_pe(ncid: c_int, pe: *mut c_int) -> c_int {
+    api!("nc_inq_base_pe", (ncid), {
+        with(ncid, |_, _| {
+            // SAFETY: optional out-pointer.
+            unsafe { put(pe, 0) };
+            Ok(())
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_show_metadata(ncid: c_int) -> c_int {
+    api!("nc_show_metadata", (ncid), {
+        with(ncid, |ds, _| {
+            eprintln!("{:#?}", ds.model);
+            Ok(())
+        })
+    })
+}

@@ -1,0 +1,232 @@
+//! Groups and dimensions.
+
+use super::{cstr, put, put_name, put_slice, with};
+use crate::api;
+use crate::error::{Error, Kind, Result, err};
+use crate::names;
+use crate::registry::group_ncid;
+use std::ffi::{c_char, c_int};
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_def_grp(parent_ncid: c_int, name: *const c_char, new_ncid: *mut c_int) -> c_int {
+    api!("nc_def_grp", (parent_ncid, name), {
+        // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
+        let name = unsafe { cstr(name) }?;
+        let gid = with(parent_ncid, |ds, gid| ds.def_grp(gid, name))?;
+        // SAFETY: optional out-pointer.
+        unsafe { put(new_ncid, group_ncid(parent_ncid, gid)) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_rename_grp(grpid: c_int, name: *const c_char) -> c_int {
+    api!("nc_rename_grp", (grpid, name), {
+        // SAFETY: as above.
+        let name = unsafe { cstr(name) }?;
+        with(grpid, |ds, gid| ds.rename_grp(gid, name))
+    })
+}
+
+fn child_by_name(ds: &crate::dataset::Dataset, gid: usize, name: &str) -> Option<usize> {
+    let name = names::normalize(name);
+    ds.model.groups[gid].children.iter().copied().find(|&c| ds.model.groups[c].name == name)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_grp_ncid(ncid: c_int, grp_name: *const c_char, grp_ncid: *mut c_int) -> c_int {
+    api!("nc_inq_grp_ncid", (ncid, grp_name), {
+        // SAFETY: as above.
+        let name = String::from_utf8_lossy(unsafe { cstr(grp_name) }?).into_owned();
+        let gid = with(ncid, |ds, gid| {
+            if name.contains('/') {
+                return err(Kind::BadName, "group name with '/'");
+            }
+            child_by_name(ds, gid, &name).ok_or_else(|| Error::new(Kind::NoGroup, name.clone()))
+        })?;
+        // SAFETY: optional out-pointer.
+        unsafe { put(grp_ncid, group_ncid(ncid, gid)) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_ncid(ncid: c_int, name: *const c_char, grp_ncid: *mut c_int) -> c_int {
+    if name.is_null() {
+        return api!("nc_inq_ncid", (ncid), {
+            with(ncid, |_, _| Ok(()))?;
+            // SAFETY: optional out-pointer.
+            unsafe { put(grp_ncid, ncid) };
+            Ok(())
+        });
+    }
+    nc_inq_grp_ncid(ncid, name, grp_ncid)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_grp_full_ncid(ncid: c_int, full_name: *const c_char, grp_ncid: *mut c_int) -> c_int {
+    api!("nc_inq_grp_full_ncid", (ncid, full_name), {
+        // SAFETY: as above.
+        let path = String::from_utf8_lossy(unsafe { cstr(full_name) }?).into_owned();
+        let gid = with(ncid, |ds, mut gid| {
+            for seg in path.split('/').filter(|s| !s.is_empty()) {
+                gid = child_by_name(ds, gid, seg).ok_or_else(|| Error::new(Kind::NoGroup, path.clone()))?;
+            }
+            Ok(gid)
+        })?;
+        // SAFETY: optional out-pointer.
+        unsafe { put(grp_ncid, group_ncid(ncid, gid)) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_grps(ncid: c_int, numgrps: *mut c_int, ncids: *mut c_int) -> c_int {
+    api!("nc_inq_grps", (ncid), {
+        let ids: Vec<c_int> = with(ncid, |ds, gid| Ok(ds.model.groups[gid].children.iter().map(|&c| group_ncid(ncid, c)).collect()))?;
+        // SAFETY: optional out-pointers sized by a previous count call.
+        unsafe {
+            put(numgrps, ids.len() as c_int);
+            put_slice(ncids, &ids);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_grpname(ncid: c_int, name: *mut c_char) -> c_int {
+    api!("nc_inq_grpname", (ncid), {
+        let n = with(ncid, |ds, gid| Ok(ds.model.groups[gid].name.clone()))?;
+        // SAFETY: caller buffer of NC_MAX_NAME+1 bytes.
+        unsafe { put_name(name, &n) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_grpname_full(ncid: c_int, lenp: *mut usize, full_name: *mut c_char) -> c_int {
+    api!("nc_inq_grpname_full", (ncid), {
+        let n = with(ncid, |ds, gid| Ok(ds.model.full_name(gid)))?;
+        // SAFETY: optional out-pointers; the buffer holds len+1 bytes.
+        unsafe {
+            put(lenp, n.len());
+            put_name(full_name, &n);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_grpname_len(ncid: c_int, lenp: *mut usize) -> c_int {
+    nc_inq_grpname_full(ncid, lenp, std::ptr::null_mut())
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_grp_parent(ncid: c_int, parent_ncid: *mut c_int) -> c_int {
+    api!("nc_inq_grp_parent", (ncid), {
+        let parent = with(ncid, |ds, gid| ds.model.groups[gid].parent.ok_or_else(|| Error::new(Kind::NoGroup, "root has no parent")))?;
+        // SAFETY: optional out-pointer.
+        unsafe { put(parent_ncid, group_ncid(ncid, parent)) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_varids(ncid: c_int, nvars: *mut c_int, varids: *mut c_int) -> c_int {
+    api!("nc_inq_varids", (ncid), {
+        let n = with(ncid, |ds, gid| Ok(ds.model.groups[gid].vars.len()))?;
+        let ids: Vec<c_int> = (0..n as c_int).collect();
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(nvars, n as c_int);
+            put_slice(varids, &ids);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_dimids(ncid: c_int, ndims: *mut c_int, dimids: *mut c_int, include_parents: c_int) -> c_int {
+    api!("nc_inq_dimids", (ncid, include_parents), {
+        let mut ids: Vec<c_int> = with(ncid, |ds, gid| {
+            let mut ids = Vec::new();
+            let mut cur = Some(gid);
+            while let Some(g) = cur {
+                ids.extend(ds.model.groups[g].dims.iter().map(|&d| d as c_int));
+                cur = if include_parents != 0 { ds.model.groups[g].parent } else { None };
+            }
+            Ok(ids)
+        })?;
+        ids.sort_unstable();
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(ndims, ids.len() as c_int);
+            put_slice(dimids, &ids);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_def_dim(ncid: c_int, name: *const c_char, len: usize, idp: *mut c_int) -> c_int {
+    api!("nc_def_dim", (ncid, name, len), {
+        // SAFETY: as above.
+        let name = unsafe { cstr(name) }?;
+        let id = with(ncid, |ds, gid| ds.def_dim(gid, name, len as u64))?;
+        // SAFETY: optional out-pointer.
+        unsafe { put(idp, id as c_int) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_dimid(ncid: c_int, name: *const c_char, idp: *mut c_int) -> c_int {
+    api!("nc_inq_dimid", (ncid, name), {
+        // SAFETY: as above.
+        let raw = unsafe { cstr(name) }?;
+        let name = names::check(raw).map_err(|_| Error::new(Kind::Invalid, "bad dimension name"))?;
+        let id = with(ncid, |ds, gid| ds.model.find_dim(gid, &name).ok_or_else(|| Error::new(Kind::BadDim, name.clone())))?;
+        // SAFETY: optional out-pointer.
+        unsafe { put(idp, id as c_int) };
+        Ok(())
+    })
+}
+
+fn dim_info(ncid: c_int, dimid: c_int) -> Result<(String, usize)> {
+    with(ncid, |ds, _| {
+        let d = ds.model.dim(dimid)?;
+        Ok((d.name.clone(), d.len as usize))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_dim(ncid: c_int, dimid: c_int, name: *mut c_char, lenp: *mut usize) -> c_int {
+    api!("nc_inq_dim", (ncid, dimid), {
+        let (n, len) = dim_info(ncid, dimid)?;
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put_name(name, &n);
+            put(lenp, len);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_dimname(ncid: c_int, dimid: c_int, name: *mut c_char) -> c_int {
+    nc_inq_dim(ncid, dimid, name, std::ptr::null_mut())
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_dimlen(ncid: c_int, dimid: c_int, lenp: *mut usize) -> c_int {
+    nc_inq_dim(ncid, dimid, std::ptr::null_mut(), lenp)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_rename_dim(ncid: c_int, dimid: c_int, name: *const c_char) -> c_int {
+    api!("nc_rename_dim", (ncid, dimid, name), {
+        // SAFETY: as above.
+        let name = unsafe { cstr(name) }?;
+        with(ncid, |ds, gid| ds.rename_dim(gid, dimid, name))
+    })
+}

@@ -1,0 +1,487 @@
+//! Library-level calls: error texts, version, `.ncrc` settings, global defaults, logging,
+//! and the netCDF-2 API (thin wrappers over the nc_ calls with netcdf-c's -1/ncerr protocol).
+
+use super::{cstr, malloc_string, put};
+use super::consts::nc_type;
+use crate::api;
+use crate::error::{Kind, err};
+use std::collections::BTreeMap;
+use std::ffi::{CStr, c_char, c_int, c_long, c_void};
+use std::sync::Mutex;
+
+/// Text of every netCDF error code, byte for byte as netcdf-c 4.10.1 prints them.
+fn error_text(code: c_int) -> &'static CStr {
+    match code {
+        0 => c"No error",
+        -33 => c"NetCDF: Not a valid ID",
+        -34 => c"NetCDF: Too many files open",
+        -35 => c"NetCDF: File exists && NC_NOCLOBBER",
+        -36 => c"NetCDF: Invalid argument",
+        -37 => c"NetCDF: Write to read only",
+        -38 => c"NetCDF: Operation not allowed in data mode",
+        -39 => c"NetCDF: Operation not allowed in define mode",
+        -40 => c"NetCDF: Index exceeds dimension bound",
+        -41 => c"NetCDF: NC_MAX_DIMS exceeded",
+        -42 => c"NetCDF: String match to name in use",
+        -43 => c"NetCDF: Attribute not found",
+        -44 => c"NetCDF: NC_MAX_ATTRS exceeded",
+        -45 => c"NetCDF: Not a valid data type or _FillValue type mismatch",
+        -46 => c"NetCDF: Invalid dimension ID or name",
+        -47 => c"NetCDF: NC_UNLIMITED in the wrong index",
+        -48 => c"NetCDF: NC_MAX_VARS exceeded",
+        -49 => c"NetCDF: Variable not found",
+        -50 => c"NetCDF: Action prohibited on NC_GLOBAL varid",
+        -51 => c"NetCDF: Unknown file format",
+        -52 => c"NetCDF: In Fortran, string too short",
+        -53 => c"NetCDF: NC_MAX_NAME exceeded",
+        -54 => c"NetCDF: NC_UNLIMITED size already in use",
+        -55 => c"NetCDF: nc_rec op when there are no record vars",
+        -56 => c"NetCDF: Attempt to convert between text & numbers",
+        -57 => c"NetCDF: Start+count exceeds dimension bound",
+        -58 => c"NetCDF: Illegal stride",
+        -59 => c"NetCDF: Name contains illegal characters",
+        -60 => c"NetCDF: Numeric conversion not representable",
+        -61 => c"NetCDF: Memory allocation (malloc) failure",
+        -62 => c"NetCDF: One or more variable sizes violate format constraints",
+        -63 => c"NetCDF: Invalid dimension size",
+        -64 => c"NetCDF: File likely truncated or possibly corrupted",
+        -65 => c"NetCDF: Illegal axis type",
+        -66 => c"NetCDF: DAP failure",
+        -67 => c"NetCDF: libcurl failure",
+        -68 => c"NetCDF: I/O failure",
+        -69 => c"NetCDF: Variable has no data",
+        -70 => c"NetCDF: DAP server error",
+        -71 => c"NetCDF: Malformed or inaccessible DAP DAS",
+        -72 => c"NetCDF: Malformed or inaccessible DAP2 DDS or DAP4 DMR response",
+        -73 => c"NetCDF: Malformed or inaccessible DAP2 DATADDS or DAP4 DAP response",
+        -74 => c"NetCDF: Malformed URL",
+        -75 => c"NetCDF: Malformed or unexpected Constraint",
+        -76 => c"NetCDF: Untranslatable construct",
+        -77 => c"NetCDF: Access failure",
+        -78 => c"NetCDF: Authorization failure",
+        -90 => c"NetCDF: file not found",
+        -91 => c"NetCDF: cannot delete file",
+        -92 => c"NetCDF: internal library error; Please contact Unidata support",
+        -93 => c"NetCDF: PnetCDF error",
+        -101 => c"NetCDF: HDF error",
+        -102 => c"NetCDF: Can't read file",
+        -103 => c"NetCDF: Can't write file",
+        -104 => c"NetCDF: Can't create file",
+        -105 => c"NetCDF: Can't add HDF5 file metadata",
+        -106 => c"NetCDF: Can't define dimensional metadata",
+        -107 => c"NetCDF: Can't open HDF5 attribute",
+        -108 => c"NetCDF: Problem with variable metadata.",
+        -109 => c"NetCDF: Can't create HDF5 compound type",
+        -110 => c"NetCDF: Attempt to create attribute that already exists",
+        -111 => c"NetCDF: Attempting netcdf-4 operation on netcdf-3 file",
+        -112 => c"NetCDF: Attempting netcdf-4 operation on strict nc3 netcdf-4 file",
+        -113 => c"NetCDF: Attempting netcdf-3 operation on netcdf-4 file",
+        -114 => c"NetCDF: Parallel operation on file opened for non-parallel access",
+        -115 => c"NetCDF: Error initializing for parallel access",
+        -116 => c"NetCDF: Bad group ID",
+        -117 => c"NetCDF: Bad type ID",
+        -118 => c"NetCDF: Type has already been defined and may not be edited",
+        -119 => c"NetCDF: Bad field ID",
+        -120 => c"NetCDF: Bad class",
+        -121 => c"NetCDF: Mapped access for atomic types only",
+        -122 => c"NetCDF: Attempt to define fill value when data already exists.",
+        -123 => c"NetCDF: Attempt to define var properties, like deflate, after enddef.",
+        -124 => c"NetCDF: Problem with HDF5 dimscales.",
+        -125 => c"NetCDF: No group found.",
+        -126 => c"NetCDF: Cannot specify both contiguous and chunking.",
+        -127 => c"NetCDF: Bad chunk sizes.",
+        -128 => c"NetCDF: Attempt to use feature that was not turned on when netCDF was built.",
+        -129 => c"NetCDF: Error in using diskless access",
+        -130 => c"NetCDF: Attempt to extend dataset during NC_INDEPENDENT I/O operation. Use nc_var_par_access to set mode NC_COLLECTIVE before extending variable.",
+        -131 => c"NetCDF: MPI operation failed.",
+        -132 => c"NetCDF: Filter error: bad id or parameters or duplicate filter",
+        -133 => c"NetCDF: RC File Failure.",
+        -134 => c"NetCDF: File fails strict Null-Byte Header check.",
+        -135 => c"NetCDF: In-memory File operation failed.",
+        -136 => c"NetCDF: Filter error: undefined filter encountered",
+        -137 => c"NetCDF: NCZarr error",
+        -138 => c"NetCDF: S3 error",
+        -139 => c"NetCDF: Attempt to read empty NCZarr map key",
+        -140 => c"NetCDF: Some object exists when it should not",
+        -141 => c"NetCDF: Some object not found",
+        -142 => c"NetCDF: Unclassified failure in accessing a dynamically loaded plugin",
+        _ => c"Unknown Error",
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_strerror(ncerr1: c_int) -> *const c_char {
+    if ncerr1 > 0 {
+        // SAFETY: strerror returns a pointer to static (per-thread) storage or NULL.
+        let p = unsafe { libc::strerror(ncerr1) };
+        return if p.is_null() { c"Unknown Error".as_ptr() } else { p };
+    }
+    error_text(ncerr1).as_ptr()
+}
+
+/// First word a netcdf-c version (netCDF4-python parses it); our identity follows.
+const LIBVERS: &CStr = c"4.9.2 of Nov 20 2026 00:00:00 $ nczarr-rs";
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_libvers() -> *const c_char {
+    LIBVERS.as_ptr()
+}
+
+// ---- .ncrc settings -----------------------------------------------------------------------
+
+static RC: Mutex<Option<BTreeMap<String, String>>> = Mutex::new(None);
+
+/// netcdf-c's rc files, lowest priority first: `$HOME/.dodsrc`, `.daprc`, `.ncrc`, then the
+/// same names in the current directory, then `$NCRCENV_RC`. `[url]key=value` lines keep the key.
+fn load_rc() -> BTreeMap<String, String> {
+    let mut map = BTreeMap::new();
+    let mut files = Vec::new();
+    if std::env::var_os("NCRCENV_IGNORE").is_none() {
+        for dir in [std::env::var("HOME").ok(), Some(".".to_string())].into_iter().flatten() {
+            for name in [".dodsrc", ".daprc", ".ncrc"] {
+                files.push(std::path::Path::new(&dir).join(name));
+            }
+        }
+        if let Ok(f) = std::env::var("NCRCENV_RC") {
+            files.push(f.into());
+        }
+    }
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else { continue };
+        for line in text.lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let line = match line.strip_prefix('[') {
+                Some(rest) => rest.split_once(']').map(|(_, r)| r.trim()).unwrap_or(""),
+                None => line,
+            };
+            if let Some((k, v)) = line.split_once('=') {
+                map.insert(k.trim().to_string(), v.trim().to_string());
+            }
+        }
+    }
+    map
+}
+
+pub fn rc_get(key: &str) -> Option<String> {
+    let mut rc = RC.lock().unwrap_or_else(|p| p.into_inner());
+    rc.get_or_insert_with(load_rc).get(key).cloned()
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_rc_set(key: *const c_char, value: *const c_char) -> c_int {
+    api!("nc_rc_set", (key, value), {
+        // SAFETY: NUL-terminated strings (NULL key → NC_EINVAL).
+        let k = String::from_utf8_lossy(unsafe { cstr(key) }?).into_owned();
+        let v = if value.is_null() { String::new() } else { String::from_utf8_lossy(unsafe { cstr(value) }?).into_owned() };
+        let mut rc = RC.lock().unwrap_or_else(|p| p.into_inner());
+        rc.get_or_insert_with(load_rc).insert(k, v);
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_rc_get(key: *const c_char) -> *mut c_char {
+    if key.is_null() {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: non-NULL, NUL-terminated.
+    let k = String::from_utf8_lossy(unsafe { CStr::from_ptr(key) }.to_bytes()).into_owned();
+    match rc_get(&k) {
+        Some(v) => malloc_string(v.as_bytes()).unwrap_or(std::ptr::null_mut()),
+        None => std::ptr::null_mut(),
+    }
+}
+
+// ---- global defaults ------------------------------------------------------------------------
+
+static DEFAULT_FORMAT: Mutex<c_int> = Mutex::new(1);
+static ALIGNMENT: Mutex<(c_int, c_int)> = Mutex::new((0, 0));
+static META_BLOCK: Mutex<usize> = Mutex::new(0);
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_set_default_format(format: c_int, old_formatp: *mut c_int) -> c_int {
+    api!("nc_set_default_format", (format), {
+        if !(1..=5).contains(&format) {
+            return err(Kind::Invalid, format!("format {format}"));
+        }
+        let mut f = DEFAULT_FORMAT.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: optional out-pointer.
+        unsafe { put(old_formatp, *f) };
+        *f = format;
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_set_chunk_cache(size: usize, nelems: usize, preemption: f32) -> c_int {
+    api!("nc_set_chunk_cache", (size, nelems, preemption), {
+        if !(0.0..=1.0).contains(&preemption) {
+            return err(Kind::Invalid, "preemption outside [0, 1]");
+        }
+        *crate::dataset::CACHE_DEFAULTS.lock().unwrap_or_else(|p| p.into_inner()) = crate::model::ChunkCache { size, nelems, preemption };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_get_chunk_cache(sizep: *mut usize, nelemsp: *mut usize, preemptionp: *mut f32) -> c_int {
+    api!("nc_get_chunk_cache", (sizep, nelemsp, preemptionp), {
+        let c = crate::dataset::cache_defaults();
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(sizep, c.size);
+            put(nelemsp, c.nelems);
+            put(preemptionp, c.preemption);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_set_chunk_cache_ints(size: c_int, nelems: c_int, preemption: c_int) -> c_int {
+    if size <= 0 || nelems <= 0 || !(0..=100).contains(&preemption) {
+        return -36;
+    }
+    nc_set_chunk_cache(size as usize, nelems as usize, preemption as f32 / 100.0)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_get_chunk_cache_ints(sizep: *mut c_int, nelemsp: *mut c_int, preemptionp: *mut c_int) -> c_int {
+    api!("nc_get_chunk_cache_ints", (sizep, nelemsp, preemptionp), {
+        let c = crate::dataset::cache_defaults();
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(sizep, c.size as c_int);
+            put(nelemsp, c.nelems as c_int);
+            put(preemptionp, (c.preemption * 100.0).round() as c_int);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_set_alignment(threshold: c_int, alignment: c_int) -> c_int {
+    *ALIGNMENT.lock().unwrap_or_else(|p| p.into_inner()) = (threshold, alignment);
+    0
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_get_alignment(thresholdp: *mut c_int, alignmentp: *mut c_int) -> c_int {
+    let (t, a) = *ALIGNMENT.lock().unwrap_or_else(|p| p.into_inner());
+    // SAFETY: optional out-pointers.
+    unsafe {
+        put(thresholdp, t);
+        put(alignmentp, a);
+    }
+    0
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_set_meta_block_size(size: usize) -> c_int {
+    *META_BLOCK.lock().unwrap_or_else(|p| p.into_inner()) = size;
+    0
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_get_meta_block_size(sizep: *mut usize) -> c_int {
+    // SAFETY: optional out-pointer.
+    unsafe { put(sizep, *META_BLOCK.lock().unwrap_or_else(|p| p.into_inner())) };
+    0
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_set_log_level(new_level: c_int) -> c_int {
+    let _ = new_level;
+    0
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_initialize() -> c_int {
+    0
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_finalize() -> c_int {
+    0
+}
+
+/// Used by the preload library's constructor (csrc/preload_init.c); not exported there.
+#[unsafe(no_mangle)]
+pub extern "C" fn nczarr_use_passthrough_numbering() {
+    crate::registry::use_passthrough_numbering();
+}
+
+// ---- netCDF-2 API ---------------------------------------------------------------------------
+
+unsafe extern "C" {
+    fn nc_advise(routine: *const c_char, err: c_int, fmt: *const c_char, ...);
+}
+
+/// The v2 convention: the value on success, -1 after `nc_advise` on failure.
+fn v2(routine: &CStr, status: c_int, ok: c_int) -> c_int {
+    if status == 0 {
+        return ok;
+    }
+    // SAFETY: C strings; the format has no conversions.
+    unsafe { nc_advise(routine.as_ptr(), status, c"".as_ptr()) };
+    -1
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nccreate(path: *const c_char, cmode: c_int) -> c_int {
+    let mut id = -1;
+    let s = super::file::nc_create(path, cmode, &mut id);
+    v2(c"nccreate", s, id)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncopen(path: *const c_char, mode: c_int) -> c_int {
+    let mut id = -1;
+    let s = super::file::nc_open(path, mode, &mut id);
+    v2(c"ncopen", s, id)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncsetfill(ncid: c_int, fillmode: c_int) -> c_int {
+    let mut old = 0;
+    let s = super::file::nc_set_fill(ncid, fillmode, &mut old);
+    v2(c"ncsetfill", s, old)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncredef(ncid: c_int) -> c_int {
+    v2(c"ncredef", super::file::nc_redef(ncid), 0)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncendef(ncid: c_int) -> c_int {
+    v2(c"ncendef", super::file::nc_enddef(ncid), 0)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncsync(ncid: c_int) -> c_int {
+    v2(c"ncsync", super::file::nc_sync(ncid), 0)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncabort(ncid: c_int) -> c_int {
+    v2(c"ncabort", super::file::nc_abort(ncid), 0)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncclose(ncid: c_int) -> c_int {
+    v2(c"ncclose", super::file::nc_close(ncid), 0)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncinquire(ncid: c_int, ndimsp: *mut c_int, nvarsp: *mut c_int, nattsp: *mut c_int, unlimdimp: *mut c_int) -> c_int {
+    v2(c"ncinquire", super::file::nc_inq(ncid, ndimsp, nvarsp, nattsp, unlimdimp), ncid)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncdimdef(ncid: c_int, name: *const c_char, len: c_long) -> c_int {
+    if len < 0 {
+        return v2(c"ncdimdef", -63, -1);
+    }
+    let mut id = -1;
+    let s = super::group::nc_def_dim(ncid, name, len as usize, &mut id);
+    v2(c"ncdimdef", s, id)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncdimid(ncid: c_int, name: *const c_char) -> c_int {
+    let mut id = -1;
+    let s = super::group::nc_inq_dimid(ncid, name, &mut id);
+    v2(c"ncdimid", s, id)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncdiminq(ncid: c_int, dimid: c_int, name: *mut c_char, lenp: *mut c_long) -> c_int {
+    let mut len = 0usize;
+    let s = super::group::nc_inq_dim(ncid, dimid, name, &mut len);
+    // SAFETY: optional out-pointer.
+    unsafe { put(lenp, len as c_long) };
+    v2(c"ncdiminq", s, dimid)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncdimrename(ncid: c_int, dimid: c_int, name: *const c_char) -> c_int {
+    v2(c"ncdimrename", super::group::nc_rename_dim(ncid, dimid, name), dimid)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncvardef(ncid: c_int, name: *const c_char, xtype: nc_type, ndims: c_int, dimidsp: *const c_int) -> c_int {
+    let mut id = -1;
+    let s = super::var::nc_def_var(ncid, name, xtype, ndims, dimidsp, &mut id);
+    v2(c"ncvardef", s, id)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncvarid(ncid: c_int, name: *const c_char) -> c_int {
+    let mut id = -1;
+    let s = super::var::nc_inq_varid(ncid, name, &mut id);
+    v2(c"ncvarid", s, id)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncvarinq(
+    ncid: c_int,
+    varid: c_int,
+    name: *mut c_char,
+    xtypep: *mut nc_type,
+    ndimsp: *mut c_int,
+    dimidsp: *mut c_int,
+    nattsp: *mut c_int,
+) -> c_int {
+    v2(c"ncvarinq", super::var::nc_inq_var(ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp), varid)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncvarrename(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
+    v2(c"ncvarrename", super::var::nc_rename_var(ncid, varid, name), varid)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncattput(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: c_int, op: *const c_void) -> c_int {
+    if len < 0 {
+        return v2(c"ncattput", -36, -1);
+    }
+    v2(c"ncattput", super::att::nc_put_att(ncid, varid, name, xtype, len as usize, op), 0)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncattinq(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type, lenp: *mut c_int) -> c_int {
+    let mut len = 0usize;
+    let s = super::att::nc_inq_att(ncid, varid, name, xtypep, &mut len);
+    // SAFETY: optional out-pointer.
+    unsafe { put(lenp, len as c_int) };
+    v2(c"ncattinq", s, 1)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncattget(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_void) -> c_int {
+    v2(c"ncattget", super::att::nc_get_att(ncid, varid, name, ip), 1)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncattcopy(ncid_in: c_int, varid_in: c_int, name: *const c_char, ncid_out: c_int, varid_out: c_int) -> c_int {
+    v2(c"ncattcopy", super::att::nc_copy_att(ncid_in, varid_in, name, ncid_out, varid_out), 0)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncattname(ncid: c_int, varid: c_int, attnum: c_int, name: *mut c_char) -> c_int {
+    v2(c"ncattname", super::att::nc_inq_attname(ncid, varid, attnum, name), attnum)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncattrename(ncid: c_int, varid: c_int, name: *const c_char, newname: *const c_char) -> c_int {
+    v2(c"ncattrename", super::att::nc_rename_att(ncid, varid, name, newname), 1)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn ncattdel(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
+    v2(c"ncattdel", super::att::nc_del_att(ncid, varid, name), 1)
+}

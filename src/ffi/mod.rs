@@ -1,0 +1,132 @@
+//! The C boundary. Every export converts its arguments, calls the safe core and returns an
+//! `NC_*` code through `call`, which also turns a panic into NC_EINTERNAL and traces the call
+//! when `NCTRACING` is set. Nothing outside this module sees a raw pointer or a C type.
+
+pub mod consts;
+pub mod att;
+pub mod data;
+pub mod file;
+pub mod group;
+pub mod helpers;
+pub mod misc;
+pub mod types;
+pub mod var;
+
+use crate::error::{Error, Kind, Result, err};
+use crate::registry;
+use crate::trace;
+use std::ffi::{CStr, c_char, c_int};
+
+use consts::{NC_EINTERNAL, NC_NOERR};
+
+/// Runs one API call: panics become NC_EINTERNAL, errors their code; traced at level ≥ 1.
+pub fn call(name: &str, args: impl FnOnce() -> String, body: impl FnOnce() -> Result<()>) -> c_int {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+    let code = match &result {
+        Ok(Ok(())) => NC_NOERR,
+        Ok(Err(e)) => e.code(),
+        Err(_) => NC_EINTERNAL,
+    };
+    if trace::enabled(1) {
+        let detail = match &result {
+            Ok(Err(e)) => format!(" ({e})"),
+            Err(_) => " (panic)".into(),
+            _ => String::new(),
+        };
+        trace::emit(1, &format!("{name}({}) = {code}{detail}", args()));
+    }
+    code
+}
+
+/// `api!("nc_x", (a, b) { body })`: a traced call whose arguments print with `{:?}`.
+#[macro_export]
+macro_rules! api {
+    ($name:expr, ($($arg:ident),*), $body:block) => {
+        $crate::ffi::call($name, || { let parts: Vec<String> = vec![$(format!("{}={:?}", stringify!($arg), $arg)),*]; parts.join(", ") }, || $body)
+    };
+}
+
+/// A C string argument; NULL → NC_EINVAL.
+///
+/// # Safety
+/// `p` is NULL or points to a NUL-terminated string.
+pub unsafe fn cstr<'a>(p: *const c_char) -> Result<&'a [u8]> {
+    if p.is_null() {
+        return err(Kind::Invalid, "NULL name");
+    }
+    // SAFETY: checked non-NULL; the caller promises NUL termination.
+    Ok(unsafe { CStr::from_ptr(p) }.to_bytes())
+}
+
+/// Stores `v` through an optional out-pointer (NULL = not wanted, as in netcdf-c).
+///
+/// # Safety
+/// `p` is NULL or valid for a write of `T`.
+pub unsafe fn put<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        // SAFETY: non-NULL out-pointer provided by the caller for this value.
+        unsafe { p.write(v) };
+    }
+}
+
+/// Copies `src` into an optional out-array.
+///
+/// # Safety
+/// `p` is NULL or valid for `src.len()` writes.
+pub unsafe fn put_slice<T: Copy>(p: *mut T, src: &[T]) {
+    if !p.is_null() && !src.is_empty() {
+        // SAFETY: the caller sized the array for `src.len()` elements (netCDF contract).
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), p, src.len()) };
+    }
+}
+
+/// Writes a name plus NUL into a caller buffer of at least NC_MAX_NAME+1 bytes.
+///
+/// # Safety
+/// `p` is NULL or valid for `s.len() + 1` bytes.
+pub unsafe fn put_name(p: *mut c_char, s: &str) {
+    if !p.is_null() {
+        // SAFETY: as above.
+        unsafe {
+            std::ptr::copy_nonoverlapping(s.as_ptr() as *const c_char, p, s.len());
+            p.add(s.len()).write(0);
+        }
+    }
+}
+
+/// An input array of `n` elements; NULL with `n > 0` → NC_EINVAL.
+///
+/// # Safety
+/// `p` is NULL or valid for `n` reads.
+pub unsafe fn slice<'a, T>(p: *const T, n: usize) -> Result<&'a [T]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return err(Kind::Invalid, "NULL array");
+    }
+    // SAFETY: non-NULL, and the caller provides `n` elements.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// A `malloc`ed copy of a string, so C callers can `free` it (and `nc_free_string` works).
+pub fn malloc_string(s: &[u8]) -> Result<*mut c_char> {
+    // SAFETY: malloc of len+1 bytes, then filled and NUL-terminated.
+    unsafe {
+        let p = libc::malloc(s.len() + 1) as *mut c_char;
+        if p.is_null() {
+            return err(Kind::NoMem, "malloc");
+        }
+        std::ptr::copy_nonoverlapping(s.as_ptr() as *const c_char, p, s.len());
+        p.add(s.len()).write(0);
+        Ok(p)
+    }
+}
+
+pub fn with<R>(ncid: c_int, f: impl FnOnce(&mut crate::dataset::Dataset, usize) -> Result<R>) -> Result<R> {
+    registry::with(ncid, f)
+}
+
+pub fn internal(msg: &str) -> Error {
+    Error::new(Kind::Internal, msg)
+}

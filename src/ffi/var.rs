@@ -1,0 +1,582 @@
+//! Variables: definition, inquiry, storage settings, filters, per-variable chunk cache.
+
+use super::att::{values_from_mem, values_to_mem};
+use super::{cstr, put, put_name, put_slice, slice, with};
+use super::consts::nc_type;
+use crate::api;
+use crate::codec;
+use crate::error::{Error, Kind, Result, err};
+use crate::model::{Endian, Var};
+use crate::names;
+use std::ffi::{c_char, c_int, c_uint, c_void};
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_def_var(ncid: c_int, name: *const c_char, xtype: nc_type, ndims: c_int, dimidsp: *const c_int, varidp: *mut c_int) -> c_int {
+    api!("nc_def_var", (ncid, name, xtype, ndims), {
+        // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
+        let name = unsafe { cstr(name) }?;
+        let dims = if ndims > 0 && !dimidsp.is_null() {
+            // SAFETY: `dimidsp` holds `ndims` ids (netCDF contract).
+            Some(unsafe { std::slice::from_raw_parts(dimidsp, ndims as usize) })
+        } else {
+            None
+        };
+        let varid = with(ncid, |ds, gid| ds.def_var(gid, name, xtype, dims, ndims))?;
+        // SAFETY: optional out-pointer.
+        unsafe { put(varidp, varid as c_int) };
+        Ok(())
+    })
+}
+
+fn var_info<R>(ncid: c_int, varid: c_int, f: impl FnOnce(&crate::dataset::Dataset, &Var) -> R) -> Result<R> {
+    with(ncid, |ds, gid| {
+        let var = ds.model.var(gid, varid)?;
+        Ok(f(ds, var))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_var(
+    ncid: c_int,
+    varid: c_int,
+    name: *mut c_char,
+    xtypep: *mut nc_type,
+    ndimsp: *mut c_int,
+    dimidsp: *mut c_int,
+    nattsp: *mut c_int,
+) -> c_int {
+    api!("nc_inq_var", (ncid, varid), {
+        let (n, t, dims, natts) = var_info(ncid, varid, |_, v| {
+            (v.name.clone(), v.nctype.id(), v.dimids.iter().map(|&d| d as c_int).collect::<Vec<_>>(), v.atts.len() as c_int)
+        })?;
+        // SAFETY: optional out-pointers; `dimidsp` holds ndims ids.
+        unsafe {
+            put_name(name, &n);
+            put(xtypep, t);
+            put(ndimsp, dims.len() as c_int);
+            put_slice(dimidsp, &dims);
+            put(nattsp, natts);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_varname(ncid: c_int, varid: c_int, name: *mut c_char) -> c_int {
+    let null = std::ptr::null_mut();
+    nc_inq_var(ncid, varid, name, null, null, null, null)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_vartype(ncid: c_int, varid: c_int, xtypep: *mut nc_type) -> c_int {
+    let null = std::ptr::null_mut();
+    nc_inq_var(ncid, varid, std::ptr::null_mut(), xtypep, null, null, null)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_varndims(ncid: c_int, varid: c_int, ndimsp: *mut c_int) -> c_int {
+    let null = std::ptr::null_mut();
+    nc_inq_var(ncid, varid, std::ptr::null_mut(), null, ndimsp, null, null)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_vardimid(ncid: c_int, varid: c_int, dimidsp: *mut c_int) -> c_int {
+    let null = std::ptr::null_mut();
+    nc_inq_var(ncid, varid, std::ptr::null_mut(), null, null, dimidsp, null)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_varnatts(ncid: c_int, varid: c_int, nattsp: *mut c_int) -> c_int {
+    if varid == -1 {
+        return super::file::nc_inq_natts(ncid, nattsp);
+    }
+    let null = std::ptr::null_mut();
+    nc_inq_var(ncid, varid, std::ptr::null_mut(), null, null, null, nattsp)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_varid(ncid: c_int, name: *const c_char, varidp: *mut c_int) -> c_int {
+    api!("nc_inq_varid", (ncid, name), {
+        // SAFETY: as above.
+        let raw = unsafe { cstr(name) }?;
+        if raw.len() > names::MAX_NAME {
+            return err(Kind::MaxName, "name too long");
+        }
+        let name = names::normalize(&String::from_utf8_lossy(raw));
+        let id = with(ncid, |ds, gid| {
+            ds.model.groups[gid].vars.iter().position(|v| v.name == name).ok_or_else(|| Error::new(Kind::NotVar, name.clone()))
+        })?;
+        // SAFETY: optional out-pointer.
+        unsafe { put(varidp, id as c_int) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_rename_var(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
+    api!("nc_rename_var", (ncid, varid, name), {
+        // SAFETY: as above.
+        let name = unsafe { cstr(name) }?;
+        with(ncid, |ds, gid| ds.rename_var(gid, varid, name))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_copy_var(ncid_in: c_int, varid: c_int, ncid_out: c_int) -> c_int {
+    api!("nc_copy_var", (ncid_in, varid, ncid_out), {
+        let (var, dim_names) = with(ncid_in, |ds, gid| {
+            let v = ds.model.var(gid, varid)?.clone();
+            let names: Vec<String> = v.dimids.iter().map(|&d| ds.model.dims[d].name.clone()).collect();
+            Ok((v, names))
+        })?;
+        with(ncid_out, |ds, gid| {
+            let dimids: Vec<c_int> = dim_names
+                .iter()
+                .map(|n| ds.model.find_dim(gid, n).map(|d| d as c_int).ok_or_else(|| Error::new(Kind::BadDim, n.clone())))
+                .collect::<Result<_>>()?;
+            let new = ds.def_var(gid, var.name.as_bytes(), var.nctype.id(), Some(&dimids), dimids.len() as c_int)?;
+            for att in var.atts.iter().filter(|a| !a.synthetic) {
+                ds.put_att(gid, new as c_int, att.name.as_bytes(), att.value.nctype().id(), att.value.clone())?;
+            }
+            Ok(())
+        })?;
+        super::data::copy_var_data(ncid_in, varid, ncid_out, &var)
+    })
+}
+
+// ---- fill ---------------------------------------------------------------------------------
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_def_var_fill(ncid: c_int, varid: c_int, no_fill: c_int, fill_value: *const c_void) -> c_int {
+    api!("nc_def_var_fill", (ncid, varid, no_fill, fill_value), {
+        with(ncid, |ds, gid| {
+            let value = if no_fill == 0 && !fill_value.is_null() && varid >= 0 {
+                let t = ds.model.var(gid, varid)?.nctype;
+                // SAFETY: `fill_value` points to one element of the variable's type.
+                Some(unsafe { values_from_mem(t, fill_value, 1) }?)
+            } else {
+                None
+            };
+            ds.def_var_fill(gid, varid, no_fill != 0, value)
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_var_fill(ncid: c_int, varid: c_int, no_fill: *mut c_int, fill_valuep: *mut c_void) -> c_int {
+    api!("nc_inq_var_fill", (ncid, varid), {
+        let (off, fill) = with(ncid, |ds, gid| {
+            if varid == -1 {
+                return err(Kind::Global, "NC_GLOBAL");
+            }
+            let v = ds.model.var(gid, varid)?;
+            let fill = match v.att("_FillValue") {
+                Some(a) if a.value.nctype() == v.nctype && a.value.len() == 1 => a.value.clone(),
+                _ => v.fill_value(),
+            };
+            Ok((v.no_fill, fill))
+        })?;
+        // SAFETY: optional out-pointers; `fill_valuep` holds one element of the var's type.
+        unsafe {
+            put(no_fill, off as c_int);
+            if !off && !fill_valuep.is_null() {
+                values_to_mem(&fill, fill_valuep)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+// ---- compression and filters ------------------------------------------------------------------
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_def_var_deflate(ncid: c_int, varid: c_int, shuffle: c_int, deflate: c_int, deflate_level: c_int) -> c_int {
+    api!("nc_def_var_deflate", (ncid, varid, shuffle, deflate, deflate_level), {
+        with(ncid, |ds, gid| ds.def_var_deflate(gid, varid, shuffle != 0, deflate != 0, deflate_level))
+    })
+}
+
+fn filter_params(v: &Var, id: u32) -> Option<Vec<u32>> {
+    v.filters.iter().find(|f| f.id == id).map(|f| f.params.clone())
+}
+
+fn settings_var<R>(ncid: c_int, varid: c_int, f: impl FnOnce(&Var) -> R) -> Result<R> {
+    with(ncid, |ds, gid| {
+        if varid == -1 {
+            return err(Kind::NotVar, "NC_GLOBAL");
+        }
+        Ok(f(ds.model.var(gid, varid)?))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_var_deflate(ncid: c_int, varid: c_int, shufflep: *mut c_int, deflatep: *mut c_int, deflate_levelp: *mut c_int) -> c_int {
+    api!("nc_inq_var_deflate", (ncid, varid), {
+        let (sh, de) = settings_var(ncid, varid, |v| (filter_params(v, codec::SHUFFLE).is_some(), filter_params(v, codec::DEFLATE)))?;
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(shufflep, sh as c_int);
+            put(deflatep, de.is_some() as c_int);
+            put(deflate_levelp, de.and_then(|p| p.first().copied()).unwrap_or(0) as c_int);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_def_var_fletcher32(ncid: c_int, varid: c_int, fletcher32: c_int) -> c_int {
+    api!("nc_def_var_fletcher32", (ncid, varid, fletcher32), { with(ncid, |ds, gid| ds.def_var_fletcher32(gid, varid, fletcher32 != 0)) })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_var_fletcher32(ncid: c_int, varid: c_int, fletcher32p: *mut c_int) -> c_int {
+    api!("nc_inq_var_fletcher32", (ncid, varid), {
+        let on = settings_var(ncid, varid, |v| filter_params(v, codec::FLETCHER32).is_some())?;
+        // SAFETY: optional out-pointer.
+        unsafe { put(fletcher32p, on as c_int) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_def_var_szip(ncid: c_int, varid: c_int, options_mask: c_int, pixels_per_block: c_int) -> c_int {
+    api!("nc_def_var_szip", (ncid, varid, options_mask, pixels_per_block), {
+        with(ncid, |ds, gid| ds.def_var_filter(gid, varid, codec::SZIP, vec![options_mask as u32, pixels_per_block as u32]))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_var_szip(ncid: c_int, varid: c_int, options_maskp: *mut c_int, pixels_per_blockp: *mut c_int) -> c_int {
+    api!("nc_inq_var_szip", (ncid, varid), {
+        let p = settings_var(ncid, varid, |v| filter_params(v, codec::SZIP))?.unwrap_or_default();
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(options_maskp, p.first().copied().unwrap_or(0) as c_int);
+            put(pixels_per_blockp, p.get(1).copied().unwrap_or(0) as c_int);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_def_var_filter(ncid: c_int, varid: c_int, id: c_uint, nparams: usize, parms: *const c_uint) -> c_int {
+    api!("nc_def_var_filter", (ncid, varid, id, nparams), {
+        // SAFETY: `parms` holds `nparams` values.
+        let params = unsafe { slice(parms, nparams) }?.to_vec();
+        with(ncid, |ds, gid| ds.def_var_filter(gid, varid, id, params))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_var_filter(ncid: c_int, varid: c_int, idp: *mut c_uint, nparams: *mut usize, params: *mut c_uint) -> c_int {
+    api!("nc_inq_var_filter", (ncid, varid), {
+        let first = settings_var(ncid, varid, |v| v.filters.iter().find(|f| f.id != 0).map(|f| (f.id, f.params.clone())))?;
+        // SAFETY: optional out-pointers; `params` sized by a previous call.
+        unsafe {
+            match first {
+                None => put(idp, 0),
+                Some((id, p)) => {
+                    put(idp, id);
+                    put(nparams, p.len());
+                    put_slice(params, &p);
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_var_filter_ids(ncid: c_int, varid: c_int, nfilters: *mut usize, filterids: *mut c_uint) -> c_int {
+    api!("nc_inq_var_filter_ids", (ncid, varid), {
+        let ids: Vec<u32> = settings_var(ncid, varid, |v| v.filters.iter().filter(|f| f.id != 0).map(|f| f.id).collect())?;
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(nfilters, ids.len());
+            put_slice(filterids, &ids);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_var_filter_info(ncid: c_int, varid: c_int, id: c_uint, nparams: *mut usize, params: *mut c_uint) -> c_int {
+    api!("nc_inq_var_filter_info", (ncid, varid, id), {
+        let p = settings_var(ncid, varid, |v| filter_params(v, id))?.ok_or_else(|| Error::new(Kind::NoFilter, format!("filter {id}")))?;
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(nparams, p.len());
+            put_slice(params, &p);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_filter_avail(ncid: c_int, id: c_uint) -> c_int {
+    api!("nc_inq_filter_avail", (ncid, id), {
+        with(ncid, |_, _| Ok(()))?;
+        if codec::AVAILABLE.contains(&id) { Ok(()) } else { err(Kind::NoFilter, format!("filter {id}")) }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_def_var_bzip2(ncid: c_int, varid: c_int, level: c_int) -> c_int {
+    api!("nc_def_var_bzip2", (ncid, varid, level), {
+        if !(1..=9).contains(&level) {
+            with(ncid, |_, _| Ok(()))?;
+            return err(Kind::Invalid, "bzip2 level");
+        }
+        with(ncid, |ds, gid| ds.def_var_filter(gid, varid, codec::BZIP2, vec![level as u32]))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_var_bzip2(ncid: c_int, varid: c_int, hasfilterp: *mut c_int, levelp: *mut c_int) -> c_int {
+    inq_one_param(ncid, varid, codec::BZIP2, hasfilterp, levelp)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_def_var_zstandard(ncid: c_int, varid: c_int, level: c_int) -> c_int {
+    api!("nc_def_var_zstandard", (ncid, varid, level), {
+        if !(-131072..=22).contains(&level) {
+            with(ncid, |_, _| Ok(()))?;
+            return err(Kind::Invalid, "zstd level");
+        }
+        with(ncid, |ds, gid| ds.def_var_filter(gid, varid, codec::ZSTD, vec![level as u32]))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_var_zstandard(ncid: c_int, varid: c_int, hasfilterp: *mut c_int, levelp: *mut c_int) -> c_int {
+    inq_one_param(ncid, varid, codec::ZSTD, hasfilterp, levelp)
+}
+
+fn inq_one_param(ncid: c_int, varid: c_int, id: u32, hasfilterp: *mut c_int, levelp: *mut c_int) -> c_int {
+    api!("nc_inq_var_<codec>", (ncid, varid, id), {
+        let p = settings_var(ncid, varid, |v| filter_params(v, id))?;
+        // SAFETY: optional out-pointers.
+        unsafe {
+            match p {
+                None => put(hasfilterp, 0),
+                Some(p) if p.len() != 1 => return err(Kind::Filter, "wrong parameter count"),
+                Some(p) => {
+                    put(hasfilterp, 1);
+                    put(levelp, p[0] as c_int);
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_def_var_blosc(ncid: c_int, varid: c_int, subcompressor: c_uint, level: c_uint, blocksize: c_uint, addshuffle: c_uint) -> c_int {
+    api!("nc_def_var_blosc", (ncid, varid, subcompressor, level, blocksize, addshuffle), {
+        if addshuffle > 2 || subcompressor > 5 {
+            with(ncid, |_, _| Ok(()))?;
+            return err(Kind::Invalid, "blosc parameters");
+        }
+        with(ncid, |ds, gid| ds.def_var_filter(gid, varid, codec::BLOSC, vec![0, 0, 0, blocksize, level, addshuffle, subcompressor]))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_var_blosc(
+    ncid: c_int,
+    varid: c_int,
+    hasfilterp: *mut c_int,
+    subcompressorp: *mut c_uint,
+    levelp: *mut c_uint,
+    blocksizep: *mut c_uint,
+    addshufflep: *mut c_uint,
+) -> c_int {
+    api!("nc_inq_var_blosc", (ncid, varid), {
+        let p = settings_var(ncid, varid, |v| filter_params(v, codec::BLOSC))?;
+        // SAFETY: optional out-pointers.
+        unsafe {
+            match p {
+                None => put(hasfilterp, 0),
+                Some(p) if p.len() != 7 => return err(Kind::Filter, "wrong parameter count"),
+                Some(p) => {
+                    put(hasfilterp, 1);
+                    put(blocksizep, p[3]);
+                    put(levelp, p[4]);
+                    put(addshufflep, p[5]);
+                    put(subcompressorp, p[6]);
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+// ---- chunking, endianness, quantize ---------------------------------------------------------
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_def_var_chunking(ncid: c_int, varid: c_int, storage: c_int, chunksizesp: *const usize) -> c_int {
+    api!("nc_def_var_chunking", (ncid, varid, storage), {
+        with(ncid, |ds, gid| {
+            let rank = if varid >= 0 { ds.model.var(gid, varid)?.rank() } else { 0 };
+            let sizes = if chunksizesp.is_null() || rank == 0 {
+                None
+            } else {
+                // SAFETY: `chunksizesp` holds one size per dimension.
+                Some(unsafe { std::slice::from_raw_parts(chunksizesp, rank) }.iter().map(|&c| c as u64).collect())
+            };
+            ds.def_var_chunking(gid, varid, storage, sizes)
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_var_chunking(ncid: c_int, varid: c_int, storagep: *mut c_int, chunksizesp: *mut usize) -> c_int {
+    api!("nc_inq_var_chunking", (ncid, varid), {
+        let chunks: Vec<usize> = settings_var(ncid, varid, |v| v.chunks.iter().map(|&c| c as usize).collect())?;
+        // SAFETY: optional out-pointers; one size per dimension.
+        unsafe {
+            put(storagep, 0);
+            put_slice(chunksizesp, &chunks);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_def_var_chunking_ints(ncid: c_int, varid: c_int, storage: c_int, chunksizesp: *const c_int) -> c_int {
+    api!("nc_def_var_chunking_ints", (ncid, varid, storage), {
+        with(ncid, |ds, gid| {
+            let rank = if varid >= 0 { ds.model.var(gid, varid)?.rank() } else { 0 };
+            let sizes = if chunksizesp.is_null() || rank == 0 {
+                None
+            } else {
+                // SAFETY: one int per dimension.
+                let raw = unsafe { std::slice::from_raw_parts(chunksizesp, rank) };
+                if raw.iter().any(|&c| c < 0) {
+                    return err(Kind::BadChunk, "negative chunk size");
+                }
+                Some(raw.iter().map(|&c| c as u64).collect())
+            };
+            ds.def_var_chunking(gid, varid, storage, sizes)
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_var_chunking_ints(ncid: c_int, varid: c_int, storagep: *mut c_int, chunksizesp: *mut c_int) -> c_int {
+    api!("nc_inq_var_chunking_ints", (ncid, varid), {
+        let chunks: Vec<u64> = settings_var(ncid, varid, |v| v.chunks.clone())?;
+        if chunks.iter().any(|&c| c > i32::MAX as u64) {
+            return err(Kind::Range, "chunk size does not fit an int");
+        }
+        let ints: Vec<c_int> = chunks.iter().map(|&c| c as c_int).collect();
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(storagep, 0);
+            put_slice(chunksizesp, &ints);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_def_var_endian(ncid: c_int, varid: c_int, endian: c_int) -> c_int {
+    api!("nc_def_var_endian", (ncid, varid, endian), { with(ncid, |ds, gid| ds.def_var_endian(gid, varid, endian)) })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_var_endian(ncid: c_int, varid: c_int, endianp: *mut c_int) -> c_int {
+    api!("nc_inq_var_endian", (ncid, varid), {
+        let e = settings_var(ncid, varid, |v| if v.endian == Endian::Big { 2 } else { 1 })?;
+        // SAFETY: optional out-pointer.
+        unsafe { put(endianp, e) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_def_var_quantize(ncid: c_int, varid: c_int, quantize_mode: c_int, nsd: c_int) -> c_int {
+    api!("nc_def_var_quantize", (ncid, varid, quantize_mode, nsd), { with(ncid, |ds, gid| ds.def_var_quantize(gid, varid, quantize_mode, nsd)) })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_inq_var_quantize(ncid: c_int, varid: c_int, quantize_modep: *mut c_int, nsdp: *mut c_int) -> c_int {
+    api!("nc_inq_var_quantize", (ncid, varid), {
+        let (m, n) = settings_var(ncid, varid, |v| v.quantize)?;
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(quantize_modep, m);
+            if m != 0 {
+                put(nsdp, n);
+            }
+        }
+        Ok(())
+    })
+}
+
+// ---- chunk caches -------------------------------------------------------------------------
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_set_var_chunk_cache(ncid: c_int, varid: c_int, size: usize, nelems: usize, preemption: f32) -> c_int {
+    api!("nc_set_var_chunk_cache", (ncid, varid, size, nelems, preemption), {
+        with(ncid, |ds, gid| {
+            if varid == -1 {
+                return err(Kind::NotVar, "NC_GLOBAL");
+            }
+            if !(0.0..=1.0).contains(&preemption) {
+                ds.model.var(gid, varid)?;
+                return err(Kind::Invalid, "preemption outside [0, 1]");
+            }
+            let v = ds.model.var_mut(gid, varid)?;
+            v.cache = crate::model::ChunkCache { size, nelems, preemption };
+            Ok(())
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_get_var_chunk_cache(ncid: c_int, varid: c_int, sizep: *mut usize, nelemsp: *mut usize, preemptionp: *mut f32) -> c_int {
+    api!("nc_get_var_chunk_cache", (ncid, varid), {
+        let c = settings_var(ncid, varid, |v| v.cache)?;
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(sizep, c.size);
+            put(nelemsp, c.nelems);
+            put(preemptionp, c.preemption);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_set_var_chunk_cache_ints(ncid: c_int, varid: c_int, size: c_int, nelems: c_int, preemption: c_int) -> c_int {
+    api!("nc_set_var_chunk_cache_ints", (ncid, varid, size, nelems, preemption), {
+        with(ncid, |ds, gid| {
+            if varid == -1 {
+                return err(Kind::NotVar, "NC_GLOBAL");
+            }
+            let defaults = crate::dataset::cache_defaults();
+            let v = ds.model.var_mut(gid, varid)?;
+            if !(0..=100).contains(&preemption) || nelems < 0 {
+                return err(Kind::Invalid, "chunk cache parameters");
+            }
+            let bytes = if size < 0 { defaults.size } else { size as usize * 1_048_576 };
+            v.cache = crate::model::ChunkCache { size: bytes, nelems: nelems as usize, preemption: preemption as f32 / 100.0 };
+            Ok(())
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn nc_get_var_chunk_cache_ints(ncid: c_int, varid: c_int, sizep: *mut c_int, nelemsp: *mut c_int, preemptionp: *mut c_int) -> c_int {
+    api!("nc_get_var_chunk_cache_ints", (ncid, varid), {
+        let c = settings_var(ncid, varid, |v| v.cache)?;
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(sizep, (c.size / 1_048_576) as c_int);
+            put(nelemsp, c.nelems as c_int);
+            put(preemptionp, (c.preemption * 100.0).round() as c_int);
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,249 @@
+//! Attribute values and fill values ↔ JSON (nczarr-format.md §5.6, §7).
+
+use super::json::{INF_MARK, NAN_MARK, NINF_MARK, f32_value, f64_value, int_of, special_float, unmark};
+use crate::error::{Kind, Result, err};
+use crate::model::Att;
+use crate::types::NcType;
+use crate::values::{Scalar, Values, convert_scalar};
+use serde_json::Value;
+
+fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// One JSON element as a number, if it is one (or a special-float string, or a bool).
+fn scalar_of(v: &Value) -> Option<Scalar> {
+    match v {
+        Value::Number(n) => match int_of(n) {
+            Some(i) => Some(Scalar::Int(i)),
+            None => n.as_f64().map(Scalar::F64),
+        },
+        Value::String(s) => special_float(s).map(Scalar::F64).or_else(|| s.trim().parse::<i128>().ok().map(Scalar::Int)),
+        Value::Bool(b) => Some(Scalar::Int(*b as i128)),
+        _ => None,
+    }
+}
+
+fn elements(v: &Value) -> Vec<&Value> {
+    match v {
+        Value::Array(items) => items.iter().collect(),
+        other => vec![other],
+    }
+}
+
+/// Converts a JSON attribute value to the recorded netCDF type.
+pub fn typed(v: &Value, t: NcType) -> Result<(Values, Option<Value>)> {
+    match t {
+        NcType::Char => Ok(match v {
+            Value::String(s) => (Values::Char(unmark(s).as_bytes().to_vec()), None),
+            Value::Number(n) => (Values::Char(n.to_string().into_bytes()), None),
+            Value::Null => (Values::Char(Vec::new()), None),
+            other => (Values::Char(compact(other).into_bytes()), Some(other.clone())),
+        }),
+        NcType::String => {
+            let items: Vec<Option<String>> = elements(v)
+                .into_iter()
+                .map(|e| match e {
+                    Value::String(s) => Some(unmark(s).to_string()),
+                    Value::Null => Some(String::new()),
+                    other => Some(compact(other)),
+                })
+                .collect();
+            Ok((Values::Str(items), None))
+        }
+        _ => {
+            let mut out = Vec::new();
+            for e in elements(v) {
+                let s = scalar_of(e).ok_or_else(|| crate::error::Error::new(Kind::NcZarr, format!("attribute value {e} is not a {}", t.name())))?;
+                out.push(convert_scalar(s, t).0);
+            }
+            Ok((Values::from_scalars(t, out.into_iter()), None))
+        }
+    }
+}
+
+/// Infers the netCDF type of an untyped (pure Zarr) attribute. `None`: skip it (`[]`).
+pub fn inferred(v: &Value) -> Option<(Values, Option<Value>)> {
+    let items = match v {
+        Value::Array(items) => items.as_slice(),
+        Value::String(s) if special_float(s).is_some() && s.starts_with('\0') => {
+            return Some((Values::Double(vec![special_float(s)?]), None));
+        }
+        Value::String(s) => return Some((Values::Char(s.as_bytes().to_vec()), None)),
+        Value::Number(_) | Value::Bool(_) => std::slice::from_ref(v),
+        other => return Some((Values::Char(compact(other).into_bytes()), Some(other.clone()))),
+    };
+    if items.is_empty() {
+        return None;
+    }
+    if items.iter().all(|e| matches!(e, Value::String(s) if ![NAN_MARK, INF_MARK, NINF_MARK].contains(&s.as_str()))) {
+        return Some((Values::Str(items.iter().map(|e| e.as_str().map(str::to_string)).collect()), None));
+    }
+    if items.iter().all(Value::is_boolean) {
+        return Some((Values::UByte(items.iter().map(|e| e.as_bool() == Some(true)).map(u8::from).collect()), None));
+    }
+    let scalars: Option<Vec<Scalar>> = items
+        .iter()
+        .map(|e| match e {
+            Value::Number(_) => scalar_of(e),
+            Value::String(s) if s.starts_with('\0') => special_float(s).map(Scalar::F64),
+            _ => None,
+        })
+        .collect();
+    let Some(scalars) = scalars else {
+        return Some((Values::Char(compact(v).into_bytes()), Some(v.clone())));
+    };
+    let ints: Option<Vec<i128>> = scalars.iter().map(|s| if let Scalar::Int(i) = s { Some(*i) } else { None }).collect();
+    let t = match ints {
+        None => NcType::Double,
+        Some(ints) => {
+            let (lo, hi) = (ints.iter().min().copied().unwrap_or(0), ints.iter().max().copied().unwrap_or(0));
+            if lo >= i32::MIN as i128 && hi <= i32::MAX as i128 {
+                NcType::Int
+            } else if lo >= 0 && hi <= u32::MAX as i128 {
+                NcType::UInt
+            } else if lo >= i64::MIN as i128 && hi <= i64::MAX as i128 {
+                NcType::Int64
+            } else if lo >= 0 && hi <= u64::MAX as i128 {
+                NcType::UInt64
+            } else {
+                NcType::Double
+            }
+        }
+    };
+    Some((Values::from_scalars(t, scalars.into_iter().map(|s| convert_scalar(s, t).0)), None))
+}
+
+fn element_json(values: &Values, i: usize) -> Value {
+    match values {
+        Values::Float(x) => f32_value(x[i]),
+        Values::Double(x) => f64_value(x[i]),
+        Values::Byte(x) => x[i].into(),
+        Values::Short(x) => x[i].into(),
+        Values::Int(x) => x[i].into(),
+        Values::UByte(x) => x[i].into(),
+        Values::UShort(x) => x[i].into(),
+        Values::UInt(x) => x[i].into(),
+        Values::Int64(x) => x[i].into(),
+        Values::UInt64(x) => x[i].into(),
+        Values::Str(x) => Value::String(x[i].clone().unwrap_or_default()),
+        Values::Char(x) => Value::String(String::from_utf8_lossy(&x[i..i + 1]).into_owned()),
+    }
+}
+
+/// The JSON we write for an attribute: C4 (char is always a string), scalars unwrapped.
+pub fn render(att: &Att) -> Value {
+    if let Some(raw) = &att.json {
+        return raw.clone();
+    }
+    match &att.value {
+        Values::Char(bytes) => Value::String(String::from_utf8_lossy(bytes).into_owned()),
+        values if values.len() == 1 => element_json(values, 0),
+        values => Value::Array((0..values.len()).map(|i| element_json(values, i)).collect()),
+    }
+}
+
+/// `.zarray` `fill_value` for a one-element fill (C3, C10).
+pub fn render_fill(fill: &Values) -> Value {
+    match fill {
+        Values::Char(b) if b.first().copied().unwrap_or(0) == 0 => Value::String(String::new()),
+        Values::Char(b) => Value::String(String::from_utf8_lossy(&b[..1]).into_owned()),
+        other if other.is_empty() => Value::Null,
+        other => element_json(other, 0),
+    }
+}
+
+/// Reads a `fill_value`. `None` is "no fill". 4.8.0 wrote one-element lists.
+pub fn parse_fill(v: &Value, t: NcType) -> Result<Option<Values>> {
+    let v = match v {
+        Value::Array(items) if items.len() == 1 => &items[0],
+        other => other,
+    };
+    match (v, t) {
+        (Value::Null, _) => Ok(None),
+        (Value::String(s), NcType::Char) => {
+            let bytes = s.as_bytes();
+            let byte = match bytes.len() {
+                0 => 0,
+                1 => bytes[0],
+                _ => decode_base64(s).filter(|d| d.len() == 1).map(|d| d[0]).unwrap_or(bytes[0]),
+            };
+            Ok(Some(Values::Char(vec![byte])))
+        }
+        (Value::Number(n), NcType::Char) => Ok(Some(Values::Char(n.to_string().into_bytes()[..1].to_vec()))),
+        (Value::String(s), NcType::String) => Ok(Some(Values::Str(vec![Some(unmark(s).to_string())]))),
+        (_, NcType::String) => err(Kind::NcZarr, format!("fill_value {v} for a string array")),
+        (Value::Number(n), NcType::Float | NcType::Double) if n.to_string() == "9.96921e+36" || n.to_string() == "9.96921e36" => {
+            Ok(Some(Values::default_fill(t)))
+        }
+        _ => {
+            let s = scalar_of(v).ok_or_else(|| crate::error::Error::new(Kind::NcZarr, format!("fill_value {v}")))?;
+            if let (Scalar::F64(f), false) = (s, t.is_float()) {
+                if f.is_nan() || f.is_infinite() || f.fract() != 0.0 {
+                    return err(Kind::NcZarr, format!("fill_value {v} for an integer array"));
+                }
+            }
+            let (out, range) = convert_scalar(s, t);
+            if range {
+                return err(Kind::NcZarr, format!("fill_value {v} out of range"));
+            }
+            Ok(Some(Values::from_scalars(t, std::iter::once(out))))
+        }
+    }
+}
+
+fn decode_base64(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 4 != 0 {
+        return None;
+    }
+    let val = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let mut out = Vec::new();
+    for quad in s.as_bytes().chunks(4) {
+        let pad = quad.iter().filter(|&&c| c == b'=').count();
+        let mut acc = 0u32;
+        for &c in quad {
+            acc = (acc << 6) | if c == b'=' { 0 } else { val(c)? };
+        }
+        let bytes = acc.to_be_bytes();
+        out.extend_from_slice(&bytes[1..4 - pad]);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::json::parse;
+
+    #[test]
+    fn inference() {
+        let v = parse(b"[1, 2.5]", "t").unwrap();
+        assert_eq!(inferred(&v).unwrap().0, Values::Double(vec![1.0, 2.5]));
+        let v = parse(b"[1, 4000000000]", "t").unwrap();
+        assert_eq!(inferred(&v).unwrap().0, Values::UInt(vec![1, 4000000000]));
+        let v = parse(b"[\"x\", \"yy\"]", "t").unwrap();
+        assert_eq!(inferred(&v).unwrap().0.nctype(), NcType::String);
+        assert!(inferred(&parse(b"[]", "t").unwrap()).is_none());
+        let v = parse(b"NaN", "t").unwrap();
+        assert!(matches!(inferred(&v).unwrap().0, Values::Double(ref d) if d[0].is_nan()));
+    }
+
+    #[test]
+    fn fills() {
+        let f = parse_fill(&parse(b"9.96921e+36", "t").unwrap(), NcType::Double).unwrap().unwrap();
+        assert_eq!(f, Values::default_fill(NcType::Double));
+        assert!(parse_fill(&parse(b"\"abc\"", "t").unwrap(), NcType::Int).is_err());
+        assert!(parse_fill(&parse(b"\"NaN\"", "t").unwrap(), NcType::Int).is_err());
+        assert_eq!(parse_fill(&parse(b"[-999]", "t").unwrap(), NcType::Float).unwrap(), Some(Values::Float(vec![-999.0])));
+        assert_eq!(render_fill(&Values::default_fill(NcType::Float)).to_string(), "9.96921e36");
+    }
+}

@@ -1,0 +1,596 @@
+//! Reading: every NCZarr generation and pure Zarr v2 → `Model`.
+//!
+//! The walk is breadth-first and iterative (no recursion proportional to nesting depth):
+//! first every group and its dimensions, so dimension ids follow netcdf-c's traversal order and
+//! any array may reference any group's dimension; then each group's arrays, fetched in one
+//! `get_many` per group. Everything read is validated before the model is built: bad metadata
+//! fails the open with NC_ENCZARR, bad names with NC_EBADNAME; arrays netCDF cannot represent
+//! are skipped with a warning (D4).
+
+use super::attrs;
+use super::dtype::{self, Storage, Unreadable};
+use super::json;
+use super::{HIDDEN_ATTS, Layout};
+use crate::codec;
+use crate::error::{Error, Kind, Result, err};
+use crate::model::{Att, ChunkCache, Endian, Model, Var, join_key};
+use crate::names;
+use crate::types::NcType;
+use crate::trace;
+use crate::url::Flavor;
+use crate::values::Values;
+use crate::zmap::Zmap;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// Deepest group nesting we accept (S3 keys are limited to 1024 bytes anyway).
+const MAX_DEPTH: usize = 1024;
+/// Largest decoded chunk we accept in metadata (bytes).
+pub const MAX_CHUNK_BYTES: u128 = 4_294_967_295;
+
+pub struct Loaded {
+    pub model: Model,
+    pub layout: Layout,
+    /// Metadata objects exactly as read, to rewrite only what changed.
+    pub stored: HashMap<String, Vec<u8>>,
+    pub nc_properties: Option<String>,
+    pub has_zmetadata: bool,
+    /// Recorded netCDF-4 classic model (our superblock extension).
+    pub classic: bool,
+}
+
+struct Source<'a> {
+    store: &'a dyn Zmap,
+    consolidated: Option<Map<String, Value>>,
+    stored: HashMap<String, Vec<u8>>,
+}
+
+impl Source<'_> {
+    fn get_many(&mut self, keys: &[String]) -> Result<Vec<Option<Value>>> {
+        if let Some(meta) = &self.consolidated {
+            return Ok(keys.iter().map(|k| meta.get(k).cloned()).collect());
+        }
+        let raw = self.store.get_many(keys)?;
+        let mut out = Vec::with_capacity(keys.len());
+        for (key, bytes) in keys.iter().zip(raw) {
+            match bytes {
+                None => out.push(None),
+                Some(b) => {
+                    let v = json::parse(&b, key)?;
+                    self.stored.insert(key.clone(), b);
+                    out.push(Some(v));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn is_object(v: &Option<Value>, key: &str) -> Result<()> {
+        match v {
+            Some(Value::Object(_)) | None => Ok(()),
+            Some(_) => err(Kind::NcZarr, format!("{key} is not a JSON object")),
+        }
+    }
+
+    fn children(&self, prefix: &str) -> Result<Vec<String>> {
+        if let Some(meta) = &self.consolidated {
+            let lead = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
+            let mut out: Vec<String> = Vec::new();
+            for key in meta.keys() {
+                if let Some(rest) = key.strip_prefix(&lead) {
+                    if let Some((child, _)) = rest.split_once('/') {
+                        if !out.iter().any(|c| c == child) {
+                            out.push(child.to_string());
+                        }
+                    }
+                }
+            }
+            out.sort();
+            return Ok(out);
+        }
+        let mut out = self.store.list_dir(prefix)?;
+        out.sort();
+        Ok(out)
+    }
+}
+
+fn obj<'v>(v: &'v Option<Value>) -> Option<&'v Map<String, Value>> {
+    v.as_ref().and_then(Value::as_object)
+}
+
+fn member<'v>(m: Option<&'v Map<String, Value>>, keys: &[&str]) -> Option<&'v Value> {
+    let m = m?;
+    keys.iter().find_map(|k| m.get(*k))
+}
+
+fn string_list(v: Option<&Value>, what: &str) -> Result<Option<Vec<String>>> {
+    match v {
+        None => Ok(None),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_string).ok_or_else(|| Error::new(Kind::NcZarr, format!("{what}: not a list of names"))))
+            .collect::<Result<Vec<_>>>()
+            .map(Some),
+        Some(_) => err(Kind::NcZarr, format!("{what}: not a list")),
+    }
+}
+
+/// `dims` of a group: integer lengths or `{"size": n, "unlimited": 1}`.
+fn group_dims(v: Option<&Value>) -> Result<Vec<(String, u64, bool)>> {
+    let Some(v) = v else { return Ok(Vec::new()) };
+    let m = v.as_object().ok_or_else(|| Error::new(Kind::NcZarr, "group dimensions are not an object"))?;
+    let mut out = Vec::new();
+    for (name, d) in m {
+        let name = names::check_stored(name)?;
+        let (size, unlimited) = match d {
+            Value::Object(o) => (json::int_param(o.get("size")), json::int_param(o.get("unlimited")).unwrap_or(0) != 0),
+            other => (json::int_param(Some(other)), false),
+        };
+        let size = size.filter(|s| *s >= 0).ok_or_else(|| Error::new(Kind::NcZarr, format!("dimension {name}: bad size")))?;
+        out.push((name, size as u64, unlimited));
+    }
+    Ok(out)
+}
+
+fn shape_of(v: Option<&Value>, what: &str, min: i128) -> Result<Vec<u64>> {
+    let items = v.and_then(Value::as_array).ok_or_else(|| Error::new(Kind::NcZarr, format!("{what} missing or not a list")))?;
+    if items.len() > 1024 {
+        return err(Kind::NcZarr, format!("{what}: rank above NC_MAX_VAR_DIMS"));
+    }
+    items
+        .iter()
+        .map(|i| match i {
+            Value::Number(n) => match json::int_of(n) {
+                Some(x) if x >= min && x <= i64::MAX as i128 => Ok(x as u64),
+                _ => err(Kind::NcZarr, format!("{what}: bad extent {n}")),
+            },
+            other => err(Kind::NcZarr, format!("{what}: bad extent {other}")),
+        })
+        .collect()
+}
+
+/// Reads the attributes of one `.zattrs` (plus legacy type info) into a list.
+fn read_atts(zattrs: Option<&Map<String, Value>>, types: Option<&Value>, flavor_zarr: bool) -> Result<Vec<Att>> {
+    let mut out = Vec::new();
+    let Some(zattrs) = zattrs else { return Ok(out) };
+    let types = if flavor_zarr { None } else { types.and_then(Value::as_object) };
+    for (name, value) in zattrs {
+        if HIDDEN_ATTS.contains(&name.as_str()) {
+            continue;
+        }
+        let name = names::check_stored(name)?;
+        let recorded = types.and_then(|t| t.get(&name)).and_then(Value::as_str);
+        let parsed = match recorded {
+            Some("|J0") => Some((Values::Char(serde_json::to_string(value).unwrap_or_default().into_bytes()), Some(value.clone()))),
+            Some(code) => Some(attrs::typed(value, dtype::attr_type(code)?)?),
+            None => attrs::inferred(value),
+        };
+        match parsed {
+            Some((values, raw)) => out.push(Att { name, value: values, json: raw, synthetic: false }),
+            None => trace::warn(&format!("attribute {name}: empty list skipped")),
+        }
+    }
+    Ok(out)
+}
+
+struct ArrayObjects {
+    zarray: Option<Value>,
+    zattrs: Option<Value>,
+    ncz_array: Option<Value>,
+    ncz_attr: Option<Value>,
+}
+
+pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>, dataset_name: &str) -> Result<Loaded> {
+    let mut src = Source { store, consolidated: None, stored: HashMap::new() };
+    let root_keys: Vec<String> = [".zgroup", ".zattrs", ".zarray", ".zmetadata", ".nczarr", "zarr.json"].iter().map(|s| s.to_string()).collect();
+    let raw_root = store.get_many(&root_keys)?;
+    let has_zmetadata = raw_root[3].is_some();
+    if raw_root[0].is_none() && raw_root[1].is_none() && raw_root[2].is_none() {
+        if raw_root[5].is_some() {
+            return err(Kind::NotNetcdf, "Zarr v3 stores are not supported yet");
+        }
+        return err(Kind::NotNetcdf, format!("{}: no Zarr metadata", store.describe()));
+    }
+    if consolidated != Some(false) {
+        if let Some(bytes) = &raw_root[3] {
+            match json::parse(bytes, ".zmetadata") {
+                Ok(Value::Object(m))
+                    if json::int_param(m.get("zarr_consolidated_format")) == Some(1)
+                        && m.get("metadata").is_some_and(|x| x.as_object().is_some_and(|o| !o.is_empty())) =>
+                {
+                    if let Some(Value::Object(meta)) = m.get("metadata") {
+                        src.consolidated = Some(meta.clone());
+                    }
+                }
+                _ => trace::warn(".zmetadata is invalid; reading per-node metadata"),
+            }
+        }
+    }
+    let root = src.get_many(&root_keys[..3])?;
+    for (v, k) in root.iter().zip(&root_keys) {
+        Source::is_object(v, k)?;
+    }
+    let nczarr_obj = if src.consolidated.is_none() { src.get_many(&[".nczarr".to_string()])?.pop().flatten() } else { None };
+    let zgroup = obj(&root[0]);
+    let zattrs = obj(&root[1]);
+    if let Some(fmt) = member(zgroup, &["zarr_format"]) {
+        if json::int_param(Some(fmt)) != Some(2) || !fmt.is_number() {
+            return err(Kind::NcZarr, format!("unsupported zarr_format {fmt}"));
+        }
+    }
+    let layout = if flavor == Some(Flavor::Zarr) {
+        Layout::Pure
+    } else if zattrs.is_some_and(|a| a.contains_key("_nczarr_superblock")) {
+        Layout::G2a
+    } else if zgroup.is_some_and(|g| g.contains_key("_nczarr_superblock")) {
+        Layout::G2l
+    } else if zgroup.is_some_and(|g| g.contains_key("_NCZARR_SUPERBLOCK")) {
+        Layout::G2u
+    } else if nczarr_obj.is_some() {
+        Layout::G1
+    } else {
+        Layout::Pure
+    };
+    let nc_properties = zattrs.and_then(|a| a.get("_NCProperties")).and_then(Value::as_str).map(str::to_string);
+    let classic = layout == Layout::G2a
+        && zattrs.and_then(|a| a.get("_nczarr_superblock")).and_then(|s| s.get("format")).and_then(Value::as_str)
+            == Some("netCDF-4 classic model");
+    let mut model = Model::new();
+
+    // A bare array store: one variable at the root, named after the dataset.
+    if root[0].is_none() && root[2].is_some() {
+        let name = std::path::Path::new(dataset_name)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .map(names::check_stored)
+            .transpose()?
+            .unwrap_or_else(|| "data".into());
+        let objs = ArrayObjects { zarray: root[2].clone(), zattrs: root[1].clone(), ncz_array: None, ncz_attr: None };
+        if let Some(var) = build_var(&mut model, 0, name, String::new(), objs, Layout::Pure, flavor)? {
+            model.groups[0].vars.push(var);
+        }
+        return Ok(Loaded { model, layout: Layout::Pure, stored: src.stored, nc_properties, has_zmetadata, classic: false });
+    }
+
+    // Phase 1: groups and their dimensions, breadth first.
+    let mut var_lists: Vec<Vec<String>> = Vec::new();
+    let mut queue = std::collections::VecDeque::from([0usize]);
+    let mut root_objs = Some((root[0].clone(), root[1].clone()));
+    while let Some(gid) = queue.pop_front() {
+        let key = model.group_key(gid);
+        if key.split('/').count() > MAX_DEPTH {
+            return err(Kind::NcZarr, "groups nested too deeply");
+        }
+        let (zgroup_v, zattrs_v) = match root_objs.take() {
+            Some(objs) => objs,
+            None => {
+                let mut got = src.get_many(&[join_key(&key, ".zgroup"), join_key(&key, ".zattrs")])?;
+                let zattrs_v = got.pop().flatten();
+                (got.pop().flatten(), zattrs_v)
+            }
+        };
+        Source::is_object(&zgroup_v, ".zgroup")?;
+        Source::is_object(&zattrs_v, ".zattrs")?;
+        let (ncz_group, ncz_attr) = if layout == Layout::G1 {
+            let mut got = src.get_many(&[join_key(&key, ".nczgroup"), join_key(&key, ".nczattr"), join_key(&key, ".nczattrs")])?;
+            let attrs2 = got.pop().flatten();
+            let attrs1 = got.pop().flatten();
+            (got.pop().flatten(), attrs1.or(attrs2))
+        } else {
+            (None, None)
+        };
+        let gmeta: Option<&Value> = match layout {
+            Layout::G2a => member(obj(&zattrs_v), &["_nczarr_group"]),
+            Layout::G2l => member(obj(&zgroup_v), &["_nczarr_group"]),
+            Layout::G2u => member(obj(&zgroup_v), &["_NCZARR_GROUP"]),
+            Layout::G1 => ncz_group.as_ref(),
+            Layout::Pure => None,
+        };
+        let gmeta_obj = gmeta.and_then(Value::as_object);
+        if gmeta.is_some() && gmeta_obj.is_none() {
+            return err(Kind::NcZarr, format!("group {key:?}: NCZarr group metadata is not an object"));
+        }
+        let types = match layout {
+            Layout::G2a | Layout::G2l => member(obj(&zattrs_v), &["_nczarr_attr"]).and_then(|a| a.get("types")),
+            Layout::G2u => member(obj(&zattrs_v), &["_NCZARR_ATTR"]).and_then(|a| a.get("types")),
+            Layout::G1 => ncz_attr.as_ref().and_then(|a| a.get("types")),
+            Layout::Pure => None,
+        };
+        model.groups[gid].atts = read_atts(obj(&zattrs_v), types, layout == Layout::Pure)?;
+        for (name, len, unlimited) in group_dims(member(gmeta_obj, &["dimensions", "dims"]))? {
+            if model.groups[gid].dims.iter().any(|&d| model.dims[d].name == name) {
+                return err(Kind::NcZarr, format!("duplicate dimension {name}"));
+            }
+            model.add_dim(gid, name, len, unlimited);
+        }
+        let listed_vars = string_list(member(gmeta_obj, &["arrays", "vars"]), "arrays")?;
+        let listed_groups = string_list(member(gmeta_obj, &["groups"]), "groups")?;
+        let (vars, groups) = match (listed_vars, listed_groups) {
+            (Some(v), Some(g)) => (v, g),
+            (v, g) => {
+                let (lv, lg) = list_children(&mut src, &key)?;
+                (v.unwrap_or(lv), g.unwrap_or(lg))
+            }
+        };
+        let mut var_names = Vec::new();
+        for v in vars {
+            var_names.push(names::check_stored(&v)?);
+        }
+        var_lists.push(var_names);
+        for g in groups {
+            let name = names::check_stored(&g)?;
+            if model.name_in_use(gid, &name) {
+                return err(Kind::NcZarr, format!("duplicate group {name}"));
+            }
+            let child = model.add_group(gid, name);
+            model.groups[child].stored_key = Some(model.group_key(child));
+            queue.push_back(child);
+        }
+    }
+
+    // Phase 2: arrays, one batch per group.
+    for gid in 0..model.groups.len() {
+        let gkey = model.group_key(gid);
+        let names_here = std::mem::take(&mut var_lists[gid]);
+        let per = if layout == Layout::G1 { 6 } else { 2 };
+        let mut keys = Vec::new();
+        for name in &names_here {
+            let vkey = join_key(&gkey, name);
+            keys.push(join_key(&vkey, ".zarray"));
+            keys.push(join_key(&vkey, ".zattrs"));
+            if layout == Layout::G1 {
+                for k in [".nczvar", ".nczarray", ".nczattr", ".nczattrs"] {
+                    keys.push(join_key(&vkey, k));
+                }
+            }
+        }
+        let mut got = src.get_many(&keys)?.into_iter();
+        for name in names_here {
+            let mut objs: Vec<Option<Value>> = (0..per).map(|_| got.next().flatten()).collect();
+            let (zarray, zattrs) = (objs[0].take(), objs[1].take());
+            let (ncz_array, ncz_attr) =
+                if layout == Layout::G1 { (objs[2].take().or(objs[3].take()), objs[4].take().or(objs[5].take())) } else { (None, None) };
+            if zarray.is_none() {
+                trace::warn(&format!("array {name} listed but has no .zarray; skipped"));
+                continue;
+            }
+            if model.name_in_use(gid, &name) {
+                return err(Kind::NcZarr, format!("duplicate array {name}"));
+            }
+            let vkey = join_key(&gkey, &name);
+            if let Some(var) = build_var(&mut model, gid, name, vkey, ArrayObjects { zarray, zattrs, ncz_array, ncz_attr }, layout, flavor)? {
+                model.groups[gid].vars.push(var);
+            }
+        }
+    }
+    Ok(Loaded { model, layout, stored: src.stored, nc_properties, has_zmetadata, classic })
+}
+
+/// Children of a group without NCZarr lists: sub-keys holding `.zarray` are arrays, `.zgroup` groups.
+fn list_children(src: &mut Source<'_>, key: &str) -> Result<(Vec<String>, Vec<String>)> {
+    let children: Vec<String> = src.children(key)?.into_iter().filter(|c| !c.starts_with('.')).collect();
+    let mut probe = Vec::new();
+    for c in &children {
+        let ck = join_key(key, c);
+        probe.push(join_key(&ck, ".zarray"));
+        probe.push(join_key(&ck, ".zgroup"));
+    }
+    let found: Vec<bool> = match &src.consolidated {
+        Some(meta) => probe.iter().map(|k| meta.contains_key(k)).collect(),
+        None => src.store.get_many(&probe)?.into_iter().map(|o| o.is_some()).collect(),
+    };
+    let mut vars = Vec::new();
+    let mut groups = Vec::new();
+    for (i, c) in children.into_iter().enumerate() {
+        if found[2 * i] {
+            vars.push(c);
+        } else if found[2 * i + 1] {
+            groups.push(c);
+        }
+    }
+    Ok((vars, groups))
+}
+
+fn build_var(
+    model: &mut Model,
+    gid: usize,
+    name: String,
+    vkey: String,
+    objs: ArrayObjects,
+    layout: Layout,
+    flavor: Option<Flavor>,
+) -> Result<Option<Var>> {
+    let what = if vkey.is_empty() { name.clone() } else { vkey.clone() };
+    Source::is_object(&objs.zarray, &what)?;
+    Source::is_object(&objs.zattrs, &what)?;
+    let zarray = obj(&objs.zarray).ok_or_else(|| Error::new(Kind::NcZarr, format!("{what}/.zarray missing")))?;
+    let zattrs = obj(&objs.zattrs);
+    match zarray.get("zarr_format") {
+        Some(Value::Number(n)) if json::int_of(n) == Some(2) => {}
+        other => return err(Kind::NcZarr, format!("{what}: zarr_format {other:?}")),
+    }
+    let ameta: Option<&Value> = match layout {
+        Layout::G2a => zattrs.and_then(|a| a.get("_nczarr_array")),
+        Layout::G2l => zarray.get("_nczarr_array"),
+        Layout::G2u => zarray.get("_NCZARR_ARRAY"),
+        Layout::G1 => objs.ncz_array.as_ref(),
+        Layout::Pure => None,
+    };
+    let ameta = ameta.and_then(Value::as_object);
+    let types = match layout {
+        Layout::G2a | Layout::G2l => zattrs.and_then(|a| a.get("_nczarr_attr")).and_then(|a| a.get("types")),
+        Layout::G2u => zattrs.and_then(|a| a.get("_NCZARR_ATTR")).and_then(|a| a.get("types")),
+        Layout::G1 => objs.ncz_attr.as_ref().and_then(|a| a.get("types")),
+        Layout::Pure => None,
+    };
+    let char_alias = ameta.and_then(|m| m.get("type_alias")).and_then(Value::as_str) == Some("char");
+    let dtype_text = zarray.get("dtype").and_then(Value::as_str).ok_or_else(|| Error::new(Kind::NcZarr, format!("{what}: dtype")))?;
+    let mut dt = match dtype_text {
+        "<U1" | ">U1" if matches!(layout, Layout::G2u | Layout::G1) => {
+            dtype::DType { nctype: NcType::Char, endian: Endian::Little, storage: Storage::Plain }
+        }
+        text => match dtype::parse(text, char_alias) {
+            Ok(d) => d,
+            Err(Unreadable::Invalid(m)) => return err(Kind::NcZarr, format!("{what}: {m}")),
+            Err(Unreadable::Unsupported(m)) => {
+                trace::warn(&format!("{what}: {m} cannot be represented in netCDF; skipped"));
+                return Ok(None);
+            }
+        },
+    };
+    if layout.is_legacy() {
+        // 4.8.0-4.9.2 wrote a big-endian mark over little-endian bytes (nczarr-format.md §1).
+        dt.endian = Endian::Little;
+    }
+    let shape = shape_of(zarray.get("shape"), &format!("{what}: shape"), 0)?;
+    let chunks = shape_of(zarray.get("chunks"), &format!("{what}: chunks"), 1)?;
+    if shape.len() != chunks.len() {
+        return err(Kind::NcZarr, format!("{what}: rank of chunks differs from rank of shape"));
+    }
+    let chunk_bytes = chunks.iter().try_fold(dt.item_size() as u128, |acc, &c| acc.checked_mul(c as u128));
+    if chunk_bytes.is_none_or(|b| b > MAX_CHUNK_BYTES) {
+        return err(Kind::NcZarr, format!("{what}: chunk too large"));
+    }
+    let fortran_order = match zarray.get("order").and_then(Value::as_str) {
+        Some("C") | None => false,
+        Some("F") => true,
+        Some(other) => return err(Kind::NcZarr, format!("{what}: order {other:?}")),
+    };
+    let dim_separator = match zarray.get("dimension_separator") {
+        None | Some(Value::Null) => '.',
+        Some(Value::String(s)) if s == "." => '.',
+        Some(Value::String(s)) if s == "/" => '/',
+        Some(other) => return err(Kind::NcZarr, format!("{what}: dimension_separator {other}")),
+    };
+    let mut filters = Vec::new();
+    match zarray.get("filters") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(list)) => {
+            for f in list {
+                filters.push(codec::from_zarr(f).map_err(|e| Error::new(Kind::NcZarr, format!("{what}: {}", e.context)))?);
+            }
+        }
+        Some(other) => return err(Kind::NcZarr, format!("{what}: filters {other}")),
+    }
+    match zarray.get("compressor") {
+        None | Some(Value::Null) => {}
+        Some(c) => filters.push(codec::from_zarr(c).map_err(|e| Error::new(Kind::NcZarr, format!("{what}: {}", e.context)))?),
+    }
+    if dt.storage == Storage::Object {
+        let vlen = filters.iter().position(|f| {
+            f.raw.as_ref().and_then(|r| r.get("id")).and_then(Value::as_str).is_some_and(|id| id == "vlen-utf8" || id == "vlen-bytes")
+        });
+        if vlen.is_none() {
+            return err(Kind::NcZarr, format!("{what}: object dtype without a vlen codec"));
+        }
+    }
+    let fill = attrs::parse_fill(zarray.get("fill_value").unwrap_or(&Value::Null), dt.nctype)
+        .map_err(|e| Error::new(Kind::NcZarr, format!("{what}: {}", e.context)))?;
+    let mut atts = read_atts(zattrs, types, layout == Layout::Pure)?;
+
+    // Dimensions: NCZarr references first, then xarray names, then anonymous dims.
+    let scalar_marker = ameta.is_some_and(|m| {
+        m.contains_key("scalar") && layout == Layout::G2a || m.get("storage").and_then(Value::as_str) == Some("scalar")
+    });
+    let xarray_names = zattrs.and_then(|a| a.get("_ARRAY_DIMENSIONS"));
+    let refs = string_list(ameta.and_then(|m| m.get("dimension_references").or_else(|| m.get("dimrefs"))), "dimension references")?;
+    let (dimids, chunks) = if scalar_marker || (shape.is_empty()) {
+        if !shape.is_empty() && shape != [1] {
+            return err(Kind::NcZarr, format!("{what}: scalar with shape {shape:?}"));
+        }
+        (Vec::new(), Vec::new())
+    } else if flavor != Some(Flavor::Zarr) && layout != Layout::Pure && refs.is_some() {
+        let refs = refs.unwrap_or_default();
+        if refs.len() != shape.len() {
+            return err(Kind::NcZarr, format!("{what}: {} dimension references for rank {}", refs.len(), shape.len()));
+        }
+        let mut ids = Vec::new();
+        for (r, &len) in refs.iter().zip(&shape) {
+            for seg in r.split('/').filter(|s| !s.is_empty()) {
+                names::check_stored(seg)?;
+            }
+            let d = model.dim_by_fqn(r)?;
+            let dim = &model.dims[d];
+            if !(dim.len == len || dim.unlimited && len <= dim.len) {
+                if dim.unlimited {
+                    model.dims[d].len = len;
+                } else {
+                    return err(Kind::NcZarr, format!("{what}: shape {len} differs from dimension {r} = {}", dim.len));
+                }
+            }
+            ids.push(d);
+        }
+        (ids, chunks)
+    } else if xarray_names.and_then(Value::as_array).is_some_and(|l| l == &[Value::String("_scalar_".into())]) && shape == [1] {
+        (Vec::new(), Vec::new())
+    } else {
+        (pure_dims(model, gid, &what, &shape, xarray_names)?, chunks)
+    };
+    if layout == Layout::Pure && !atts.iter().any(|a| a.name == "_FillValue") {
+        // D3: CF clients should see the fill a pure Zarr array declares.
+        if let Some(f) = &fill {
+            if f.nctype() != NcType::String || f != &Values::Str(vec![Some(String::new())]) {
+                atts.push(Att { name: "_FillValue".into(), value: f.clone(), json: None, synthetic: true });
+            }
+        }
+    }
+    let maxstrlen = match dt.storage {
+        Storage::FixedBytes(n) => Some(n),
+        _ => None,
+    };
+    let mut extra = zarray.clone();
+    for k in ["zarr_format", "shape", "dtype", "chunks", "fill_value", "order", "compressor", "filters", "dimension_separator", "_nczarr_array", "_NCZARR_ARRAY"] {
+        extra.remove(k);
+    }
+    Ok(Some(Var {
+        name,
+        nctype: dt.nctype,
+        dimids,
+        atts,
+        chunks,
+        filters,
+        no_fill: fill.is_none(),
+        storage_fill: fill,
+        endian: dt.endian,
+        locked: true,
+        quantize: (0, 0),
+        cache: ChunkCache { size: 0, nelems: 0, preemption: 0.0 },
+        stored_key: Some(vkey),
+        dim_separator: dim_separator,
+        extra_zarray: extra,
+        maxstrlen,
+        fortran_order,
+    }))
+}
+
+/// Dimensions of a pure Zarr array: `_ARRAY_DIMENSIONS` names in the array's own group, or
+/// netcdf-c's anonymous `_Anonymous_Dim_<len>` in the root.
+fn pure_dims(model: &mut Model, gid: usize, what: &str, shape: &[u64], names_v: Option<&Value>) -> Result<Vec<usize>> {
+    let listed = string_list(names_v, "_ARRAY_DIMENSIONS")?.filter(|l| l.len() == shape.len());
+    if let Some(list) = listed {
+        let mut ids = Vec::new();
+        let mut conflict = false;
+        for (n, &len) in list.iter().zip(shape) {
+            let n = names::check_stored(n)?;
+            match model.groups[gid].dims.iter().copied().find(|&d| model.dims[d].name == n) {
+                Some(d) if model.dims[d].len == len => ids.push(d),
+                Some(_) => {
+                    conflict = true;
+                    break;
+                }
+                None => ids.push(model.add_dim(gid, n, len, false)),
+            }
+        }
+        if !conflict {
+            return Ok(ids);
+        }
+        trace::warn(&format!("{what}: dimension lengths conflict; using anonymous dimensions"));
+    }
+    let mut ids = Vec::new();
+    for &len in shape {
+        let name = format!("_Anonymous_Dim_{len}");
+        let found = model.groups[0].dims.iter().copied().find(|&d| model.dims[d].name == name);
+        ids.push(found.unwrap_or_else(|| model.add_dim(0, name, len, false)));
+    }
+    Ok(ids)
+}

@@ -1,0 +1,372 @@
+//! The in-memory netCDF-4 data model of one dataset: groups, dimensions, variables and
+//! attributes. Plain data, no I/O; the format layer fills it on open and renders it on flush.
+//!
+//! Ids are indexes: group ids index `Model::groups` (root = 0, creation order, as netcdf-c
+//! numbers them), dimension ids index `Model::dims` (file-wide), varids index a group's `vars`.
+
+use crate::error::{Kind, Result, err};
+use crate::types::NcType;
+use crate::values::Values;
+use serde_json::Value;
+
+#[derive(Debug, Clone)]
+pub struct Att {
+    pub name: String,
+    pub value: Values,
+    /// A structured JSON value read from storage and surfaced as NC_CHAR text; re-emitted
+    /// verbatim while the attribute is untouched (nczarr-format.md C4b).
+    pub json: Option<Value>,
+    /// Made up on read (a pure Zarr `fill_value` shown as `_FillValue`, D3); never written.
+    pub synthetic: bool,
+}
+
+impl Att {
+    pub fn new(name: String, value: Values) -> Att {
+        Att { name, value, json: None, synthetic: false }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endian {
+    Little,
+    Big,
+}
+
+/// One entry of a variable's filter chain, in encode order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filter {
+    /// HDF5 filter id, 0 for a codec with no HDF5 id (only ever read from storage).
+    pub id: u32,
+    pub params: Vec<u32>,
+    /// The codec JSON as stored, for codecs we did not create (kept verbatim).
+    pub raw: Option<Value>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Var {
+    pub name: String,
+    pub nctype: NcType,
+    pub dimids: Vec<usize>,
+    pub atts: Vec<Att>,
+    /// Chunk lengths, one per dimension (empty for scalars).
+    pub chunks: Vec<u64>,
+    pub filters: Vec<Filter>,
+    /// Fill turned off by `nc_def_var_fill` / `nc_set_fill(NC_NOFILL)`.
+    pub no_fill: bool,
+    /// The fill value stored in `.zarray` once the variable has been through an enddef.
+    pub storage_fill: Option<Values>,
+    pub endian: Endian,
+    /// Set by every enddef: storage settings can no longer change (c-api.md §5.4).
+    pub locked: bool,
+    pub quantize: (i32, i32),
+    pub cache: ChunkCache,
+    /// Key under which the variable's objects live in storage; `None` until first flushed.
+    pub stored_key: Option<String>,
+    /// `/` or `.` between chunk indices.
+    pub dim_separator: char,
+    /// Metadata members of `.zarray` we do not interpret, kept across rewrites.
+    pub extra_zarray: serde_json::Map<String, Value>,
+    /// Fixed byte width of NC_STRING elements on storage.
+    pub maxstrlen: Option<usize>,
+    /// `order: "F"` arrays read from other producers.
+    pub fortran_order: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChunkCache {
+    pub size: usize,
+    pub nelems: usize,
+    pub preemption: f32,
+}
+
+impl Var {
+    pub fn rank(&self) -> usize {
+        self.dimids.len()
+    }
+
+    pub fn att(&self, name: &str) -> Option<&Att> {
+        self.atts.iter().find(|a| a.name == name)
+    }
+
+    /// The fill value in force: `_FillValue` if set (and of the right type), else the default.
+    pub fn fill_value(&self) -> Values {
+        if let Some(fill) = &self.storage_fill {
+            return fill.clone();
+        }
+        self.declared_fill()
+    }
+
+    pub fn declared_fill(&self) -> Values {
+        match self.att("_FillValue") {
+            Some(a) if a.value.nctype() == self.nctype && a.value.len() == 1 => a.value.clone(),
+            _ => Values::default_fill(self.nctype),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Dim {
+    pub name: String,
+    pub len: u64,
+    pub unlimited: bool,
+    pub group: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct Group {
+    pub name: String,
+    pub parent: Option<usize>,
+    pub children: Vec<usize>,
+    pub dims: Vec<usize>,
+    pub vars: Vec<Var>,
+    pub atts: Vec<Att>,
+    pub stored_key: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Model {
+    pub groups: Vec<Group>,
+    pub dims: Vec<Dim>,
+}
+
+impl Model {
+    pub fn new() -> Model {
+        Model {
+            groups: vec![Group {
+                name: "/".into(),
+                parent: None,
+                children: Vec::new(),
+                dims: Vec::new(),
+                vars: Vec::new(),
+                atts: Vec::new(),
+                stored_key: Some(String::new()),
+            }],
+            dims: Vec::new(),
+        }
+    }
+
+    pub fn group(&self, gid: usize) -> Result<&Group> {
+        self.groups.get(gid).ok_or_else(|| crate::error::Error::new(Kind::BadId, "group id"))
+    }
+
+    pub fn group_mut(&mut self, gid: usize) -> Result<&mut Group> {
+        self.groups.get_mut(gid).ok_or_else(|| crate::error::Error::new(Kind::BadId, "group id"))
+    }
+
+    pub fn var(&self, gid: usize, varid: i32) -> Result<&Var> {
+        let g = self.group(gid)?;
+        usize::try_from(varid)
+            .ok()
+            .and_then(|v| g.vars.get(v))
+            .ok_or_else(|| crate::error::Error::new(Kind::NotVar, format!("varid {varid}")))
+    }
+
+    pub fn var_mut(&mut self, gid: usize, varid: i32) -> Result<&mut Var> {
+        let g = self.group_mut(gid)?;
+        usize::try_from(varid)
+            .ok()
+            .and_then(|v| g.vars.get_mut(v))
+            .ok_or_else(|| crate::error::Error::new(Kind::NotVar, format!("varid {varid}")))
+    }
+
+    pub fn dim(&self, dimid: i32) -> Result<&Dim> {
+        usize::try_from(dimid)
+            .ok()
+            .and_then(|d| self.dims.get(d))
+            .ok_or_else(|| crate::error::Error::new(Kind::BadDim, format!("dimid {dimid}")))
+    }
+
+    /// Attribute list of a variable or, for `NC_GLOBAL` (-1), of the group.
+    pub fn atts(&self, gid: usize, varid: i32) -> Result<&Vec<Att>> {
+        if varid == -1 { Ok(&self.group(gid)?.atts) } else { Ok(&self.var(gid, varid)?.atts) }
+    }
+
+    pub fn atts_mut(&mut self, gid: usize, varid: i32) -> Result<&mut Vec<Att>> {
+        if varid == -1 { Ok(&mut self.group_mut(gid)?.atts) } else { Ok(&mut self.var_mut(gid, varid)?.atts) }
+    }
+
+    /// "/g1/g2" for a group, "/" for the root.
+    pub fn full_name(&self, gid: usize) -> String {
+        let mut parts = Vec::new();
+        let mut cur = Some(gid);
+        while let Some(g) = cur {
+            if g != 0 {
+                parts.push(self.groups[g].name.as_str());
+            }
+            cur = self.groups[g].parent;
+        }
+        parts.reverse();
+        format!("/{}", parts.join("/"))
+    }
+
+    /// The storage key prefix of a group as its names are now ("" for the root).
+    pub fn group_key(&self, gid: usize) -> String {
+        self.full_name(gid).trim_start_matches('/').to_string()
+    }
+
+    pub fn var_key(&self, gid: usize, varid: usize) -> String {
+        join_key(&self.group_key(gid), &self.groups[gid].vars[varid].name)
+    }
+
+    /// Current length of a dimension (unlimited: records written so far).
+    pub fn dim_len(&self, dimid: usize) -> u64 {
+        self.dims[dimid].len
+    }
+
+    pub fn var_shape(&self, var: &Var) -> Vec<u64> {
+        var.dimids.iter().map(|&d| self.dim_len(d)).collect()
+    }
+
+    /// Variables, groups and types share one namespace per group.
+    pub fn name_in_use(&self, gid: usize, name: &str) -> bool {
+        let g = &self.groups[gid];
+        g.vars.iter().any(|v| v.name == name) || g.children.iter().any(|&c| self.groups[c].name == name)
+    }
+
+    /// Looks a dimension up by name in a group and then its ancestors.
+    pub fn find_dim(&self, gid: usize, name: &str) -> Option<usize> {
+        let mut cur = Some(gid);
+        while let Some(g) = cur {
+            if let Some(&d) = self.groups[g].dims.iter().find(|&&d| self.dims[d].name == name) {
+                return Some(d);
+            }
+            cur = self.groups[g].parent;
+        }
+        None
+    }
+
+    pub fn add_group(&mut self, parent: usize, name: String) -> usize {
+        let gid = self.groups.len();
+        self.groups.push(Group {
+            name,
+            parent: Some(parent),
+            children: Vec::new(),
+            dims: Vec::new(),
+            vars: Vec::new(),
+            atts: Vec::new(),
+            stored_key: None,
+        });
+        self.groups[parent].children.push(gid);
+        gid
+    }
+
+    pub fn add_dim(&mut self, gid: usize, name: String, len: u64, unlimited: bool) -> usize {
+        let dimid = self.dims.len();
+        self.dims.push(Dim { name, len, unlimited, group: gid });
+        self.groups[gid].dims.push(dimid);
+        dimid
+    }
+
+    /// The fully qualified name of a dimension, e.g. "/g1/lat".
+    pub fn dim_fqn(&self, dimid: usize) -> String {
+        let d = &self.dims[dimid];
+        let g = self.full_name(d.group);
+        if g == "/" { format!("/{}", d.name) } else { format!("{g}/{}", d.name) }
+    }
+
+    /// Resolves "/g1/lat" to a dimension id.
+    pub fn dim_by_fqn(&self, fqn: &str) -> Result<usize> {
+        let trimmed = fqn.trim_start_matches('/');
+        let (path, name) = match trimmed.rfind('/') {
+            Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
+            None => ("", trimmed),
+        };
+        let mut gid = 0;
+        for seg in path.split('/').filter(|s| !s.is_empty()) {
+            gid = *self.groups[gid]
+                .children
+                .iter()
+                .find(|&&c| self.groups[c].name == seg)
+                .ok_or_else(|| crate::error::Error::new(Kind::NcZarr, format!("dimension reference {fqn}")))?;
+        }
+        self.groups[gid]
+            .dims
+            .iter()
+            .copied()
+            .find(|&d| self.dims[d].name == name)
+            .ok_or_else(|| crate::error::Error::new(Kind::NcZarr, format!("dimension reference {fqn}")))
+    }
+}
+
+pub fn join_key(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() { name.to_string() } else { format!("{prefix}/{name}") }
+}
+
+/// netcdf-c's default chunk sizes (c-api.md §8.4, nczarr-format.md §9.1), computed with
+/// unlimited lengths taken as 0 (C11) so the layout does not depend on records written.
+pub fn default_chunks(shape: &[u64], unlimited: &[bool], type_size: usize) -> Vec<u64> {
+    const DEFAULT: f64 = 16_777_216.0;
+    let n = shape.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let t = type_size.max(1) as f64;
+    let nunlim = unlimited.iter().filter(|u| **u).count();
+    let mut chunks: Vec<u64> = vec![0; n];
+    for i in 0..n {
+        if unlimited[i] {
+            chunks[i] = 1;
+        }
+    }
+    if n == 1 && nunlim == 1 {
+        let c = ((DEFAULT / t).min(4096.0) / t).floor() as u64;
+        return vec![c.max(1)];
+    }
+    if nunlim == n {
+        let c = (DEFAULT / t).powf(1.0 / n as f64).floor() as u64;
+        return vec![c.max(1); n];
+    }
+    let fixed_product: f64 = (0..n).filter(|&i| !unlimited[i]).map(|i| shape[i] as f64).product();
+    let nfixed = (n - nunlim) as f64;
+    for i in 0..n {
+        if unlimited[i] {
+            continue;
+        }
+        let len = shape[i];
+        let c = if fixed_product > 0.0 {
+            ((DEFAULT / (fixed_product * t)).powf(1.0 / nfixed) * len as f64 - 0.5).floor()
+        } else {
+            1.0
+        };
+        let c = if c.is_finite() { c as u64 } else { 1 };
+        chunks[i] = c.min(len).max(1);
+    }
+    while (chunks.iter().map(|&c| c as f64).product::<f64>() * t) > 4_294_967_295.0 {
+        for c in chunks.iter_mut() {
+            *c = (*c / 2).max(1);
+        }
+    }
+    for i in 0..n {
+        let len = if unlimited[i] { 0 } else { shape[i] };
+        if len == 0 {
+            continue;
+        }
+        let nchunks = len.div_ceil(chunks[i]);
+        chunks[i] -= (nchunks * chunks[i] - len) / nchunks;
+    }
+    chunks
+}
+
+pub fn check_var_type(t: i32) -> Result<NcType> {
+    if t == 0 {
+        return err(Kind::BadType, "NC_NAT");
+    }
+    NcType::from_id(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_chunks;
+
+    #[test]
+    fn default_chunk_examples() {
+        assert_eq!(default_chunks(&[300, 400], &[false, false], 4), vec![300, 400]);
+        assert_eq!(default_chunks(&[10_000_000], &[false], 1), vec![10_000_000]);
+        assert_eq!(default_chunks(&[0, 1000, 2000], &[true, false, false], 8), vec![1, 1000, 2000]);
+        assert_eq!(default_chunks(&[1000, 2000, 7], &[false, false, false], 8), vec![500, 1000, 3]);
+        assert_eq!(default_chunks(&[0, 7], &[true, false], 4), vec![1, 7]);
+        assert_eq!(default_chunks(&[0], &[true], 4), vec![1024]);
+        assert_eq!(default_chunks(&[0], &[true], 8), vec![512]);
+        assert_eq!(default_chunks(&[1000, 3000], &[false, false], 8), vec![500, 1500]);
+    }
+}

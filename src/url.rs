@@ -1,0 +1,272 @@
+//! Dataset names → `OpenSpec`: which storage driver, which flavour of Zarr, which options.
+//!
+//! netcdf-c selects NCZarr only from a URL fragment (`#mode=nczarr,file`); we also recognise a
+//! plain path or `file://` URL whose target holds Zarr metadata (probed at open). Mode words,
+//! macros and implications are tables, as in netcdf-c's `dinfermodel.c`; an unknown or
+//! conflicting combination fails before any I/O.
+
+use crate::error::{Kind, Result, err};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    File,
+    Zip,
+    S3,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// NCZarr metadata (netCDF types, shared dims, groups) on top of Zarr v2.
+    NcZarr,
+    /// Plain Zarr v2: no `_nczarr_*` keys written, and ignored on read.
+    Zarr,
+}
+
+#[derive(Debug, Clone)]
+pub struct OpenSpec {
+    /// The name exactly as the caller gave it (`nc_inq_path` returns it).
+    pub original: String,
+    pub path: PathBuf,
+    /// `None`: decided by probing the target at open time.
+    pub driver: Option<Driver>,
+    /// `None`: no mode word chose it; open infers from the metadata found.
+    pub flavor: Option<Flavor>,
+    /// Write `_ARRAY_DIMENSIONS` (and use it on read).
+    pub xarray: bool,
+    /// `Some(true)`: read/write `.zmetadata`; `Some(false)`: never read it.
+    pub consolidated: Option<bool>,
+    /// Write char variables as `>S1` (netcdf-c's dtype) instead of `|S1` + `type_alias`.
+    pub strict_char: bool,
+    pub dimension_separator: Option<char>,
+    pub params: BTreeMap<String, String>,
+}
+
+/// Mode words we know. netCDF-3/4/DAP words are known but never select us.
+const OUR_WORDS: &[&str] = &[
+    "nczarr", "zarr", "xarray", "noxarray", "file", "zip", "s3", "gs3", "bytes", "consolidated", "noconsolidated",
+    "v2", "v3", "nc4char", "log",
+];
+const OTHER_WORDS: &[&str] =
+    &["nc3", "nc4", "netcdf", "netcdf3", "netcdf4", "classic", "64bitoffset", "64bitdata", "cdf5", "dap2", "dap4", "udf0", "udf1", "hdf5"];
+
+/// Fragment keys without a value that expand to mode words.
+const MACROS: &[(&str, &[&str])] = &[
+    ("zarr", &["nczarr", "zarr"]),
+    ("xarray", &["zarr"]),
+    ("noxarray", &["nczarr", "noxarray"]),
+    ("nczarr", &["nczarr"]),
+    ("s3", &["s3", "nczarr"]),
+    ("bytes", &["bytes"]),
+];
+
+/// (word, implied words), applied until nothing changes.
+const IMPLIES: &[(&str, &[&str])] =
+    &[("zarr", &["nczarr"]), ("xarray", &["zarr"]), ("noxarray", &["nczarr", "zarr"])];
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() && s.is_char_boundary(i + 3) {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+pub fn parse_fragment(fragment: &str) -> BTreeMap<String, String> {
+    let mut map: BTreeMap<String, String> = BTreeMap::new();
+    for pair in fragment.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = match pair.split_once('=') {
+            Some((k, v)) => (k.to_ascii_lowercase(), v.to_string()),
+            None => (pair.to_ascii_lowercase(), String::new()),
+        };
+        let (key, value) = match MACROS.iter().find(|(m, _)| *m == key && value.is_empty()) {
+            Some((_, words)) => ("mode".to_string(), words.join(",")),
+            None => (key, value),
+        };
+        match map.get_mut(&key) {
+            Some(existing) => {
+                for v in value.split(',').filter(|v| !v.is_empty()) {
+                    if !existing.split(',').any(|e| e == v) {
+                        if !existing.is_empty() {
+                            existing.push(',');
+                        }
+                        existing.push_str(v);
+                    }
+                }
+            }
+            None => {
+                map.insert(key, value);
+            }
+        }
+    }
+    map
+}
+
+/// Parses a dataset name. `Ok(None)` means "not a Zarr dataset by name": the caller may still
+/// probe the path (`probe`) before deciding it is not ours.
+pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
+    let (base, fragment) = match name.split_once('#') {
+        Some((b, f)) => (b, Some(f)),
+        None => (name, None),
+    };
+    let lower = base.to_ascii_lowercase();
+    let path = if let Some(rest) = lower.strip_prefix("file://").map(|_| &base[7..]) {
+        let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+        PathBuf::from(percent_decode(rest))
+    } else if ["s3://", "gs3://", "http://", "https://"].iter().any(|s| lower.starts_with(s)) {
+        let params = parse_fragment(fragment.unwrap_or(""));
+        let words: Vec<String> = params.get("mode").map(|m| m.split(',').map(|w| w.to_ascii_lowercase()).collect()).unwrap_or_default();
+        if lower.starts_with("s3://") || lower.starts_with("gs3://") || words.iter().any(|w| w == "s3" || w == "nczarr" || w == "zarr") {
+            return err(Kind::NotBuilt, "S3 storage is not built into this library yet");
+        }
+        return Ok(None);
+    } else {
+        PathBuf::from(base)
+    };
+    let params = parse_fragment(fragment.unwrap_or(""));
+    let mut words: Vec<String> = params
+        .get("mode")
+        .map(|m| m.split(',').filter(|w| !w.is_empty()).map(|w| w.to_ascii_lowercase()).collect())
+        .unwrap_or_default();
+    for w in &words {
+        if !OUR_WORDS.contains(&w.as_str()) && !OTHER_WORDS.contains(&w.as_str()) {
+            return err(Kind::Invalid, format!("unknown mode word {w:?}"));
+        }
+    }
+    loop {
+        let before = words.len();
+        for (word, implied) in IMPLIES {
+            if words.iter().any(|w| w == word) {
+                for i in implied.iter() {
+                    if !words.iter().any(|w| w == i) {
+                        words.push(i.to_string());
+                    }
+                }
+            }
+        }
+        if words.len() == before {
+            break;
+        }
+    }
+    let has = |w: &str| words.iter().any(|x| x == w);
+    if has("bytes") {
+        words.retain(|w| w != "nczarr" && w != "zarr");
+    }
+    let has = |w: &str| words.iter().any(|x| x == w);
+    let explicit = has("nczarr") || has("zarr");
+    if !explicit && !words.is_empty() && !words.iter().all(|w| ["file", "zip"].contains(&w.as_str())) {
+        // A fragment that names another format (nc4, dap2, bytes...) is not ours.
+        return Ok(None);
+    }
+    let drivers: Vec<Driver> = [("file", Driver::File), ("zip", Driver::Zip), ("s3", Driver::S3), ("gs3", Driver::S3)]
+        .iter()
+        .filter(|(w, _)| has(w))
+        .map(|(_, d)| *d)
+        .collect();
+    if drivers.len() > 1 && drivers.iter().any(|d| *d != drivers[0]) {
+        return err(Kind::Invalid, "conflicting storage drivers in mode");
+    }
+    if has("v3") {
+        return err(Kind::Invalid, "Zarr v3 is not supported yet");
+    }
+    if has("v2") && has("v3") {
+        return err(Kind::Invalid, "both v2 and v3 requested");
+    }
+    if has("consolidated") && has("noconsolidated") {
+        return err(Kind::Invalid, "consolidated and noconsolidated both requested");
+    }
+    if drivers.first() == Some(&Driver::S3) {
+        return err(Kind::NotBuilt, "S3 storage is not built into this library yet");
+    }
+    let dimension_separator = match params.get("dimension_separator").map(String::as_str) {
+        None => None,
+        Some("/") => Some('/'),
+        Some(".") => Some('.'),
+        Some(other) => return err(Kind::Invalid, format!("dimension_separator {other:?}")),
+    };
+    let env_consolidated = std::env::var("NCZARR_CONSOLIDATED")
+        .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
+        .unwrap_or(false);
+    Ok(Some(OpenSpec {
+        original: name.to_string(),
+        path,
+        driver: drivers.first().copied(),
+        flavor: if has("zarr") {
+            Some(Flavor::Zarr)
+        } else if has("nczarr") {
+            Some(Flavor::NcZarr)
+        } else {
+            None
+        },
+        xarray: !has("noxarray"),
+        consolidated: if has("consolidated") || env_consolidated {
+            Some(true)
+        } else if has("noconsolidated") {
+            Some(false)
+        } else {
+            None
+        },
+        strict_char: has("nc4char"),
+        dimension_separator,
+        params,
+    }))
+}
+
+impl OpenSpec {
+    /// True when the name itself said "Zarr" (a mode word), not just a path to probe.
+    pub fn is_explicit(&self) -> bool {
+        self.flavor.is_some()
+    }
+}
+
+/// Storage inferred from what is at `path`: a directory holding Zarr metadata is a file store,
+/// a regular file starting with a zip signature is a zip store.
+pub fn probe(path: &std::path::Path) -> Option<Driver> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.is_dir() {
+        let markers = [".zgroup", ".zarray", ".zattrs", "zarr.json", ".zmetadata"];
+        return markers.iter().any(|m| path.join(m).exists()).then_some(Driver::File);
+    }
+    let mut magic = [0u8; 4];
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    f.read_exact(&mut magic).ok()?;
+    (magic == *b"PK\x03\x04").then_some(Driver::Zip)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes() {
+        let s = parse("file:///tmp/x.file#mode=nczarr,file").unwrap().unwrap();
+        assert_eq!(s.path, PathBuf::from("/tmp/x.file"));
+        assert_eq!(s.driver, Some(Driver::File));
+        assert_eq!(s.flavor, Some(Flavor::NcZarr));
+        let s = parse("/tmp/x.zip#MODE=zarr&mode=zip").unwrap().unwrap();
+        assert_eq!(s.driver, Some(Driver::Zip));
+        assert_eq!(s.flavor, Some(Flavor::Zarr));
+        let s = parse("file:///tmp/x#noxarray").unwrap().unwrap();
+        assert_eq!(s.flavor, Some(Flavor::Zarr));
+        assert!(!s.xarray);
+        assert_eq!(parse("/tmp/x#mode=nczarr,file,zip").unwrap_err().kind, Kind::Invalid);
+        assert_eq!(parse("/tmp/x#mode=nczarr,v3").unwrap_err().kind, Kind::Invalid);
+        assert_eq!(parse("/tmp/x#mode=bogus").unwrap_err().kind, Kind::Invalid);
+        assert!(parse("/tmp/x#mode=nc4").unwrap().is_none());
+        let s = parse("/tmp/x.nc").unwrap().unwrap();
+        assert_eq!(s.flavor, None);
+        assert_eq!(parse("file:///a%20b#mode=zarr").unwrap().unwrap().path, PathBuf::from("/a b"));
+    }
+}

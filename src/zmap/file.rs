@@ -1,0 +1,193 @@
+//! Directory-tree store: one file per object, one directory per key prefix.
+//!
+//! Every object is replaced atomically (temp file in the same directory, then rename), so a
+//! reader or a crash never sees half an object. Symlinks inside the store are refused
+//! (`NC_EACCESS`): a store must never make us read or write outside its root. The root itself
+//! may be reached through a symlink: that is the user's choice.
+
+use super::{Zmap, validate_key};
+use crate::error::{Error, Kind, Result, err};
+use std::fs;
+use std::io::{ErrorKind, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Temp files carry this marker; listings skip them and they are never valid Zarr keys.
+const TMP_MARK: &str = ".nczarr-tmp-";
+
+pub struct FileStore {
+    root: PathBuf,
+}
+
+impl FileStore {
+    /// Opens an existing directory store.
+    pub fn open(root: &Path) -> Result<FileStore> {
+        match fs::metadata(root) {
+            Ok(m) if m.is_dir() => Ok(FileStore { root: root.to_path_buf() }),
+            Ok(_) => err(Kind::NotNetcdf, format!("{} is not a directory", root.display())),
+            Err(e) if e.kind() == ErrorKind::NotFound => err(Kind::NoObject, format!("{} does not exist", root.display())),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Creates (or, with `clobber`, empties and re-creates) a directory store.
+    pub fn create(root: &Path) -> Result<FileStore> {
+        if fs::symlink_metadata(root).is_ok() {
+            remove_tree(root)?;
+        }
+        fs::create_dir_all(root)?;
+        Ok(FileStore { root: root.to_path_buf() })
+    }
+
+    /// Path of a key, refusing any symlink between the root and the object.
+    fn path(&self, key: &str) -> Result<PathBuf> {
+        validate_key(key)?;
+        let mut path = self.root.clone();
+        for seg in key.split('/').filter(|s| !s.is_empty()) {
+            path.push(seg);
+            match fs::symlink_metadata(&path) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return err(Kind::Access, format!("symlink inside store: {}", path.display()));
+                }
+                _ => {}
+            }
+        }
+        Ok(path)
+    }
+}
+
+fn remove_tree(path: &Path) -> Result<()> {
+    let meta = fs::symlink_metadata(path)?;
+    if meta.is_dir() { fs::remove_dir_all(path)? } else { fs::remove_file(path)? }
+    Ok(())
+}
+
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl Zmap for FileStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let path = self.path(key)?;
+        let file = fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(&path);
+        let mut file = match file {
+            Ok(f) => f,
+            Err(e) if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(None),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return err(Kind::Access, format!("symlink: {}", path.display())),
+            Err(e) => return Err(e.into()),
+        };
+        if file.metadata()?.is_dir() {
+            return Ok(None);
+        }
+        let mut buf = Vec::new();
+        file.read_to_end(&mut buf)?;
+        Ok(Some(buf))
+    }
+
+    fn put(&self, key: &str, value: &[u8]) -> Result<()> {
+        let path = self.path(key)?;
+        if key.is_empty() {
+            return err(Kind::BadName, "empty key");
+        }
+        let dir = path.parent().ok_or_else(|| Error::new(Kind::Internal, "key without parent"))?;
+        fs::create_dir_all(dir)?;
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("obj");
+        let tmp = dir.join(format!(
+            "{name}{TMP_MARK}{}-{}",
+            std::process::id(),
+            TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let result = (|| -> Result<()> {
+            let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o666).open(&tmp)?;
+            f.write_all(value)?;
+            drop(f);
+            fs::rename(&tmp, &path)?;
+            Ok(())
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        result
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
+        let path = self.path(prefix)?;
+        let entries = match fs::read_dir(&path) {
+            Ok(e) => e,
+            Err(e) if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(Vec::new()),
+            Err(e) => return Err(e.into()),
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else {
+                return err(Kind::BadName, "file name is not UTF-8");
+            };
+            if name.contains(TMP_MARK) {
+                continue;
+            }
+            out.push(name.to_string());
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn delete_prefix(&self, prefix: &str) -> Result<()> {
+        let path = self.path(prefix)?;
+        if prefix.is_empty() {
+            for child in self.list_dir("")? {
+                remove_tree(&path.join(child))?;
+            }
+            return Ok(());
+        }
+        match remove_tree(&path) {
+            Err(e) if matches!(e.kind, Kind::Errno(libc::ENOENT)) => Ok(()),
+            other => other,
+        }
+    }
+
+    fn rename_prefix(&self, from: &str, to: &str) -> Result<()> {
+        let src = self.path(from)?;
+        let dst = self.path(to)?;
+        if fs::symlink_metadata(&src).is_err() {
+            return Ok(());
+        }
+        if let Some(parent) = dst.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        if fs::symlink_metadata(&dst).is_ok() {
+            remove_tree(&dst)?;
+        }
+        fs::rename(&src, &dst)?;
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        self.root.display().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conformance() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::create(&dir.path().join("x.file")).unwrap();
+        super::super::conformance::run(&store);
+    }
+
+    #[test]
+    fn refuses_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("secret");
+        fs::write(&outside, b"secret").unwrap();
+        let store = FileStore::create(&dir.path().join("s.file")).unwrap();
+        store.put("v/.zarray", b"{}").unwrap();
+        std::os::unix::fs::symlink(&outside, dir.path().join("s.file/v/0")).unwrap();
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("s.file/w")).unwrap();
+        assert_eq!(store.get("v/0").unwrap_err().kind, Kind::Access);
+        assert_eq!(store.get("w/secret").unwrap_err().kind, Kind::Access);
+    }
+}

@@ -1,0 +1,68 @@
+//! In-memory store for tests.
+
+use super::{Zmap, validate_key};
+use crate::error::Result;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+#[derive(Default)]
+pub struct MemoryStore {
+    objects: Mutex<BTreeMap<String, Vec<u8>>>,
+}
+
+impl MemoryStore {
+    pub fn new() -> MemoryStore {
+        MemoryStore::default()
+    }
+
+    fn objects(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Vec<u8>>> {
+        self.objects.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Zmap for MemoryStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        validate_key(key)?;
+        Ok(self.objects().get(key).cloned())
+    }
+
+    fn put(&self, key: &str, value: &[u8]) -> Result<()> {
+        validate_key(key)?;
+        self.objects().insert(key.to_string(), value.to_vec());
+        Ok(())
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
+        validate_key(prefix)?;
+        let lead = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
+        let mut out: Vec<String> = Vec::new();
+        for key in self.objects().keys() {
+            if let Some(rest) = key.strip_prefix(&lead) {
+                let child = rest.split('/').next().unwrap_or("").to_string();
+                if !child.is_empty() && out.last() != Some(&child) && !out.contains(&child) {
+                    out.push(child);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn delete_prefix(&self, prefix: &str) -> Result<()> {
+        validate_key(prefix)?;
+        let lead = format!("{prefix}/");
+        self.objects().retain(|k, _| !(prefix.is_empty() || k == prefix || k.starts_with(&lead)));
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        "memory".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn conformance() {
+        super::super::conformance::run(&super::MemoryStore::new());
+    }
+}

@@ -1,0 +1,111 @@
+//! Key/value storage ("zmap"): the one small trait every storage driver implements.
+//!
+//! Keys are `/`-separated paths relative to the dataset root, validated once here: no leading
+//! slash, no empty, `.` or `..` segment, no control characters or backslashes. A missing key is
+//! `Ok(None)`, never an error; there is no separate "exists"/"length" call because on S3 that
+//! would cost a HEAD before every GET.
+
+pub mod file;
+pub mod memory;
+pub mod zip;
+
+use crate::error::{Kind, Result, err};
+
+pub trait Zmap: Send + Sync {
+    /// The whole object, or `None` when absent.
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
+
+    /// Several objects in one batch; drivers with latency override this to overlap requests.
+    fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        keys.iter().map(|k| self.get(k)).collect()
+    }
+
+    /// Replaces an object atomically.
+    fn put(&self, key: &str, value: &[u8]) -> Result<()>;
+
+    /// Names of the direct children (objects and sub-prefixes) under `prefix` ("" = root).
+    fn list_dir(&self, prefix: &str) -> Result<Vec<String>>;
+
+    /// Removes every object under `prefix` (and the object named `prefix` itself).
+    fn delete_prefix(&self, prefix: &str) -> Result<()>;
+
+    /// Moves every object under `from` to the same relative key under `to`.
+    fn rename_prefix(&self, from: &str, to: &str) -> Result<()> {
+        let mut stack = vec![String::new()];
+        while let Some(rel) = stack.pop() {
+            let here = join(from, &rel);
+            for child in self.list_dir(&here)? {
+                let child_rel = join(&rel, &child);
+                if let Some(bytes) = self.get(&join(from, &child_rel))? {
+                    self.put(&join(to, &child_rel), &bytes)?;
+                }
+                stack.push(child_rel);
+            }
+        }
+        self.delete_prefix(from)
+    }
+
+    /// Makes everything written so far durable (the zip driver rewrites its archive here).
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Where this store lives, for messages.
+    fn describe(&self) -> String;
+}
+
+pub fn join(a: &str, b: &str) -> String {
+    match (a.is_empty(), b.is_empty()) {
+        (true, _) => b.to_string(),
+        (_, true) => a.to_string(),
+        _ => format!("{a}/{b}"),
+    }
+}
+
+/// Rejects keys that could leave the store or confuse a backend (reliability.md §3.3).
+pub fn validate_key(key: &str) -> Result<()> {
+    if key.is_empty() {
+        return Ok(());
+    }
+    for seg in key.split('/') {
+        if seg.is_empty() || seg == "." || seg == ".." {
+            return err(Kind::BadName, format!("bad key segment in {key:?}"));
+        }
+        if seg.chars().any(|c| (c as u32) < 0x20 || c as u32 == 0x7f || c == '\\') {
+            return err(Kind::BadName, format!("control character in key {key:?}"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod conformance {
+    //! The behaviour every driver must share; each driver's tests call `run`.
+    use super::Zmap;
+
+    pub fn run(store: &dyn Zmap) {
+        assert_eq!(store.get("a/.zarray").unwrap(), None);
+        store.put("a/.zarray", b"{}").unwrap();
+        store.put("a/b/0.0", b"xyz").unwrap();
+        store.put(".zgroup", b"{\"zarr_format\":2}").unwrap();
+        assert_eq!(store.get("a/.zarray").unwrap().as_deref(), Some(&b"{}"[..]));
+        store.put("a/.zarray", b"[1]").unwrap();
+        assert_eq!(store.get("a/.zarray").unwrap().as_deref(), Some(&b"[1]"[..]));
+        let mut root = store.list_dir("").unwrap();
+        root.sort();
+        assert_eq!(root, vec![".zgroup".to_string(), "a".to_string()]);
+        let mut a = store.list_dir("a").unwrap();
+        a.sort();
+        assert_eq!(a, vec![".zarray".to_string(), "b".to_string()]);
+        let many = store.get_many(&["a/b/0.0".into(), "nope".into()]).unwrap();
+        assert_eq!(many, vec![Some(b"xyz".to_vec()), None]);
+        store.rename_prefix("a", "c").unwrap();
+        assert_eq!(store.get("a/.zarray").unwrap(), None);
+        assert_eq!(store.get("c/b/0.0").unwrap().as_deref(), Some(&b"xyz"[..]));
+        store.delete_prefix("c").unwrap();
+        assert_eq!(store.get("c/b/0.0").unwrap(), None);
+        assert!(store.get("../x").is_err());
+        assert!(store.put("a//b", b"").is_err());
+        store.flush().unwrap();
+    }
+}

@@ -1,0 +1,285 @@
+//! Zip-archive store, in netcdf-c's layout: every entry lives under one top-level folder named
+//! after the archive minus its extension (`ints.zip` → `ints/...`), entries stored uncompressed.
+//!
+//! Reads go through the central directory by validated name, never by extracting. Writes are
+//! staged in memory and the whole archive is rewritten beside the original and renamed over it
+//! at `flush` (sync/close), so the archive on disk is always complete and never has duplicates.
+//! Archives written by zarr-python (`ZipStore`, entries at the root) open too.
+
+use super::{Zmap, validate_key};
+use crate::error::{Error, Kind, Result, err};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use zip::write::SimpleFileOptions;
+
+struct State {
+    archive: Option<zip::ZipArchive<File>>,
+    /// key (relative to the dataset prefix) → entry index, in archive order.
+    index: BTreeMap<String, usize>,
+    order: Vec<String>,
+    /// Pending changes: `Some(bytes)` written, `None` deleted.
+    staged: BTreeMap<String, Option<Vec<u8>>>,
+    dirty: bool,
+}
+
+pub struct ZipStore {
+    path: PathBuf,
+    prefix: String,
+    state: Mutex<State>,
+}
+
+fn zip_error(e: zip::result::ZipError) -> Error {
+    match e {
+        zip::result::ZipError::Io(io) => io.into(),
+        other => Error::new(Kind::NotNetcdf, format!("zip: {other}")),
+    }
+}
+
+/// Largest object we will inflate from an archive entry (guards against zip bombs).
+const MAX_ENTRY: u64 = 1 << 34;
+
+impl ZipStore {
+    pub fn create(path: &Path) -> Result<ZipStore> {
+        if std::fs::symlink_metadata(path).is_ok() {
+            std::fs::remove_file(path)?;
+        }
+        let prefix = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .filter(|s| validate_key(s).is_ok() && !s.is_empty())
+            .unwrap_or("dataset")
+            .to_string();
+        let store = ZipStore {
+            path: path.to_path_buf(),
+            prefix,
+            state: Mutex::new(State { archive: None, index: BTreeMap::new(), order: Vec::new(), staged: BTreeMap::new(), dirty: true }),
+        };
+        Ok(store)
+    }
+
+    pub fn open(path: &Path) -> Result<ZipStore> {
+        let file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return err(Kind::NoObject, format!("{} does not exist", path.display()));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let mut archive = zip::ZipArchive::new(file).map_err(zip_error)?;
+        let mut names: Vec<(String, usize)> = Vec::new();
+        let mut seen = BTreeSet::new();
+        for i in 0..archive.len() {
+            let entry = archive.by_index_raw(i).map_err(zip_error)?;
+            let name = entry.name().to_string();
+            let is_link = entry.unix_mode().is_some_and(|m| m & 0o170000 == 0o120000);
+            if name.starts_with('/') || name.contains('\\') || name.contains('\0') {
+                return err(Kind::BadName, format!("zip entry {name:?}"));
+            }
+            let trimmed = name.trim_end_matches('/');
+            if trimmed.split('/').any(|s| s == ".." || s == ".") {
+                return err(Kind::BadName, format!("zip entry {name:?}"));
+            }
+            if !seen.insert(name.clone()) {
+                return err(Kind::BadName, format!("duplicate zip entry {name:?}"));
+            }
+            if entry.is_dir() || is_link || trimmed.is_empty() {
+                continue;
+            }
+            validate_key(trimmed)?;
+            names.push((trimmed.to_string(), i));
+        }
+        let all: BTreeSet<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
+        let first_seg = archive
+            .file_names()
+            .next()
+            .map(|n| n.split('/').next().unwrap_or("").to_string())
+            .unwrap_or_default();
+        let has_meta = |p: &str| [".zgroup", ".zarray", ".zattrs", "zarr.json"].iter().any(|m| all.contains(format!("{p}{m}").as_str()));
+        let prefix = if !first_seg.is_empty() && has_meta(&format!("{first_seg}/")) {
+            first_seg
+        } else if has_meta("") {
+            String::new()
+        } else {
+            return err(Kind::NotNetcdf, format!("{}: no Zarr metadata in archive", path.display()));
+        };
+        let lead = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
+        let mut index = BTreeMap::new();
+        let mut order = Vec::new();
+        for (name, i) in names {
+            if let Some(rel) = name.strip_prefix(&lead) {
+                index.insert(rel.to_string(), i);
+                order.push(rel.to_string());
+            }
+        }
+        Ok(ZipStore {
+            path: path.to_path_buf(),
+            prefix,
+            state: Mutex::new(State { archive: Some(archive), index, order, staged: BTreeMap::new(), dirty: false }),
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn full(&self, key: &str) -> String {
+        super::join(&self.prefix, key)
+    }
+}
+
+fn read_entry(archive: &mut zip::ZipArchive<File>, idx: usize) -> Result<Vec<u8>> {
+    let entry = archive.by_index(idx).map_err(zip_error)?;
+    let declared = entry.size();
+    if declared > MAX_ENTRY {
+        return err(Kind::NoMem, "zip entry larger than the object ceiling");
+    }
+    let mut buf = Vec::with_capacity(declared.min(1 << 26) as usize);
+    entry.take(declared + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 != declared {
+        return err(Kind::NcZarr, "zip entry size differs from its declared size");
+    }
+    Ok(buf)
+}
+
+impl State {
+    fn live_keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self.order.iter().filter(|k| !self.staged.contains_key(*k)).cloned().collect();
+        keys.extend(self.staged.iter().filter(|(_, v)| v.is_some()).map(|(k, _)| k.clone()));
+        keys
+    }
+}
+
+impl Zmap for ZipStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        validate_key(key)?;
+        let mut st = self.state();
+        if let Some(staged) = st.staged.get(key) {
+            return Ok(staged.clone());
+        }
+        let Some(&idx) = st.index.get(key) else { return Ok(None) };
+        let archive = st.archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive not open"))?;
+        read_entry(archive, idx).map(Some)
+    }
+
+    fn put(&self, key: &str, value: &[u8]) -> Result<()> {
+        validate_key(key)?;
+        if key.is_empty() {
+            return err(Kind::BadName, "empty key");
+        }
+        let mut st = self.state();
+        st.staged.insert(key.to_string(), Some(value.to_vec()));
+        st.dirty = true;
+        Ok(())
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
+        validate_key(prefix)?;
+        let lead = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
+        let st = self.state();
+        let mut out = BTreeSet::new();
+        for key in st.live_keys() {
+            if let Some(rest) = key.strip_prefix(&lead) {
+                if let Some(child) = rest.split('/').next().filter(|c| !c.is_empty()) {
+                    out.insert(child.to_string());
+                }
+            }
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    fn delete_prefix(&self, prefix: &str) -> Result<()> {
+        validate_key(prefix)?;
+        let lead = format!("{prefix}/");
+        let mut st = self.state();
+        for key in st.live_keys() {
+            if prefix.is_empty() || key == prefix || key.starts_with(&lead) {
+                st.staged.insert(key, None);
+            }
+        }
+        st.dirty = true;
+        Ok(())
+    }
+
+    fn flush(&self) -> Result<()> {
+        let mut st = self.state();
+        if !st.dirty {
+            return Ok(());
+        }
+        let dir = self.path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+        let tmp = dir.join(format!(
+            ".{}.nczarr-tmp-{}",
+            self.path.file_name().and_then(|n| n.to_str()).unwrap_or("zip"),
+            std::process::id()
+        ));
+        let result = (|| -> Result<()> {
+            let out = File::create(&tmp)?;
+            let mut writer = zip::ZipWriter::new(out);
+            let opts = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored).large_file(false);
+            let mut dirs_done: BTreeSet<String> = BTreeSet::new();
+            let mut add_dirs = |writer: &mut zip::ZipWriter<File>, key: &str| -> Result<()> {
+                let full = self.full(key);
+                let mut acc = String::new();
+                let segs: Vec<&str> = full.split('/').collect();
+                for seg in &segs[..segs.len() - 1] {
+                    acc.push_str(seg);
+                    acc.push('/');
+                    if dirs_done.insert(acc.clone()) {
+                        writer.add_directory(acc.clone(), opts).map_err(zip_error)?;
+                    }
+                }
+                Ok(())
+            };
+            let keys = st.live_keys();
+            for key in keys {
+                add_dirs(&mut writer, &key)?;
+                let bytes = match st.staged.get(&key) {
+                    Some(Some(b)) => b.clone(),
+                    _ => {
+                        let idx = st.index[&key];
+                        let archive = st.archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive"))?;
+                        read_entry(archive, idx)?
+                    }
+                };
+                let big = bytes.len() as u64 >= 0xffff_ffff;
+                writer.start_file(self.full(&key), opts.large_file(big)).map_err(zip_error)?;
+                writer.write_all(&bytes)?;
+            }
+            writer.finish().map_err(zip_error)?.sync_all()?;
+            std::fs::rename(&tmp, &self.path)?;
+            Ok(())
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+            return result;
+        }
+        let reopened = ZipStore::open(&self.path)?;
+        let new_state = reopened.state.into_inner().unwrap_or_else(|p| p.into_inner());
+        *st = new_state;
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conformance() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ints.zip");
+        let store = ZipStore::create(&path).unwrap();
+        super::super::conformance::run(&store);
+        store.put(".zgroup", b"{}").unwrap();
+        store.flush().unwrap();
+        let again = ZipStore::open(&path).unwrap();
+        assert_eq!(again.prefix, "ints");
+        assert_eq!(again.get(".zgroup").unwrap().as_deref(), Some(&b"{}"[..]));
+    }
+}
