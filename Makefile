@@ -37,10 +37,11 @@ all: $(DROPIN) $(PRELOAD) $(STATIC) $(BUILD)/nc-config $(BUILD)/netcdf.pc
 cargo:
 	$(CARGO) build --release --lib
 
+# The link rules depend on the phony `cargo` so they always see cargo's latest archive.
 $(LIB_A) $(TARGET)/libnetcdf.so: cargo
 
 # Exported names = the Rust #[no_mangle] API (as cargo's cdylib exports it) + the C shim.
-$(BUILD)/exports.txt: $(LIB_A)
+$(BUILD)/exports.txt: cargo
 	@mkdir -p $(BUILD)
 	nm -D --defined-only $(TARGET)/libnetcdf.so | awk '{print $$3}' | grep -v '^nczarr_' > $@.tmp
 	for s in $(C_SYMBOLS); do echo $$s; done >> $@.tmp
@@ -56,18 +57,18 @@ $(BUILD)/preload.txt: $(BUILD)/exports.txt
 $(BUILD)/preload.map: $(BUILD)/preload.txt
 	{ echo '{ global:'; sed 's/$$/;/' $<; echo 'local: *; };'; } > $@
 
-$(DROPIN): $(LIB_A) $(BUILD)/dropin.map
+$(DROPIN): cargo $(BUILD)/dropin.map
 	sed 's/^/-Wl,--undefined=/' $(BUILD)/exports.txt > $(BUILD)/dropin.undef
 	$(CC) -shared -o $@ -Wl,-soname,libnetcdf.so.$(SOVERSION) -Wl,--version-script=$(BUILD)/dropin.map \
-	  @$(BUILD)/dropin.undef -Wl,--gc-sections $(LIB_A) $(NATIVE_LIBS)
+	  @$(BUILD)/dropin.undef -Wl,--gc-sections -Wl,--strip-debug $(LIB_A) $(NATIVE_LIBS)
 	ln -sf libnetcdf.so.$(SOVERSION) $(BUILD)/libnetcdf.so
 
-$(PRELOAD): $(LIB_A) $(BUILD)/preload.map csrc/preload_init.c
+$(PRELOAD): cargo $(BUILD)/preload.map csrc/preload_init.c
 	sed 's/^/-Wl,--undefined=/' $(BUILD)/preload.txt > $(BUILD)/preload.undef
 	$(CC) -shared -fPIC -o $@ -Wl,-soname,libnczarr_preload.so -Wl,--version-script=$(BUILD)/preload.map \
-	  csrc/preload_init.c @$(BUILD)/preload.undef -Wl,--gc-sections $(LIB_A) $(NATIVE_LIBS)
+	  csrc/preload_init.c @$(BUILD)/preload.undef -Wl,--gc-sections -Wl,--strip-debug $(LIB_A) $(NATIVE_LIBS)
 
-$(STATIC): $(LIB_A)
+$(STATIC): cargo
 	@mkdir -p $(BUILD)
 	cp $(LIB_A) $@
 

@@ -356,6 +356,528 @@ EXTERNL int
 nc_del_att(int ncid, int varid, const char *name);
 
 EXTERNL int
+nc_put_att_schar(int ncid, int varid, const char *name, nc_type xtype, size_t len, const signed char *op);
+
+EXTERNL int
+nc_get_att_schar(int ncid, int varid, const char *name, signed char *ip);
+
+EXTERNL int
+nc_put_att_uchar(int ncid, int varid, const char *name, nc_type xtype, size_t len, const unsigned char *op);
+
+EXTERNL int
+nc_get_att_uchar(int ncid, int varid, const char *name, unsigned char *ip);
+
+EXTERNL int
+nc_put_att_short(int ncid, int varid, const char *name, nc_type xtype, size_t len, const short *op);
+
+EXTERNL int
+nc_get_att_short(int ncid, int varid, const char *name, short *ip);
+
+EXTERNL int
+nc_put_att_int(int ncid, int varid, const char *name, nc_type xtype, size_t len, const int *op);
+
+EXTERNL int
+nc_get_att_int(int ncid, int varid, const char *name, int *ip);
+
+EXTERNL int
+nc_put_att_long(int ncid, int varid, const char *name, nc_type xtype, size_t len, const long *op);
+
+EXTERNL int
+nc_get_att_long(int ncid, int varid, const char *name, long *ip);
+
+EXTERNL int
+nc_put_att_float(int ncid, int varid, const char *name, nc_type xtype, size_t len, const float *op);
+
+EXTERNL int
+nc_get_att_float(int ncid, int varid, const char *name, float *ip);
+
+EXTERNL int
+nc_put_att_double(int ncid, int varid, const char *name, nc_type xtype, size_t len, const double *op);
+
+EXTERNL int
+nc_get_att_double(int ncid, int varid, const char *name, double *ip);
+
+EXTERNL int
+nc_put_att_ushort(int ncid, int varid, const char *name, nc_type xtype, size_t len, const unsigned short *op);
+
+EXTERNL int
+nc_get_att_ushort(int ncid, int varid, const char *name, unsigned short *ip);
+
+EXTERNL int
+nc_put_att_uint(int ncid, int varid, const char *name, nc_type xtype, size_t len, const unsigned int *op);
+
+EXTERNL int
+nc_get_att_uint(int ncid, int varid, const char *name, unsigned int *ip);
+
+EXTERNL int
+nc_put_att_longlong(int ncid, int varid, const char *name, nc_type xtype, size_t len, const long long *op);
+
+EXTERNL int
+nc_get_att_longlong(int ncid, int varid, const char *name, long long *ip);
+
+EXTERNL int
+nc_put_att_ulonglong(int ncid, int varid, const char *name, nc_type xtype, size_t len, const unsigned long long *op);
+
+EXTERNL int
+nc_get_att_ulonglong(int ncid, int varid, const char *name, unsigned long long *ip);
+
+EXTERNL int
+nc_put_att_ubyte(int ncid, int varid, const char *name, nc_type xtype, size_t len, const unsigned char *op);
+
+EXTERNL int
+nc_get_att_ubyte(int ncid, int varid, const char *name, unsigned char *ip);
+
+EXTERNL int
+nc_put_var_text(int ncid, int varid, const char *op);
+
+EXTERNL int
+nc_get_var_text(int ncid, int varid, char *ip);
+
+EXTERNL int
+nc_put_var1_text(int ncid, int varid, const size_t *indexp, const char *op);
+
+EXTERNL int
+nc_get_var1_text(int ncid, int varid, const size_t *indexp, char *ip);
+
+EXTERNL int
+nc_put_vara_text(int ncid, int varid, const size_t *startp, const size_t *countp, const char *op);
+
+EXTERNL int
+nc_get_vara_text(int ncid, int varid, const size_t *startp, const size_t *countp, char *ip);
+
+EXTERNL int
+nc_put_vars_text(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const char *op);
+
+EXTERNL int
+nc_get_vars_text(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, char *ip);
+
+EXTERNL int
+nc_put_varm_text(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, const char *op);
+
+EXTERNL int
+nc_get_varm_text(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, char *ip);
+
+EXTERNL int
+nc_put_var_schar(int ncid, int varid, const signed char *op);
+
+EXTERNL int
+nc_get_var_schar(int ncid, int varid, signed char *ip);
+
+EXTERNL int
+nc_put_var1_schar(int ncid, int varid, const size_t *indexp, const signed char *op);
+
+EXTERNL int
+nc_get_var1_schar(int ncid, int varid, const size_t *indexp, signed char *ip);
+
+EXTERNL int
+nc_put_vara_schar(int ncid, int varid, const size_t *startp, const size_t *countp, const signed char *op);
+
+EXTERNL int
+nc_get_vara_schar(int ncid, int varid, const size_t *startp, const size_t *countp, signed char *ip);
+
+EXTERNL int
+nc_put_vars_schar(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const signed char *op);
+
+EXTERNL int
+nc_get_vars_schar(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, signed char *ip);
+
+EXTERNL int
+nc_put_varm_schar(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, const signed char *op);
+
+EXTERNL int
+nc_get_varm_schar(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, signed char *ip);
+
+EXTERNL int
+nc_put_var_uchar(int ncid, int varid, const unsigned char *op);
+
+EXTERNL int
+nc_get_var_uchar(int ncid, int varid, unsigned char *ip);
+
+EXTERNL int
+nc_put_var1_uchar(int ncid, int varid, const size_t *indexp, const unsigned char *op);
+
+EXTERNL int
+nc_get_var1_uchar(int ncid, int varid, const size_t *indexp, unsigned char *ip);
+
+EXTERNL int
+nc_put_vara_uchar(int ncid, int varid, const size_t *startp, const size_t *countp, const unsigned char *op);
+
+EXTERNL int
+nc_get_vara_uchar(int ncid, int varid, const size_t *startp, const size_t *countp, unsigned char *ip);
+
+EXTERNL int
+nc_put_vars_uchar(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const unsigned char *op);
+
+EXTERNL int
+nc_get_vars_uchar(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, unsigned char *ip);
+
+EXTERNL int
+nc_put_varm_uchar(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, const unsigned char *op);
+
+EXTERNL int
+nc_get_varm_uchar(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, unsigned char *ip);
+
+EXTERNL int
+nc_put_var_short(int ncid, int varid, const short *op);
+
+EXTERNL int
+nc_get_var_short(int ncid, int varid, short *ip);
+
+EXTERNL int
+nc_put_var1_short(int ncid, int varid, const size_t *indexp, const short *op);
+
+EXTERNL int
+nc_get_var1_short(int ncid, int varid, const size_t *indexp, short *ip);
+
+EXTERNL int
+nc_put_vara_short(int ncid, int varid, const size_t *startp, const size_t *countp, const short *op);
+
+EXTERNL int
+nc_get_vara_short(int ncid, int varid, const size_t *startp, const size_t *countp, short *ip);
+
+EXTERNL int
+nc_put_vars_short(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const short *op);
+
+EXTERNL int
+nc_get_vars_short(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, short *ip);
+
+EXTERNL int
+nc_put_varm_short(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, const short *op);
+
+EXTERNL int
+nc_get_varm_short(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, short *ip);
+
+EXTERNL int
+nc_put_var_int(int ncid, int varid, const int *op);
+
+EXTERNL int
+nc_get_var_int(int ncid, int varid, int *ip);
+
+EXTERNL int
+nc_put_var1_int(int ncid, int varid, const size_t *indexp, const int *op);
+
+EXTERNL int
+nc_get_var1_int(int ncid, int varid, const size_t *indexp, int *ip);
+
+EXTERNL int
+nc_put_vara_int(int ncid, int varid, const size_t *startp, const size_t *countp, const int *op);
+
+EXTERNL int
+nc_get_vara_int(int ncid, int varid, const size_t *startp, const size_t *countp, int *ip);
+
+EXTERNL int
+nc_put_vars_int(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const int *op);
+
+EXTERNL int
+nc_get_vars_int(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, int *ip);
+
+EXTERNL int
+nc_put_varm_int(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, const int *op);
+
+EXTERNL int
+nc_get_varm_int(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, int *ip);
+
+EXTERNL int
+nc_put_var_long(int ncid, int varid, const long *op);
+
+EXTERNL int
+nc_get_var_long(int ncid, int varid, long *ip);
+
+EXTERNL int
+nc_put_var1_long(int ncid, int varid, const size_t *indexp, const long *op);
+
+EXTERNL int
+nc_get_var1_long(int ncid, int varid, const size_t *indexp, long *ip);
+
+EXTERNL int
+nc_put_vara_long(int ncid, int varid, const size_t *startp, const size_t *countp, const long *op);
+
+EXTERNL int
+nc_get_vara_long(int ncid, int varid, const size_t *startp, const size_t *countp, long *ip);
+
+EXTERNL int
+nc_put_vars_long(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const long *op);
+
+EXTERNL int
+nc_get_vars_long(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, long *ip);
+
+EXTERNL int
+nc_put_varm_long(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, const long *op);
+
+EXTERNL int
+nc_get_varm_long(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, long *ip);
+
+EXTERNL int
+nc_put_var_float(int ncid, int varid, const float *op);
+
+EXTERNL int
+nc_get_var_float(int ncid, int varid, float *ip);
+
+EXTERNL int
+nc_put_var1_float(int ncid, int varid, const size_t *indexp, const float *op);
+
+EXTERNL int
+nc_get_var1_float(int ncid, int varid, const size_t *indexp, float *ip);
+
+EXTERNL int
+nc_put_vara_float(int ncid, int varid, const size_t *startp, const size_t *countp, const float *op);
+
+EXTERNL int
+nc_get_vara_float(int ncid, int varid, const size_t *startp, const size_t *countp, float *ip);
+
+EXTERNL int
+nc_put_vars_float(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const float *op);
+
+EXTERNL int
+nc_get_vars_float(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, float *ip);
+
+EXTERNL int
+nc_put_varm_float(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, const float *op);
+
+EXTERNL int
+nc_get_varm_float(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, float *ip);
+
+EXTERNL int
+nc_put_var_double(int ncid, int varid, const double *op);
+
+EXTERNL int
+nc_get_var_double(int ncid, int varid, double *ip);
+
+EXTERNL int
+nc_put_var1_double(int ncid, int varid, const size_t *indexp, const double *op);
+
+EXTERNL int
+nc_get_var1_double(int ncid, int varid, const size_t *indexp, double *ip);
+
+EXTERNL int
+nc_put_vara_double(int ncid, int varid, const size_t *startp, const size_t *countp, const double *op);
+
+EXTERNL int
+nc_get_vara_double(int ncid, int varid, const size_t *startp, const size_t *countp, double *ip);
+
+EXTERNL int
+nc_put_vars_double(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const double *op);
+
+EXTERNL int
+nc_get_vars_double(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, double *ip);
+
+EXTERNL int
+nc_put_varm_double(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, const double *op);
+
+EXTERNL int
+nc_get_varm_double(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, double *ip);
+
+EXTERNL int
+nc_put_var_ushort(int ncid, int varid, const unsigned short *op);
+
+EXTERNL int
+nc_get_var_ushort(int ncid, int varid, unsigned short *ip);
+
+EXTERNL int
+nc_put_var1_ushort(int ncid, int varid, const size_t *indexp, const unsigned short *op);
+
+EXTERNL int
+nc_get_var1_ushort(int ncid, int varid, const size_t *indexp, unsigned short *ip);
+
+EXTERNL int
+nc_put_vara_ushort(int ncid, int varid, const size_t *startp, const size_t *countp, const unsigned short *op);
+
+EXTERNL int
+nc_get_vara_ushort(int ncid, int varid, const size_t *startp, const size_t *countp, unsigned short *ip);
+
+EXTERNL int
+nc_put_vars_ushort(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const unsigned short *op);
+
+EXTERNL int
+nc_get_vars_ushort(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, unsigned short *ip);
+
+EXTERNL int
+nc_put_varm_ushort(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, const unsigned short *op);
+
+EXTERNL int
+nc_get_varm_ushort(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, unsigned short *ip);
+
+EXTERNL int
+nc_put_var_uint(int ncid, int varid, const unsigned int *op);
+
+EXTERNL int
+nc_get_var_uint(int ncid, int varid, unsigned int *ip);
+
+EXTERNL int
+nc_put_var1_uint(int ncid, int varid, const size_t *indexp, const unsigned int *op);
+
+EXTERNL int
+nc_get_var1_uint(int ncid, int varid, const size_t *indexp, unsigned int *ip);
+
+EXTERNL int
+nc_put_vara_uint(int ncid, int varid, const size_t *startp, const size_t *countp, const unsigned int *op);
+
+EXTERNL int
+nc_get_vara_uint(int ncid, int varid, const size_t *startp, const size_t *countp, unsigned int *ip);
+
+EXTERNL int
+nc_put_vars_uint(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const unsigned int *op);
+
+EXTERNL int
+nc_get_vars_uint(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, unsigned int *ip);
+
+EXTERNL int
+nc_put_varm_uint(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, const unsigned int *op);
+
+EXTERNL int
+nc_get_varm_uint(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, unsigned int *ip);
+
+EXTERNL int
+nc_put_var_longlong(int ncid, int varid, const long long *op);
+
+EXTERNL int
+nc_get_var_longlong(int ncid, int varid, long long *ip);
+
+EXTERNL int
+nc_put_var1_longlong(int ncid, int varid, const size_t *indexp, const long long *op);
+
+EXTERNL int
+nc_get_var1_longlong(int ncid, int varid, const size_t *indexp, long long *ip);
+
+EXTERNL int
+nc_put_vara_longlong(int ncid, int varid, const size_t *startp, const size_t *countp, const long long *op);
+
+EXTERNL int
+nc_get_vara_longlong(int ncid, int varid, const size_t *startp, const size_t *countp, long long *ip);
+
+EXTERNL int
+nc_put_vars_longlong(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const long long *op);
+
+EXTERNL int
+nc_get_vars_longlong(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, long long *ip);
+
+EXTERNL int
+nc_put_varm_longlong(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, const long long *op);
+
+EXTERNL int
+nc_get_varm_longlong(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, long long *ip);
+
+EXTERNL int
+nc_put_var_ulonglong(int ncid, int varid, const unsigned long long *op);
+
+EXTERNL int
+nc_get_var_ulonglong(int ncid, int varid, unsigned long long *ip);
+
+EXTERNL int
+nc_put_var1_ulonglong(int ncid, int varid, const size_t *indexp, const unsigned long long *op);
+
+EXTERNL int
+nc_get_var1_ulonglong(int ncid, int varid, const size_t *indexp, unsigned long long *ip);
+
+EXTERNL int
+nc_put_vara_ulonglong(int ncid, int varid, const size_t *startp, const size_t *countp, const unsigned long long *op);
+
+EXTERNL int
+nc_get_vara_ulonglong(int ncid, int varid, const size_t *startp, const size_t *countp, unsigned long long *ip);
+
+EXTERNL int
+nc_put_vars_ulonglong(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const unsigned long long *op);
+
+EXTERNL int
+nc_get_vars_ulonglong(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, unsigned long long *ip);
+
+EXTERNL int
+nc_put_varm_ulonglong(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, const unsigned long long *op);
+
+EXTERNL int
+nc_get_varm_ulonglong(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, unsigned long long *ip);
+
+EXTERNL int
+nc_put_var_string(int ncid, int varid, const char **op);
+
+EXTERNL int
+nc_get_var_string(int ncid, int varid, char **ip);
+
+EXTERNL int
+nc_put_var1_string(int ncid, int varid, const size_t *indexp, const char **op);
+
+EXTERNL int
+nc_get_var1_string(int ncid, int varid, const size_t *indexp, char **ip);
+
+EXTERNL int
+nc_put_vara_string(int ncid, int varid, const size_t *startp, const size_t *countp, const char **op);
+
+EXTERNL int
+nc_get_vara_string(int ncid, int varid, const size_t *startp, const size_t *countp, char **ip);
+
+EXTERNL int
+nc_put_vars_string(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const char **op);
+
+EXTERNL int
+nc_get_vars_string(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, char **ip);
+
+EXTERNL int
+nc_put_varm_string(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, const char **op);
+
+EXTERNL int
+nc_get_varm_string(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, char **ip);
+
+EXTERNL int
+nc_put_var_ubyte(int ncid, int varid, const unsigned char *op);
+
+EXTERNL int
+nc_get_var_ubyte(int ncid, int varid, unsigned char *ip);
+
+EXTERNL int
+nc_put_var1_ubyte(int ncid, int varid, const size_t *indexp, const unsigned char *op);
+
+EXTERNL int
+nc_get_var1_ubyte(int ncid, int varid, const size_t *indexp, unsigned char *ip);
+
+EXTERNL int
+nc_put_vara_ubyte(int ncid, int varid, const size_t *startp, const size_t *countp, const unsigned char *op);
+
+EXTERNL int
+nc_get_vara_ubyte(int ncid, int varid, const size_t *startp, const size_t *countp, unsigned char *ip);
+
+EXTERNL int
+nc_put_vars_ubyte(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const unsigned char *op);
+
+EXTERNL int
+nc_get_vars_ubyte(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, unsigned char *ip);
+
+EXTERNL int
+nc_put_varm_ubyte(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, const unsigned char *op);
+
+EXTERNL int
+nc_get_varm_ubyte(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, unsigned char *ip);
+
+EXTERNL int
+nc_put_var(int ncid, int varid, const void *op);
+
+EXTERNL int
+nc_get_var(int ncid, int varid, void *ip);
+
+EXTERNL int
+nc_put_var1(int ncid, int varid, const size_t *indexp, const void *op);
+
+EXTERNL int
+nc_get_var1(int ncid, int varid, const size_t *indexp, void *ip);
+
+EXTERNL int
+nc_put_vara(int ncid, int varid, const size_t *startp, const size_t *countp, const void *op);
+
+EXTERNL int
+nc_get_vara(int ncid, int varid, const size_t *startp, const size_t *countp, void *ip);
+
+EXTERNL int
+nc_put_vars(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const void *op);
+
+EXTERNL int
+nc_get_vars(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, void *ip);
+
+EXTERNL int
+nc_put_varm(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, const void *op);
+
+EXTERNL int
+nc_get_varm(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, void *ip);
+
+EXTERNL int
 nc_create(const char *path, int cmode, int *ncidp);
 
 EXTERNL int
@@ -532,9 +1054,6 @@ nc_initialize(void);
 
 EXTERNL int
 nc_finalize(void);
-
-EXTERNL extern void
-nc_advise(const char *routine, int err, const char *fmt, ...);
 
 EXTERNL int
 nccreate(const char *path, int cmode);

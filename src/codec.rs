@@ -78,8 +78,21 @@ pub fn to_zarr(f: &Filter, elem_size: usize) -> Value {
     }
 }
 
-/// `_Codecs`: the JSON list netcdf-c exposes as a virtual attribute.
+/// `_Codecs`: the codec list netcdf-c exposes as a virtual attribute, in its JSON style
+/// (`{"id": "zlib", "level": 3}`, list items joined by `,`); codecs read from storage are
+/// shown exactly as stored.
 pub fn codecs_text(filters: &[Filter], elem_size: usize) -> String {
-    let parts: Vec<String> = filters.iter().map(|f| String::from_utf8_lossy(&to_bytes(&to_zarr(f, elem_size))).into_owned()).collect();
+    let parts: Vec<String> = filters.iter().map(|f| netcdf_json(f.raw.as_ref().unwrap_or(&to_zarr(f, elem_size)))).collect();
     format!("[{}]", parts.join(","))
+}
+
+fn netcdf_json(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let items: Vec<String> = m.iter().map(|(k, v)| format!("{}: {}", Value::String(k.clone()), netcdf_json(v))).collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        Value::Array(items) => format!("[{}]", items.iter().map(netcdf_json).collect::<Vec<_>>().join(",")),
+        other => String::from_utf8_lossy(&to_bytes(other)).into_owned(),
+    }
 }

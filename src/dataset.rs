@@ -768,8 +768,15 @@ impl Dataset {
             }
             (v, "_Codecs") if v >= 0 => {
                 let var = self.model.var(gid, v).ok()?;
+                if var.filters.is_empty() {
+                    return None;
+                }
                 let size = if var.nctype == NcType::String { write::maxstrlen(&self.model, var) } else { var.nctype.size() };
-                text(&codec::codecs_text(&var.filters, size))
+                // The terminating NUL is part of the value: ncdump reads it into an
+                // uninitialised len+1 buffer and prints up to the first NUL.
+                let mut bytes = codec::codecs_text(&var.filters, size).into_bytes();
+                bytes.push(0);
+                Some(Att::new(name.into(), Values::Char(bytes)))
             }
             _ => None,
         }

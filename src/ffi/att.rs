@@ -7,7 +7,7 @@ use crate::error::{Error, Kind, Result, err};
 use crate::names;
 use crate::types::NcType;
 use crate::values::Values;
-use std::ffi::{CStr, c_char, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_uint, c_ulonglong, c_ushort, c_void};
+use std::ffi::{CStr, c_char, c_int, c_void};
 
 /// Reads `n` elements of type `t` from C memory (`char*` array for strings).
 ///
@@ -122,35 +122,13 @@ pub extern "C" fn nc_get_att_string(ncid: c_int, varid: c_int, name: *const c_ch
     api!("nc_get_att_string", (ncid, varid, name), { get_att_impl(ncid, varid, name, Some(NcType::String), ip as *mut c_void) })
 }
 
-macro_rules! typed_att {
-    ($put:ident, $get:ident, $ctype:ty, $mem:expr) => {
-        #[unsafe(no_mangle)]
-        pub extern "C" fn $put(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const $ctype) -> c_int {
-            api!(stringify!($put), (ncid, varid, name, xtype, len), { put_att_impl(ncid, varid, name, xtype, $mem, len, op as *const c_void) })
-        }
-
-        #[unsafe(no_mangle)]
-        pub extern "C" fn $get(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut $ctype) -> c_int {
-            api!(stringify!($get), (ncid, varid, name), { get_att_impl(ncid, varid, name, Some($mem), ip as *mut c_void) })
-        }
-    };
+pub(crate) fn put_att_typed(call: &str, ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, mem: NcType, len: usize, op: *const c_void) -> c_int {
+    api!(call, (ncid, varid, name, xtype, len), { put_att_impl(ncid, varid, name, xtype, mem, len, op) })
 }
 
-/// `long` is 64-bit on LP64, 32-bit elsewhere: netcdf-c maps it by size.
-const LONG_TYPE: NcType = if std::mem::size_of::<c_long>() == 8 { NcType::Int64 } else { NcType::Int };
-
-typed_att!(nc_put_att_schar, nc_get_att_schar, c_schar, NcType::Byte);
-typed_att!(nc_put_att_uchar, nc_get_att_uchar, c_uchar, NcType::UByte);
-typed_att!(nc_put_att_ubyte, nc_get_att_ubyte, c_uchar, NcType::UByte);
-typed_att!(nc_put_att_short, nc_get_att_short, c_short, NcType::Short);
-typed_att!(nc_put_att_int, nc_get_att_int, c_int, NcType::Int);
-typed_att!(nc_put_att_long, nc_get_att_long, c_long, LONG_TYPE);
-typed_att!(nc_put_att_float, nc_get_att_float, f32, NcType::Float);
-typed_att!(nc_put_att_double, nc_get_att_double, f64, NcType::Double);
-typed_att!(nc_put_att_ushort, nc_get_att_ushort, c_ushort, NcType::UShort);
-typed_att!(nc_put_att_uint, nc_get_att_uint, c_uint, NcType::UInt);
-typed_att!(nc_put_att_longlong, nc_get_att_longlong, c_longlong, NcType::Int64);
-typed_att!(nc_put_att_ulonglong, nc_get_att_ulonglong, c_ulonglong, NcType::UInt64);
+pub(crate) fn get_att_typed(call: &str, ncid: c_int, varid: c_int, name: *const c_char, mem: NcType, ip: *mut c_void) -> c_int {
+    api!(call, (ncid, varid, name), { get_att_impl(ncid, varid, name, Some(mem), ip) })
+}
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_inq_att(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type, lenp: *mut usize) -> c_int {

@@ -4,7 +4,9 @@
 
 pub mod consts;
 pub mod att;
+mod att_matrix;
 pub mod data;
+mod data_matrix;
 pub mod file;
 pub mod group;
 pub mod helpers;
@@ -15,7 +17,11 @@ pub mod var;
 use crate::error::{Error, Kind, Result, err};
 use crate::registry;
 use crate::trace;
-use std::ffi::{CStr, c_char, c_int};
+use std::ffi::{CStr, c_char, c_int, c_long};
+
+/// `long` is 64-bit on LP64, 32-bit elsewhere: netcdf-c maps it by size.
+pub(crate) const LONG_TYPE: crate::types::NcType =
+    if std::mem::size_of::<c_long>() == 8 { crate::types::NcType::Int64 } else { crate::types::NcType::Int };
 
 use consts::{NC_EINTERNAL, NC_NOERR};
 

@@ -487,7 +487,12 @@ pub extern "C" fn nc_def_var_endian(ncid: c_int, varid: c_int, endian: c_int) ->
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_inq_var_endian(ncid: c_int, varid: c_int, endianp: *mut c_int) -> c_int {
     api!("nc_inq_var_endian", (ncid, varid), {
-        let e = settings_var(ncid, varid, |v| if v.endian == Endian::Big { 2 } else { 1 })?;
+        // Strings and chars have no byte order: netcdf-c reports NC_ENDIAN_NATIVE for them.
+        let e = settings_var(ncid, varid, |v| match (v.nctype.is_numeric(), v.endian) {
+            (false, _) => 0,
+            (true, Endian::Big) => 2,
+            (true, Endian::Little) => 1,
+        })?;
         // SAFETY: optional out-pointer.
         unsafe { put(endianp, e) };
         Ok(())

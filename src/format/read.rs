@@ -538,6 +538,22 @@ fn build_var(
         Storage::FixedBytes(n) => Some(n),
         _ => None,
     };
+    const QUANTIZE_ATTS: [&str; 3] = [
+        "_QuantizeBitGroomNumberOfSignificantDigits",
+        "_QuantizeGranularBitRoundNumberOfSignificantDigits",
+        "_QuantizeBitRoundNumberOfSignificantBits",
+    ];
+    let quantize = QUANTIZE_ATTS
+        .iter()
+        .enumerate()
+        .find_map(|(i, q)| {
+            let nsd = atts.iter().find(|a| a.name == *q)?.value.scalars().first().copied()?;
+            match nsd {
+                crate::values::Scalar::Int(n) => Some((i as i32 + 1, n as i32)),
+                _ => None,
+            }
+        })
+        .unwrap_or((0, 0));
     let mut extra = zarray.clone();
     for k in ["zarr_format", "shape", "dtype", "chunks", "fill_value", "order", "compressor", "filters", "dimension_separator", "_nczarr_array", "_NCZARR_ARRAY"] {
         extra.remove(k);
@@ -553,7 +569,7 @@ fn build_var(
         storage_fill: fill,
         endian: dt.endian,
         locked: true,
-        quantize: (0, 0),
+        quantize,
         cache: ChunkCache { size: 0, nelems: 0, preemption: 0.0 },
         stored_key: Some(vkey),
         dim_separator: dim_separator,

@@ -1,0 +1,104 @@
+#!/bin/sh
+# Real clients: Debian's ncdump/ncgen under LD_PRELOAD of our preload library (and with our
+# drop-in found first), compared with netcdf-c's own output; persistence and tracing checks;
+# the bad-input suite; the export lists of both libraries.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+build="$top/build"
+pre="$build/libnczarr_preload.so"
+fixtures="$top/../shared/fixtures/legacy"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAILED: $*"; }
+same() { # name file1 file2
+    if diff -u "$2" "$3" > "$scratch/diff.txt"; then ok; else bad "$1"; head -30 "$scratch/diff.txt"; fi
+}
+
+for tool in ncdump ncgen; do
+    command -v $tool > /dev/null || { echo "missing tool: $tool (apt-get install netcdf-bin)"; exit 1; }
+done
+cc -std=c11 -I"$top/include" -o "$build/ncprobe" "$top/ctests/tools/ncprobe.c" -L"$build" -lnetcdf -Wl,-rpath,"$build"
+
+# 1. Every legacy NCZarr layout (netcdf-c 4.8.0, 4.8.1, 4.9.2), directory and zip: ncdump -h
+#    prints the CDL the datasets were made from.
+for v in 4.8.0 4.8.1 4.9.2; do
+    for n in public scalars fills; do
+        for kind in file zip; do
+            [ -f "$fixtures/$v/$n.cdl" ] || continue
+            python3 "$top/ctests/cdl_header.py" "$fixtures/$v/$n.cdl" > "$scratch/want.cdl"
+            LD_PRELOAD="$pre" ncdump -h "file://$fixtures/$v/$n.$kind#mode=nczarr,$kind" > "$scratch/got.cdl" 2>&1
+            same "legacy $v $n.$kind" "$scratch/want.cdl" "$scratch/got.cdl"
+        done
+    done
+done
+
+# 2. Datasets written by netCDF4-python: same `ncdump -h` and `ncdump -hs` as netcdf-c 4.10.1.
+wheel=$(python3 -c "import netCDF4,os,glob;print(glob.glob(os.path.dirname(os.path.dirname(netCDF4.__file__))+'/netcdf4.libs/libnetcdf-*.so*')[0])")
+plugins=$(python3 -c "import netCDF4,os;print(os.path.dirname(netCDF4.__file__)+'/plugins')")
+mkdir -p "$scratch/py"
+HDF5_PLUGIN_PATH="$plugins" python3 "$top/ctests/make_nc4py.py" "$scratch/py" > "$scratch/urls.txt" || bad "netCDF4-python writer"
+while read -r url; do
+    for opt in -h -hs; do
+        HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$wheel" ncdump $opt "$url" > "$scratch/ref.cdl" 2>&1
+        LD_PRELOAD="$pre" ncdump $opt "$url" > "$scratch/got.cdl" 2>&1
+        same "netCDF4-python ncdump $opt $url" "$scratch/ref.cdl" "$scratch/got.cdl"
+    done
+    # Reopen read-write, walk everything, close: every object byte-identical.
+    dir=$(echo "$url" | sed -e 's|^file://||' -e 's|#.*||')
+    sh "$top/ctests/tools/nctree.sh" "$dir" > "$scratch/before.txt"
+    [ "$("$build/ncprobe" "$url" write)" = "rc=0" ] && ok || bad "reopen-write $url"
+    sh "$top/ctests/tools/nctree.sh" "$dir" > "$scratch/after.txt"
+    same "reopen-write leaves objects byte-identical: $url" "$scratch/before.txt" "$scratch/after.txt"
+done < "$scratch/urls.txt"
+
+# 3. A dataset written by Debian's netcdf-c 4.9.0 itself (G2u layout): our ncdump -h matches
+#    Debian's own.
+deb="file://$scratch/debian.file#mode=nczarr,file"
+ncgen -k nc4 -o "$deb" "$top/ctests/data/debian.cdl" || bad "Debian ncgen"
+ncdump -h "$deb" > "$scratch/ref.cdl" 2>&1
+LD_PRELOAD="$pre" ncdump -h "$deb" > "$scratch/got.cdl" 2>&1
+same "Debian 4.9.0 dataset" "$scratch/ref.cdl" "$scratch/got.cdl"
+
+# Debian 4.9.0 writes NCZarr scalars its own ncdump crashes on; we print the source CDL.
+debs="file://$scratch/debian_scalar.file#mode=nczarr,file"
+ncgen -k nc4 -o "$debs" "$top/ctests/data/debian_scalar.cdl" || bad "Debian ncgen (scalars)"
+LD_PRELOAD="$pre" ncdump -h "$debs" > "$scratch/got_scalar.cdl" 2>&1
+same "Debian 4.9.0 scalars" "$top/ctests/data/debian_scalar.cdl" "$scratch/got_scalar.cdl"
+
+# 4. The drop-in library replaces Debian's libnetcdf.so.19 outright (tools are BIND_NOW).
+url="file://$fixtures/4.9.2/public.file#mode=nczarr,file"
+LD_LIBRARY_PATH="$build" ncdump -h "$url" > "$scratch/dropin.cdl" 2>&1
+LD_PRELOAD="$pre" ncdump -h "$url" > "$scratch/preload.cdl" 2>&1
+same "drop-in ncdump -h" "$scratch/preload.cdl" "$scratch/dropin.cdl"
+LD_LIBRARY_PATH="$build" ldd "$(command -v ncdump)" | grep -q "$build/libnetcdf.so.19" && ok || bad "drop-in is the loaded libnetcdf"
+LD_LIBRARY_PATH="$build" ncgen -k nc4 -o "file://$scratch/ncgen.file#mode=nczarr,file" "$top/ctests/data/debian.cdl" && ok || bad "drop-in ncgen"
+LD_PRELOAD="$pre" ncdump -h "file://$scratch/ncgen.file#mode=nczarr,file" | sed 's/^netcdf ncgen/netcdf debian/' > "$scratch/got.cdl"
+same "ncgen through the drop-in" "$scratch/ref.cdl" "$scratch/got.cdl"
+
+# 5. Tracing: NCTRACING lists API calls and storage operations on stderr; silent by default.
+NCTRACING=9 "$build/ncprobe" "$url" 2> "$scratch/trace.txt" > /dev/null
+grep -q "nc_open(" "$scratch/trace.txt" && grep -q "storage: open" "$scratch/trace.txt" && ok || bad "NCTRACING output"
+"$build/ncprobe" "file://$scratch/none#mode=nczarr,file" 2> "$scratch/quiet.txt" > /dev/null
+[ ! -s "$scratch/quiet.txt" ] && ok || bad "errors print nothing without NCTRACING"
+
+# 6. Exports: the drop-in has every P0 symbol; the preload library exports no tool helper.
+awk -F'\t' 'NR>1 && $4=="P0"{print $1}' "$top/../shared/spec/client-symbols.tsv" | sort > "$scratch/p0.txt"
+nm -D --defined-only "$build/libnetcdf.so.19" | awk '{print $3}' | sort > "$scratch/dropin.txt"
+missing=$(comm -23 "$scratch/p0.txt" "$scratch/dropin.txt")
+[ -z "$missing" ] && ok || bad "drop-in lacks P0 symbols: $missing"
+nm -D --defined-only "$pre" | awk '{print $3}' | sort > "$scratch/preload.txt"
+leaked=$(comm -12 "$build/helpers.txt" "$scratch/preload.txt")
+[ -z "$leaked" ] && ok || bad "preload library exports tool helpers: $leaked"
+foreign=$(grep -v -E '^(nc|NC|ncaux_)' "$scratch/preload.txt")
+[ -z "$foreign" ] && ok || bad "preload library exports non-API names: $foreign"
+readelf -d "$pre" | grep -q 'SONAME.*libnczarr_preload.so' && ok || bad "preload SONAME"
+readelf -d "$build/libnetcdf.so.19" | grep -q 'SONAME.*libnetcdf.so.19' && ok || bad "drop-in SONAME"
+
+# 7. Bad and hostile stores.
+python3 "$top/ctests/bad_inputs.py" && ok || bad "bad-input suite"
+
+echo "client tests: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
