@@ -95,6 +95,7 @@ install: all
 	sed -e 's|@VERSION@|$(VERSION)|g' cmake/netCDFConfigVersion.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/netCDF/netCDFConfigVersion.cmake
 
 check: all
+	sh ctests/ensure_deps.sh
 	$(MAKE) --no-print-directory check-rust check-c check-clients check-python check-cmake
 	@echo "make check: all suites passed"
 

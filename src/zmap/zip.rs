@@ -68,13 +68,10 @@ impl ZipStore {
             }
             Err(e) => return Err(e.into()),
         };
-        let declared = central_directory_entries(&file)?;
+        // Duplicate names: zarr-python's ZipStore appends a new entry on every rewrite, and
+        // readers (Python's zipfile, zarr) take the last one; the zip crate indexes by name
+        // and does the same. We never write duplicates ourselves.
         let mut archive = zip::ZipArchive::new(file).map_err(zip_error)?;
-        // The zip crate indexes entries by name, so duplicates collapse silently: compare
-        // with the count the end-of-central-directory record declares.
-        if declared.is_some_and(|n| n as usize != archive.len()) {
-            return err(Kind::BadName, format!("{}: duplicate zip entries", path.display()));
-        }
         let mut names: Vec<(String, usize)> = Vec::new();
         let mut seen = BTreeSet::new();
         for i in 0..archive.len() {
@@ -89,7 +86,7 @@ impl ZipStore {
                 return err(Kind::BadName, format!("zip entry {name:?}"));
             }
             if !seen.insert(name.clone()) {
-                return err(Kind::BadName, format!("duplicate zip entry {name:?}"));
+                continue;
             }
             if entry.is_dir() || is_link || trimmed.is_empty() {
                 continue;
@@ -134,21 +131,6 @@ impl ZipStore {
     fn full(&self, key: &str) -> String {
         super::join(&self.prefix, key)
     }
-}
-
-/// Entry count from the end-of-central-directory record (`None` for zip64 archives).
-fn central_directory_entries(mut file: &File) -> Result<Option<u16>> {
-    use std::io::{Seek, SeekFrom};
-    let len = file.metadata()?.len();
-    let tail = len.min(65_536 + 22);
-    file.seek(SeekFrom::Start(len - tail))?;
-    let mut buf = Vec::with_capacity(tail as usize);
-    file.take(tail).read_to_end(&mut buf)?;
-    file.seek(SeekFrom::Start(0))?;
-    let Some(pos) = buf.windows(4).rposition(|w| w == [0x50, 0x4b, 0x05, 0x06]) else { return Ok(None) };
-    let Some(bytes) = buf.get(pos + 10..pos + 12) else { return Ok(None) };
-    let n = u16::from_le_bytes([bytes[0], bytes[1]]);
-    Ok((n != 0xffff).then_some(n))
 }
 
 fn read_entry(archive: &mut zip::ZipArchive<File>, idx: usize) -> Result<Vec<u8>> {

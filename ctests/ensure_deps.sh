@@ -1,0 +1,21 @@
+#!/bin/sh
+# Installs what the test suite drives, when missing: Debian's netCDF tools (the real clients
+# and netcdf-c 4.9.0), CMake and pkg-config (packaging tests), and from PyPI zarr, xarray,
+# numcodecs and netCDF4 (netcdf-c 4.10.1 as the reference). Tests never skip: a tool that
+# cannot be installed fails the run.
+set -eu
+need_apt=""
+for tool in ncdump:netcdf-bin cmake:cmake pkg-config:pkg-config; do
+    command -v "${tool%%:*}" > /dev/null 2>&1 || need_apt="$need_apt ${tool#*:}"
+done
+if [ -n "$need_apt" ]; then
+    echo "installing:$need_apt"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need_apt > /dev/null
+fi
+if ! python3 -c "import zarr, xarray, numcodecs, netCDF4, pandas" 2> /dev/null; then
+    echo "installing Python packages: zarr xarray numcodecs netCDF4 pandas"
+    python3 -m pip install -q zarr xarray numcodecs netCDF4 pandas
+fi
