@@ -244,6 +244,6 @@ mod tests {
         assert!(parse_fill(&parse(b"\"abc\"", "t").unwrap(), NcType::Int).is_err());
         assert!(parse_fill(&parse(b"\"NaN\"", "t").unwrap(), NcType::Int).is_err());
         assert_eq!(parse_fill(&parse(b"[-999]", "t").unwrap(), NcType::Float).unwrap(), Some(Values::Float(vec![-999.0])));
-        assert_eq!(render_fill(&Values::default_fill(NcType::Float)).to_string(), "9.96921e36");
+        assert_eq!(render_fill(&Values::default_fill(NcType::Float)).to_string(), "9.96921e+36");
     }
 }

@@ -159,8 +159,8 @@ mod tests {
 
     #[test]
     fn exact_numbers() {
-        assert_eq!(to_bytes(&f32_value(9.96921e36)), b"9.96921e36");
-        assert_eq!(to_bytes(&f64_value(9.969209968386869e36)), b"9.969209968386869e36");
+        assert_eq!(to_bytes(&f32_value(9.96921e36)), b"9.96921e+36");
+        assert_eq!(to_bytes(&f64_value(9.969209968386869e36)), b"9.969209968386869e+36");
         let v = parse(b"18446744073709551614", "t").unwrap();
         assert_eq!(int_of(v.as_number().unwrap()), Some(18446744073709551614));
     }
