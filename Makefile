@@ -100,6 +100,8 @@ check: all
 	@echo "make check: all suites passed"
 
 check-rust:
+	$(CARGO) fmt --check
+	$(CARGO) clippy --release --lib --tests -- -D warnings
 	$(CARGO) test --release --lib
 
 check-c: all

@@ -29,10 +29,31 @@ const FILTER_TYPES: &[&str] = &["NC_H5_Filterspec"];
 fn is_internal(name: &str) -> bool {
     matches!(
         name,
-        "NC_shellUnescape" | "NCpathcanonical" | "nc__testurl" | "NC__testurl" | "ncuriparse" | "ncurifree" | "ncuribuild"
-            | "ncuriappendfragmentkey" | "nclistnew" | "nclistpush" | "nclistremove" | "nclistfree" | "ncsetlogging"
-            | "ncsetloglevel" | "strlcat" | "nc_utf8_to_utf16" | "cdParseRelunits" | "cdRel2Iso" | "cdSetErrOpts"
-            | "cdChar2Comp" | "Cdh2e" | "NCURI" | "NClist" | "cdCompTime" | "CdTime"
+        "NC_shellUnescape"
+            | "NCpathcanonical"
+            | "nc__testurl"
+            | "NC__testurl"
+            | "ncuriparse"
+            | "ncurifree"
+            | "ncuribuild"
+            | "ncuriappendfragmentkey"
+            | "nclistnew"
+            | "nclistpush"
+            | "nclistremove"
+            | "nclistfree"
+            | "ncsetlogging"
+            | "ncsetloglevel"
+            | "strlcat"
+            | "nc_utf8_to_utf16"
+            | "cdParseRelunits"
+            | "cdRel2Iso"
+            | "cdSetErrOpts"
+            | "cdChar2Comp"
+            | "Cdh2e"
+            | "NCURI"
+            | "NClist"
+            | "cdCompTime"
+            | "CdTime"
     ) || name.ends_with("_ints")
         || name.ends_with("_par_fortran")
 }
@@ -49,7 +70,7 @@ enum Item {
 
 fn item_name(decl: &str) -> String {
     let head = decl.split('(').next().unwrap_or("");
-    head.trim().rsplit(|c: char| c == ' ' || c == '*').next().unwrap_or("").to_string()
+    head.trim().rsplit([' ', '*']).next().unwrap_or("").to_string()
 }
 
 fn parse(generated: &str) -> Vec<Item> {
@@ -137,7 +158,7 @@ fn main() {
                 if MEM_TYPES.contains(&name.as_str()) {
                     sections.entry("mem").or_default().0.push(text);
                 } else if FILTER_TYPES.contains(&name.as_str()) {
-                    sections.entry("filter").or_default().0.push(text.replace("typedef struct NC_H5_Filterspec {", "typedef struct NC_H5_Filterspec {"));
+                    sections.entry("filter").or_default().0.push(text);
                 } else {
                     main_types.push(text);
                 }
@@ -225,7 +246,9 @@ typedef struct NC_Dispatch NC_Dispatch;\n\n",
     ] {
         f.push_str(&format!("#ifndef {name}\n#define {name} {value}\n#endif\n"));
     }
-    f.push_str("\n#define NC_NOZSTANDARD 0\n\nenum BLOSC_SHUFFLE {\nBLOSC_NOSHUFFLE = 0,\nBLOSC_SHUFFLE = 1,\nBLOSC_BITSHUFFLE = 2\n};\n\n");
+    f.push_str(
+        "\n#define NC_NOZSTANDARD 0\n\nenum BLOSC_SHUFFLE {\nBLOSC_NOSHUFFLE = 0,\nBLOSC_SHUFFLE = 1,\nBLOSC_BITSHUFFLE = 2\n};\n\n",
+    );
     f.push_str("enum BLOSC_SUBCOMPRESSORS {BLOSC_LZ=0, BLOSC_LZ4=1, BLOSC_LZ4HC=2, BLOSC_SNAPPY=3, BLOSC_ZLIB=4, BLOSC_ZSTD=5};\n\n");
     for t in &ftypes {
         f.push_str(t);
@@ -260,7 +283,9 @@ typedef struct NC_Dispatch NC_Dispatch;\n\n",
     let (_, afns) = sections.remove("aux").unwrap_or_default();
     let mut a = String::new();
     a.push_str(banner);
-    a.push_str("#ifndef NCAUX_H\n#define NCAUX_H\n\n#define NCAUX_ALIGN_C 0\n#define NCAUX_ALIGN_UNIFORM 1\n\nstruct NC_H5_Filterspec;\n\n");
+    a.push_str(
+        "#ifndef NCAUX_H\n#define NCAUX_H\n\n#define NCAUX_ALIGN_C 0\n#define NCAUX_ALIGN_UNIFORM 1\n\nstruct NC_H5_Filterspec;\n\n",
+    );
     a.push_str(cxx_open);
     for d in &afns {
         a.push_str(d);

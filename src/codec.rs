@@ -31,7 +31,9 @@ pub fn from_zarr(v: &Value) -> Result<Filter> {
         "zlib" => keep(DEFLATE, vec![level() as u32]),
         "shuffle" => keep(SHUFFLE, vec![]),
         "fletcher32" => keep(FLETCHER32, vec![]),
-        "szip" => keep(SZIP, vec![int_param(obj.get("mask")).unwrap_or(0) as u32, int_param(obj.get("pixels-per-block")).unwrap_or(0) as u32]),
+        "szip" => {
+            keep(SZIP, vec![int_param(obj.get("mask")).unwrap_or(0) as u32, int_param(obj.get("pixels-per-block")).unwrap_or(0) as u32])
+        }
         "bz2" => keep(BZIP2, vec![level() as u32]),
         "zstd" => keep(ZSTD, vec![level() as i32 as u32]),
         "blosc" => {
@@ -40,7 +42,15 @@ pub fn from_zarr(v: &Value) -> Result<Filter> {
             let shuffle = int_param(obj.get("shuffle")).unwrap_or(1).clamp(0, 2) as u32;
             keep(
                 BLOSC,
-                vec![0, 0, 0, int_param(obj.get("blocksize")).unwrap_or(0) as u32, int_param(obj.get("clevel")).unwrap_or(5) as u32, shuffle, code],
+                vec![
+                    0,
+                    0,
+                    0,
+                    int_param(obj.get("blocksize")).unwrap_or(0) as u32,
+                    int_param(obj.get("clevel")).unwrap_or(5) as u32,
+                    shuffle,
+                    code,
+                ],
             )
         }
         _ => keep(0, vec![]),
@@ -73,7 +83,9 @@ pub fn to_zarr(f: &Filter, elem_size: usize) -> Value {
         SZIP => json!({"id": "szip", "mask": p(0), "pixels-per-block": p(1)}),
         BZIP2 => json!({"id": "bz2", "level": p(0)}),
         ZSTD => json!({"id": "zstd", "level": p(0) as i32}),
-        BLOSC => json!({"id": "blosc", "clevel": p(4), "blocksize": 0, "cname": BLOSC_NAMES.get(p(6) as usize).copied().unwrap_or("lz4"), "shuffle": p(5)}),
+        BLOSC => {
+            json!({"id": "blosc", "clevel": p(4), "blocksize": 0, "cname": BLOSC_NAMES.get(p(6) as usize).copied().unwrap_or("lz4"), "shuffle": p(5)})
+        }
         _ => f.raw.clone().unwrap_or(Value::Null),
     }
 }

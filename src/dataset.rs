@@ -84,7 +84,9 @@ fn open_store(spec: &OpenSpec, create: bool) -> Result<(Box<dyn Zmap>, Driver)> 
         None if create => Driver::File,
         None => match probe(&spec.path) {
             Some(d) => d,
-            None if !spec.path.exists() && spec.is_explicit() => return err(Kind::NoObject, format!("{} does not exist", spec.path.display())),
+            None if !spec.path.exists() && spec.is_explicit() => {
+                return err(Kind::NoObject, format!("{} does not exist", spec.path.display()));
+            }
             None if !spec.path.exists() => return err(Kind::Errno(libc::ENOENT), format!("{} does not exist", spec.path.display())),
             None => return err(Kind::NotNetcdf, format!("{} is not a Zarr store", spec.path.display())),
         },
@@ -260,7 +262,12 @@ impl Dataset {
     /// Abort: a dataset created in this session and never made durable is deleted; otherwise
     /// pending changes are dropped (nothing is written).
     pub fn abort(self) -> Result<()> {
-        if self.created && self.model.groups[0].vars.is_empty() && self.model.dims.is_empty() && self.model.groups.len() == 1 && self.define_mode {
+        if self.created
+            && self.model.groups[0].vars.is_empty()
+            && self.model.dims.is_empty()
+            && self.model.groups.len() == 1
+            && self.define_mode
+        {
             drop(self.store);
             if std::fs::metadata(&self.spec.path).is_ok_and(|m| m.is_dir()) {
                 std::fs::remove_dir_all(&self.spec.path)?;
@@ -322,38 +329,39 @@ impl Dataset {
     fn apply_renames(&mut self) -> Result<()> {
         for gid in 1..self.model.groups.len() {
             let now = self.model.group_key(gid);
-            if let Some(old) = self.model.groups[gid].stored_key.clone() {
-                if old != now {
-                    self.store.rename_prefix(&old, &now)?;
-                    let lead = format!("{old}/");
-                    let fix = |k: &mut Option<String>| {
-                        if let Some(s) = k.as_mut() {
-                            if let Some(rest) = s.strip_prefix(&lead) {
-                                *s = format!("{now}/{rest}");
-                            }
-                        }
-                    };
-                    for g in &mut self.model.groups {
-                        fix(&mut g.stored_key);
-                        for v in &mut g.vars {
-                            fix(&mut v.stored_key);
-                        }
+            if let Some(old) = self.model.groups[gid].stored_key.clone()
+                && old != now
+            {
+                self.store.rename_prefix(&old, &now)?;
+                let lead = format!("{old}/");
+                let fix = |k: &mut Option<String>| {
+                    if let Some(s) = k.as_mut()
+                        && let Some(rest) = s.strip_prefix(&lead)
+                    {
+                        *s = format!("{now}/{rest}");
                     }
-                    self.model.groups[gid].stored_key = Some(now.clone());
-                    self.stored.retain(|k, _| !k.starts_with(&lead));
+                };
+                for g in &mut self.model.groups {
+                    fix(&mut g.stored_key);
+                    for v in &mut g.vars {
+                        fix(&mut v.stored_key);
+                    }
                 }
+                self.model.groups[gid].stored_key = Some(now.clone());
+                self.stored.retain(|k, _| !k.starts_with(&lead));
             }
         }
         for gid in 0..self.model.groups.len() {
             for varid in 0..self.model.groups[gid].vars.len() {
                 let now = self.model.var_key(gid, varid);
-                if let Some(old) = self.model.groups[gid].vars[varid].stored_key.clone() {
-                    if old != now && !old.is_empty() {
-                        self.store.rename_prefix(&old, &now)?;
-                        let lead = format!("{old}/");
-                        self.stored.retain(|k, _| !k.starts_with(&lead));
-                        self.model.groups[gid].vars[varid].stored_key = Some(now);
-                    }
+                if let Some(old) = self.model.groups[gid].vars[varid].stored_key.clone()
+                    && old != now
+                    && !old.is_empty()
+                {
+                    self.store.rename_prefix(&old, &now)?;
+                    let lead = format!("{old}/");
+                    self.stored.retain(|k, _| !k.starts_with(&lead));
+                    self.model.groups[gid].vars[varid].stored_key = Some(now);
                 }
             }
         }
@@ -462,11 +470,11 @@ impl Dataset {
             (_, Some(ids)) => ids.iter().map(|&d| self.model.dim(d).map(|_| d as usize)).collect::<Result<_>>()?,
         };
         let nctype = check_var_type(xtype)?;
-        if self.classic {
-            if let Some(pos) = dimids.iter().skip(1).position(|&d| self.model.dims[d].unlimited) {
-                let _ = pos;
-                return err(Kind::UnlimPos, "classic model: unlimited dimension must come first");
-            }
+        if self.classic
+            && let Some(pos) = dimids.iter().skip(1).position(|&d| self.model.dims[d].unlimited)
+        {
+            let _ = pos;
+            return err(Kind::UnlimPos, "classic model: unlimited dimension must come first");
         }
         let mut var = Var {
             name,

@@ -323,11 +323,7 @@ pub fn default_chunks(shape: &[u64], unlimited: &[bool], type_size: usize) -> Ve
             continue;
         }
         let len = shape[i];
-        let c = if fixed_product > 0.0 {
-            ((DEFAULT / (fixed_product * t)).powf(1.0 / nfixed) * len as f64 - 0.5).floor()
-        } else {
-            1.0
-        };
+        let c = if fixed_product > 0.0 { ((DEFAULT / (fixed_product * t)).powf(1.0 / nfixed) * len as f64 - 0.5).floor() } else { 1.0 };
         let c = if c.is_finite() { c as u64 } else { 1 };
         chunks[i] = c.min(len).max(1);
     }

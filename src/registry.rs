@@ -40,11 +40,8 @@ fn table() -> MutexGuard<'static, Vec<Option<Arc<OpenFile>>>> {
 
 pub fn insert(ds: Dataset) -> Result<i32> {
     let mut t = table();
-    let slot = if passthrough_numbering() {
-        (1..=PASSTHROUGH_TOP).rev().find(|&s| t[s].is_none())
-    } else {
-        (1..SLOTS).find(|&s| t[s].is_none())
-    };
+    let slot =
+        if passthrough_numbering() { (1..=PASSTHROUGH_TOP).rev().find(|&s| t[s].is_none()) } else { (1..SLOTS).find(|&s| t[s].is_none()) };
     let Some(slot) = slot else { return err(Kind::NoMem, "all dataset slots are in use") };
     t[slot] = Some(Arc::new(OpenFile { dataset: Mutex::new(Some(ds)) }));
     Ok((slot << 16) as i32)

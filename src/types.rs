@@ -36,11 +36,7 @@ impl NcType {
 
     /// From a C `nc_type` id. Ids of user-defined types or out of range → NC_EBADTYPE.
     pub fn from_id(id: i32) -> Result<NcType> {
-        if (1..=12).contains(&id) {
-            Ok(NcType::ALL[(id - 1) as usize])
-        } else {
-            err(Kind::BadType, format!("type id {id}"))
-        }
+        if (1..=12).contains(&id) { Ok(NcType::ALL[(id - 1) as usize]) } else { err(Kind::BadType, format!("type id {id}")) }
     }
 
     pub fn id(self) -> i32 {

@@ -45,8 +45,21 @@ pub struct OpenSpec {
 
 /// Mode words we know. netCDF-3/4/DAP words are known but never select us.
 const OUR_WORDS: &[&str] = &[
-    "nczarr", "zarr", "xarray", "noxarray", "file", "zip", "s3", "gs3", "bytes", "consolidated", "noconsolidated",
-    "v2", "v3", "nc4char", "log",
+    "nczarr",
+    "zarr",
+    "xarray",
+    "noxarray",
+    "file",
+    "zip",
+    "s3",
+    "gs3",
+    "bytes",
+    "consolidated",
+    "noconsolidated",
+    "v2",
+    "v3",
+    "nc4char",
+    "log",
 ];
 const OTHER_WORDS: &[&str] =
     &["nc3", "nc4", "netcdf", "netcdf3", "netcdf4", "classic", "64bitoffset", "64bitdata", "cdf5", "dap2", "dap4", "udf0", "udf1", "hdf5"];
@@ -62,20 +75,21 @@ const MACROS: &[(&str, &[&str])] = &[
 ];
 
 /// (word, implied words), applied until nothing changes.
-const IMPLIES: &[(&str, &[&str])] =
-    &[("zarr", &["nczarr"]), ("xarray", &["zarr"]), ("noxarray", &["nczarr", "zarr"])];
+const IMPLIES: &[(&str, &[&str])] = &[("zarr", &["nczarr"]), ("xarray", &["zarr"]), ("noxarray", &["nczarr", "zarr"])];
 
 fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() && s.is_char_boundary(i + 3) {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && s.is_char_boundary(i + 3)
+            && let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+        {
+            out.push(v);
+            i += 3;
+            continue;
         }
         out.push(bytes[i]);
         i += 1;
@@ -135,10 +149,8 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
         PathBuf::from(base)
     };
     let params = parse_fragment(fragment.unwrap_or(""));
-    let mut words: Vec<String> = params
-        .get("mode")
-        .map(|m| m.split(',').filter(|w| !w.is_empty()).map(|w| w.to_ascii_lowercase()).collect())
-        .unwrap_or_default();
+    let mut words: Vec<String> =
+        params.get("mode").map(|m| m.split(',').filter(|w| !w.is_empty()).map(|w| w.to_ascii_lowercase()).collect()).unwrap_or_default();
     for w in &words {
         if !OUR_WORDS.contains(&w.as_str()) && !OTHER_WORDS.contains(&w.as_str()) {
             return err(Kind::Invalid, format!("unknown mode word {w:?}"));
@@ -195,9 +207,8 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
         Some(".") => Some('.'),
         Some(other) => return err(Kind::Invalid, format!("dimension_separator {other:?}")),
     };
-    let env_consolidated = std::env::var("NCZARR_CONSOLIDATED")
-        .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
-        .unwrap_or(false);
+    let env_consolidated =
+        std::env::var("NCZARR_CONSOLIDATED").map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes")).unwrap_or(false);
     Ok(Some(OpenSpec {
         original: name.to_string(),
         path,

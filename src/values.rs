@@ -71,16 +71,17 @@ const TWO63: f64 = 9_223_372_036_854_775_808.0;
 
 /// C's `(int)x` on x86-64: truncation, with INT32_MIN for NaN and out-of-range values.
 fn c_to_i32(v: f64) -> i32 {
-    if v.is_nan() || v >= 2_147_483_648.0 || v < -2_147_483_648.0 { i32::MIN } else { v as i32 }
+    if v.is_nan() || !(-2_147_483_648.0..2_147_483_648.0).contains(&v) { i32::MIN } else { v as i32 }
 }
 
 /// C's `(long long)x` on x86-64.
 fn c_to_i64(v: f64) -> i64 {
-    if v.is_nan() || v >= TWO63 || v < -TWO63 { i64::MIN } else { v as i64 }
+    if v.is_nan() || !(-TWO63..TWO63).contains(&v) { i64::MIN } else { v as i64 }
 }
 
 fn c_to_u64(v: f64) -> u64 {
-    if !(v >= TWO63) { c_to_i64(v) as u64 } else { (c_to_i64(v - TWO63) as u64) ^ (1u64 << 63) }
+    // NaN takes the first branch, as the C comparison `!(v >= 2^63)` does.
+    if v.partial_cmp(&TWO63).is_none_or(|o| o.is_lt()) { c_to_i64(v) as u64 } else { (c_to_i64(v - TWO63) as u64) ^ (1u64 << 63) }
 }
 
 fn int_bounds(t: NcType) -> (i128, i128) {
@@ -137,11 +138,7 @@ fn float_to_int(v: f64, from_f32: bool, dst: NcType) -> (Scalar, bool) {
     // and wide destinations that rounds the bound (observed: float 4294967296 -> uint not
     // flagged), while float -> int is flagged at 2^31 (c-api.md §9.5).
     let round = |b: i128| -> f64 {
-        if from_f32 && matches!(dst, NcType::UInt | NcType::Int64 | NcType::UInt64) {
-            b as f32 as f64
-        } else {
-            b as f64
-        }
+        if from_f32 && matches!(dst, NcType::UInt | NcType::Int64 | NcType::UInt64) { b as f32 as f64 } else { b as f64 }
     };
     let out_of_range = v > round(hi) || v < round(lo);
     let value: i128 = match dst {
@@ -344,8 +341,8 @@ mod tests {
         assert_eq!(one(Scalar::F64(5e9), NcType::UInt), (705032704, true));
         assert_eq!(one(Scalar::F64(-1.5), NcType::UInt64), (u64::MAX as i128, true));
         assert_eq!(one(Scalar::F64(f64::NAN), NcType::UInt64), (1i128 << 63, false));
-        assert_eq!(one(Scalar::F32(4294967296.0), NcType::UInt).1, false);
-        assert_eq!(one(Scalar::F32(2147483648.0), NcType::Int).1, true);
-        assert_eq!(one(Scalar::F64(TWO63), NcType::Int64).1, false);
+        assert!(!one(Scalar::F32(4294967296.0), NcType::UInt).1);
+        assert!(one(Scalar::F32(2147483648.0), NcType::Int).1);
+        assert!(!one(Scalar::F64(TWO63), NcType::Int64).1);
     }
 }

@@ -1,7 +1,7 @@
 //! Attributes: the typed put/get matrix, inquiry, copy, rename, delete.
 
-use super::{cstr, malloc_string, put, put_name, with};
 use super::consts::nc_type;
+use super::{cstr, malloc_string, put, put_name, with};
 use crate::api;
 use crate::error::{Error, Kind, Result, err};
 use crate::names;
@@ -90,7 +90,14 @@ fn get_att_impl(ncid: c_int, varid: c_int, name: *const c_char, mem: Option<NcTy
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const c_void) -> c_int {
+pub unsafe extern "C" fn nc_put_att(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    xtype: nc_type,
+    len: usize,
+    op: *const c_void,
+) -> c_int {
     api!("nc_put_att", (ncid, varid, name, xtype, len), {
         let mem = if xtype >= 32 { return with(ncid, |_, _| err(Kind::BadTypeId, "user type")) } else { NcType::from_id(xtype)? };
         put_att_impl(ncid, varid, name, xtype, mem, len, op)
@@ -98,31 +105,41 @@ pub extern "C" fn nc_put_att(ncid: c_int, varid: c_int, name: *const c_char, xty
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_text(ncid: c_int, varid: c_int, name: *const c_char, len: usize, op: *const c_char) -> c_int {
+pub unsafe extern "C" fn nc_put_att_text(ncid: c_int, varid: c_int, name: *const c_char, len: usize, op: *const c_char) -> c_int {
     api!("nc_put_att_text", (ncid, varid, name, len), { put_att_impl(ncid, varid, name, 2, NcType::Char, len, op as *const c_void) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_string(ncid: c_int, varid: c_int, name: *const c_char, len: usize, op: *mut *const c_char) -> c_int {
+pub unsafe extern "C" fn nc_put_att_string(ncid: c_int, varid: c_int, name: *const c_char, len: usize, op: *mut *const c_char) -> c_int {
     api!("nc_put_att_string", (ncid, varid, name, len), { put_att_impl(ncid, varid, name, 12, NcType::String, len, op as *const c_void) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_att(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_void) -> c_int {
+pub unsafe extern "C" fn nc_get_att(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_void) -> c_int {
     api!("nc_get_att", (ncid, varid, name), { get_att_impl(ncid, varid, name, None, ip) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_att_text(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_char) -> c_int {
+pub unsafe extern "C" fn nc_get_att_text(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_char) -> c_int {
     api!("nc_get_att_text", (ncid, varid, name), { get_att_impl(ncid, varid, name, Some(NcType::Char), ip as *mut c_void) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_att_string(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut *mut c_char) -> c_int {
+pub unsafe extern "C" fn nc_get_att_string(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut *mut c_char) -> c_int {
     api!("nc_get_att_string", (ncid, varid, name), { get_att_impl(ncid, varid, name, Some(NcType::String), ip as *mut c_void) })
 }
 
-pub(crate) fn put_att_typed(call: &str, ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, mem: NcType, len: usize, op: *const c_void) -> c_int {
+#[allow(clippy::too_many_arguments)] // the C signature plus the call name and memory type
+pub(crate) fn put_att_typed(
+    call: &str,
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    xtype: nc_type,
+    mem: NcType,
+    len: usize,
+    op: *const c_void,
+) -> c_int {
     api!(call, (ncid, varid, name, xtype, len), { put_att_impl(ncid, varid, name, xtype, mem, len, op) })
 }
 
@@ -131,7 +148,7 @@ pub(crate) fn get_att_typed(call: &str, ncid: c_int, varid: c_int, name: *const 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_att(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type, lenp: *mut usize) -> c_int {
+pub unsafe extern "C" fn nc_inq_att(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type, lenp: *mut usize) -> c_int {
     api!("nc_inq_att", (ncid, varid, name), {
         // SAFETY: as above.
         let name = String::from_utf8_lossy(unsafe { cstr(name) }?).into_owned();
@@ -146,17 +163,19 @@ pub extern "C" fn nc_inq_att(ncid: c_int, varid: c_int, name: *const c_char, xty
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_atttype(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type) -> c_int {
-    nc_inq_att(ncid, varid, name, xtypep, std::ptr::null_mut())
+pub unsafe extern "C" fn nc_inq_atttype(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe { nc_inq_att(ncid, varid, name, xtypep, std::ptr::null_mut()) }
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_attlen(ncid: c_int, varid: c_int, name: *const c_char, lenp: *mut usize) -> c_int {
-    nc_inq_att(ncid, varid, name, std::ptr::null_mut(), lenp)
+pub unsafe extern "C" fn nc_inq_attlen(ncid: c_int, varid: c_int, name: *const c_char, lenp: *mut usize) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe { nc_inq_att(ncid, varid, name, std::ptr::null_mut(), lenp) }
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_attid(ncid: c_int, varid: c_int, name: *const c_char, idp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_attid(ncid: c_int, varid: c_int, name: *const c_char, idp: *mut c_int) -> c_int {
     api!("nc_inq_attid", (ncid, varid, name), {
         // SAFETY: as above.
         let name = names::normalize(&String::from_utf8_lossy(unsafe { cstr(name) }?));
@@ -177,11 +196,15 @@ pub extern "C" fn nc_inq_attid(ncid: c_int, varid: c_int, name: *const c_char, i
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_attname(ncid: c_int, varid: c_int, attnum: c_int, name: *mut c_char) -> c_int {
+pub unsafe extern "C" fn nc_inq_attname(ncid: c_int, varid: c_int, attnum: c_int, name: *mut c_char) -> c_int {
     api!("nc_inq_attname", (ncid, varid, attnum), {
         let n = with(ncid, |ds, gid| {
             let atts = ds.model.atts(gid, varid)?;
-            usize::try_from(attnum).ok().and_then(|i| atts.get(i)).map(|a| a.name.clone()).ok_or_else(|| Error::new(Kind::NotAtt, format!("attnum {attnum}")))
+            usize::try_from(attnum)
+                .ok()
+                .and_then(|i| atts.get(i))
+                .map(|a| a.name.clone())
+                .ok_or_else(|| Error::new(Kind::NotAtt, format!("attnum {attnum}")))
         })?;
         // SAFETY: caller buffer of NC_MAX_NAME+1 bytes.
         unsafe { put_name(name, &n) };
@@ -190,7 +213,7 @@ pub extern "C" fn nc_inq_attname(ncid: c_int, varid: c_int, attnum: c_int, name:
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *const c_char, ncid_out: c_int, varid_out: c_int) -> c_int {
+pub unsafe extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *const c_char, ncid_out: c_int, varid_out: c_int) -> c_int {
     api!("nc_copy_att", (ncid_in, varid_in, name, ncid_out, varid_out), {
         // SAFETY: as above.
         let raw = unsafe { cstr(name) }?;
@@ -208,7 +231,7 @@ pub extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *const c_ch
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_rename_att(ncid: c_int, varid: c_int, name: *const c_char, newname: *const c_char) -> c_int {
+pub unsafe extern "C" fn nc_rename_att(ncid: c_int, varid: c_int, name: *const c_char, newname: *const c_char) -> c_int {
     api!("nc_rename_att", (ncid, varid, name, newname), {
         // SAFETY: as above.
         let (old, new) = unsafe { (cstr(name)?, cstr(newname)?) };
@@ -217,7 +240,7 @@ pub extern "C" fn nc_rename_att(ncid: c_int, varid: c_int, name: *const c_char, 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_del_att(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
+pub unsafe extern "C" fn nc_del_att(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
     api!("nc_del_att", (ncid, varid, name), {
         // SAFETY: as above.
         let name = unsafe { cstr(name) }?;

@@ -5,12 +5,19 @@
 
 use super::LONG_TYPE;
 use super::att::{get_att_typed, put_att_typed};
-use crate::types::NcType;
 use super::consts::nc_type;
+use crate::types::NcType;
 use std::ffi::{c_char, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_uint, c_ulonglong, c_ushort};
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_schar(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const c_schar) -> c_int {
+pub extern "C" fn nc_put_att_schar(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    xtype: nc_type,
+    len: usize,
+    op: *const c_schar,
+) -> c_int {
     put_att_typed("nc_put_att_schar", ncid, varid, name, xtype, NcType::Byte, len, op as _)
 }
 
@@ -20,7 +27,14 @@ pub extern "C" fn nc_get_att_schar(ncid: c_int, varid: c_int, name: *const c_cha
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_uchar(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const c_uchar) -> c_int {
+pub extern "C" fn nc_put_att_uchar(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    xtype: nc_type,
+    len: usize,
+    op: *const c_uchar,
+) -> c_int {
     put_att_typed("nc_put_att_uchar", ncid, varid, name, xtype, NcType::UByte, len, op as _)
 }
 
@@ -30,7 +44,14 @@ pub extern "C" fn nc_get_att_uchar(ncid: c_int, varid: c_int, name: *const c_cha
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_short(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const c_short) -> c_int {
+pub extern "C" fn nc_put_att_short(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    xtype: nc_type,
+    len: usize,
+    op: *const c_short,
+) -> c_int {
     put_att_typed("nc_put_att_short", ncid, varid, name, xtype, NcType::Short, len, op as _)
 }
 
@@ -80,7 +101,14 @@ pub extern "C" fn nc_get_att_double(ncid: c_int, varid: c_int, name: *const c_ch
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_ushort(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const c_ushort) -> c_int {
+pub extern "C" fn nc_put_att_ushort(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    xtype: nc_type,
+    len: usize,
+    op: *const c_ushort,
+) -> c_int {
     put_att_typed("nc_put_att_ushort", ncid, varid, name, xtype, NcType::UShort, len, op as _)
 }
 
@@ -100,7 +128,14 @@ pub extern "C" fn nc_get_att_uint(ncid: c_int, varid: c_int, name: *const c_char
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_longlong(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const c_longlong) -> c_int {
+pub extern "C" fn nc_put_att_longlong(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    xtype: nc_type,
+    len: usize,
+    op: *const c_longlong,
+) -> c_int {
     put_att_typed("nc_put_att_longlong", ncid, varid, name, xtype, NcType::Int64, len, op as _)
 }
 
@@ -110,7 +145,14 @@ pub extern "C" fn nc_get_att_longlong(ncid: c_int, varid: c_int, name: *const c_
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_ulonglong(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const c_ulonglong) -> c_int {
+pub extern "C" fn nc_put_att_ulonglong(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    xtype: nc_type,
+    len: usize,
+    op: *const c_ulonglong,
+) -> c_int {
     put_att_typed("nc_put_att_ulonglong", ncid, varid, name, xtype, NcType::UInt64, len, op as _)
 }
 
@@ -120,7 +162,14 @@ pub extern "C" fn nc_get_att_ulonglong(ncid: c_int, varid: c_int, name: *const c
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_ubyte(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const c_uchar) -> c_int {
+pub extern "C" fn nc_put_att_ubyte(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    xtype: nc_type,
+    len: usize,
+    op: *const c_uchar,
+) -> c_int {
     put_att_typed("nc_put_att_ubyte", ncid, varid, name, xtype, NcType::UByte, len, op as _)
 }
 

@@ -39,22 +39,52 @@ pub extern "C" fn nc_get_vara_text(ncid: c_int, varid: c_int, startp: *const usi
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_text(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, op: *const c_char) -> c_int {
+pub extern "C" fn nc_put_vars_text(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    op: *const c_char,
+) -> c_int {
     put("nc_put_vars_text", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Text, op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_text(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, ip: *mut c_char) -> c_int {
+pub extern "C" fn nc_get_vars_text(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    ip: *mut c_char,
+) -> c_int {
     get("nc_get_vars_text", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Text, ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_text(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, op: *const c_char) -> c_int {
+pub extern "C" fn nc_put_varm_text(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    op: *const c_char,
+) -> c_int {
     put("nc_put_varm_text", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Text, op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_text(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, ip: *mut c_char) -> c_int {
+pub extern "C" fn nc_get_varm_text(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    ip: *mut c_char,
+) -> c_int {
     get("nc_get_varm_text", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Text, ip as _)
 }
 
@@ -89,22 +119,52 @@ pub extern "C" fn nc_get_vara_schar(ncid: c_int, varid: c_int, startp: *const us
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_schar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, op: *const c_schar) -> c_int {
+pub extern "C" fn nc_put_vars_schar(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    op: *const c_schar,
+) -> c_int {
     put("nc_put_vars_schar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Byte), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_schar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, ip: *mut c_schar) -> c_int {
+pub extern "C" fn nc_get_vars_schar(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    ip: *mut c_schar,
+) -> c_int {
     get("nc_get_vars_schar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Byte), ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_schar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, op: *const c_schar) -> c_int {
+pub extern "C" fn nc_put_varm_schar(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    op: *const c_schar,
+) -> c_int {
     put("nc_put_varm_schar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Byte), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_schar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, ip: *mut c_schar) -> c_int {
+pub extern "C" fn nc_get_varm_schar(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    ip: *mut c_schar,
+) -> c_int {
     get("nc_get_varm_schar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Byte), ip as _)
 }
 
@@ -139,22 +199,52 @@ pub extern "C" fn nc_get_vara_uchar(ncid: c_int, varid: c_int, startp: *const us
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_uchar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, op: *const c_uchar) -> c_int {
+pub extern "C" fn nc_put_vars_uchar(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    op: *const c_uchar,
+) -> c_int {
     put("nc_put_vars_uchar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_uchar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, ip: *mut c_uchar) -> c_int {
+pub extern "C" fn nc_get_vars_uchar(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    ip: *mut c_uchar,
+) -> c_int {
     get("nc_get_vars_uchar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_uchar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, op: *const c_uchar) -> c_int {
+pub extern "C" fn nc_put_varm_uchar(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    op: *const c_uchar,
+) -> c_int {
     put("nc_put_varm_uchar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_uchar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, ip: *mut c_uchar) -> c_int {
+pub extern "C" fn nc_get_varm_uchar(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    ip: *mut c_uchar,
+) -> c_int {
     get("nc_get_varm_uchar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), ip as _)
 }
 
@@ -189,22 +279,52 @@ pub extern "C" fn nc_get_vara_short(ncid: c_int, varid: c_int, startp: *const us
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_short(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, op: *const c_short) -> c_int {
+pub extern "C" fn nc_put_vars_short(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    op: *const c_short,
+) -> c_int {
     put("nc_put_vars_short", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Short), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_short(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, ip: *mut c_short) -> c_int {
+pub extern "C" fn nc_get_vars_short(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    ip: *mut c_short,
+) -> c_int {
     get("nc_get_vars_short", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Short), ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_short(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, op: *const c_short) -> c_int {
+pub extern "C" fn nc_put_varm_short(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    op: *const c_short,
+) -> c_int {
     put("nc_put_varm_short", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Short), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_short(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, ip: *mut c_short) -> c_int {
+pub extern "C" fn nc_get_varm_short(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    ip: *mut c_short,
+) -> c_int {
     get("nc_get_varm_short", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Short), ip as _)
 }
 
@@ -239,22 +359,52 @@ pub extern "C" fn nc_get_vara_int(ncid: c_int, varid: c_int, startp: *const usiz
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_int(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, op: *const c_int) -> c_int {
+pub extern "C" fn nc_put_vars_int(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    op: *const c_int,
+) -> c_int {
     put("nc_put_vars_int", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_int(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, ip: *mut c_int) -> c_int {
+pub extern "C" fn nc_get_vars_int(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    ip: *mut c_int,
+) -> c_int {
     get("nc_get_vars_int", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int), ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_int(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, op: *const c_int) -> c_int {
+pub extern "C" fn nc_put_varm_int(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    op: *const c_int,
+) -> c_int {
     put("nc_put_varm_int", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_int(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, ip: *mut c_int) -> c_int {
+pub extern "C" fn nc_get_varm_int(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    ip: *mut c_int,
+) -> c_int {
     get("nc_get_varm_int", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int), ip as _)
 }
 
@@ -289,22 +439,52 @@ pub extern "C" fn nc_get_vara_long(ncid: c_int, varid: c_int, startp: *const usi
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_long(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, op: *const c_long) -> c_int {
+pub extern "C" fn nc_put_vars_long(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    op: *const c_long,
+) -> c_int {
     put("nc_put_vars_long", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(LONG_TYPE), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_long(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, ip: *mut c_long) -> c_int {
+pub extern "C" fn nc_get_vars_long(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    ip: *mut c_long,
+) -> c_int {
     get("nc_get_vars_long", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(LONG_TYPE), ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_long(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, op: *const c_long) -> c_int {
+pub extern "C" fn nc_put_varm_long(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    op: *const c_long,
+) -> c_int {
     put("nc_put_varm_long", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(LONG_TYPE), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_long(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, ip: *mut c_long) -> c_int {
+pub extern "C" fn nc_get_varm_long(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    ip: *mut c_long,
+) -> c_int {
     get("nc_get_varm_long", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(LONG_TYPE), ip as _)
 }
 
@@ -339,22 +519,52 @@ pub extern "C" fn nc_get_vara_float(ncid: c_int, varid: c_int, startp: *const us
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_float(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, op: *const f32) -> c_int {
+pub extern "C" fn nc_put_vars_float(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    op: *const f32,
+) -> c_int {
     put("nc_put_vars_float", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Float), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_float(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, ip: *mut f32) -> c_int {
+pub extern "C" fn nc_get_vars_float(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    ip: *mut f32,
+) -> c_int {
     get("nc_get_vars_float", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Float), ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_float(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, op: *const f32) -> c_int {
+pub extern "C" fn nc_put_varm_float(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    op: *const f32,
+) -> c_int {
     put("nc_put_varm_float", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Float), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_float(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, ip: *mut f32) -> c_int {
+pub extern "C" fn nc_get_varm_float(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    ip: *mut f32,
+) -> c_int {
     get("nc_get_varm_float", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Float), ip as _)
 }
 
@@ -389,22 +599,52 @@ pub extern "C" fn nc_get_vara_double(ncid: c_int, varid: c_int, startp: *const u
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_double(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, op: *const f64) -> c_int {
+pub extern "C" fn nc_put_vars_double(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    op: *const f64,
+) -> c_int {
     put("nc_put_vars_double", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Double), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_double(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, ip: *mut f64) -> c_int {
+pub extern "C" fn nc_get_vars_double(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    ip: *mut f64,
+) -> c_int {
     get("nc_get_vars_double", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Double), ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_double(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, op: *const f64) -> c_int {
+pub extern "C" fn nc_put_varm_double(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    op: *const f64,
+) -> c_int {
     put("nc_put_varm_double", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Double), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_double(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, ip: *mut f64) -> c_int {
+pub extern "C" fn nc_get_varm_double(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    ip: *mut f64,
+) -> c_int {
     get("nc_get_varm_double", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Double), ip as _)
 }
 
@@ -439,22 +679,52 @@ pub extern "C" fn nc_get_vara_ushort(ncid: c_int, varid: c_int, startp: *const u
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_ushort(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, op: *const c_ushort) -> c_int {
+pub extern "C" fn nc_put_vars_ushort(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    op: *const c_ushort,
+) -> c_int {
     put("nc_put_vars_ushort", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UShort), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_ushort(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, ip: *mut c_ushort) -> c_int {
+pub extern "C" fn nc_get_vars_ushort(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    ip: *mut c_ushort,
+) -> c_int {
     get("nc_get_vars_ushort", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UShort), ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_ushort(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, op: *const c_ushort) -> c_int {
+pub extern "C" fn nc_put_varm_ushort(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    op: *const c_ushort,
+) -> c_int {
     put("nc_put_varm_ushort", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UShort), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_ushort(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, ip: *mut c_ushort) -> c_int {
+pub extern "C" fn nc_get_varm_ushort(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    ip: *mut c_ushort,
+) -> c_int {
     get("nc_get_varm_ushort", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UShort), ip as _)
 }
 
@@ -489,22 +759,52 @@ pub extern "C" fn nc_get_vara_uint(ncid: c_int, varid: c_int, startp: *const usi
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_uint(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, op: *const c_uint) -> c_int {
+pub extern "C" fn nc_put_vars_uint(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    op: *const c_uint,
+) -> c_int {
     put("nc_put_vars_uint", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_uint(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, ip: *mut c_uint) -> c_int {
+pub extern "C" fn nc_get_vars_uint(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    ip: *mut c_uint,
+) -> c_int {
     get("nc_get_vars_uint", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt), ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_uint(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, op: *const c_uint) -> c_int {
+pub extern "C" fn nc_put_varm_uint(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    op: *const c_uint,
+) -> c_int {
     put("nc_put_varm_uint", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_uint(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, ip: *mut c_uint) -> c_int {
+pub extern "C" fn nc_get_varm_uint(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    ip: *mut c_uint,
+) -> c_int {
     get("nc_get_varm_uint", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt), ip as _)
 }
 
@@ -529,32 +829,74 @@ pub extern "C" fn nc_get_var1_longlong(ncid: c_int, varid: c_int, indexp: *const
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_longlong(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_longlong) -> c_int {
+pub extern "C" fn nc_put_vara_longlong(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    op: *const c_longlong,
+) -> c_int {
     put("nc_put_vara_longlong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int64), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara_longlong(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_longlong) -> c_int {
+pub extern "C" fn nc_get_vara_longlong(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    ip: *mut c_longlong,
+) -> c_int {
     get("nc_get_vara_longlong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int64), ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_longlong(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, op: *const c_longlong) -> c_int {
+pub extern "C" fn nc_put_vars_longlong(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    op: *const c_longlong,
+) -> c_int {
     put("nc_put_vars_longlong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int64), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_longlong(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, ip: *mut c_longlong) -> c_int {
+pub extern "C" fn nc_get_vars_longlong(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    ip: *mut c_longlong,
+) -> c_int {
     get("nc_get_vars_longlong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int64), ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_longlong(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, op: *const c_longlong) -> c_int {
+pub extern "C" fn nc_put_varm_longlong(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    op: *const c_longlong,
+) -> c_int {
     put("nc_put_varm_longlong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int64), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_longlong(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, ip: *mut c_longlong) -> c_int {
+pub extern "C" fn nc_get_varm_longlong(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    ip: *mut c_longlong,
+) -> c_int {
     get("nc_get_varm_longlong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int64), ip as _)
 }
 
@@ -579,32 +921,74 @@ pub extern "C" fn nc_get_var1_ulonglong(ncid: c_int, varid: c_int, indexp: *cons
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_ulonglong(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_ulonglong) -> c_int {
+pub extern "C" fn nc_put_vara_ulonglong(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    op: *const c_ulonglong,
+) -> c_int {
     put("nc_put_vara_ulonglong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt64), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara_ulonglong(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_ulonglong) -> c_int {
+pub extern "C" fn nc_get_vara_ulonglong(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    ip: *mut c_ulonglong,
+) -> c_int {
     get("nc_get_vara_ulonglong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt64), ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_ulonglong(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, op: *const c_ulonglong) -> c_int {
+pub extern "C" fn nc_put_vars_ulonglong(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    op: *const c_ulonglong,
+) -> c_int {
     put("nc_put_vars_ulonglong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt64), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_ulonglong(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, ip: *mut c_ulonglong) -> c_int {
+pub extern "C" fn nc_get_vars_ulonglong(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    ip: *mut c_ulonglong,
+) -> c_int {
     get("nc_get_vars_ulonglong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt64), ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_ulonglong(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, op: *const c_ulonglong) -> c_int {
+pub extern "C" fn nc_put_varm_ulonglong(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    op: *const c_ulonglong,
+) -> c_int {
     put("nc_put_varm_ulonglong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt64), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_ulonglong(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, ip: *mut c_ulonglong) -> c_int {
+pub extern "C" fn nc_get_varm_ulonglong(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    ip: *mut c_ulonglong,
+) -> c_int {
     get("nc_get_varm_ulonglong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt64), ip as _)
 }
 
@@ -629,7 +1013,13 @@ pub extern "C" fn nc_get_var1_string(ncid: c_int, varid: c_int, indexp: *const u
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_string(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *mut *const c_char) -> c_int {
+pub extern "C" fn nc_put_vara_string(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    op: *mut *const c_char,
+) -> c_int {
     put("nc_put_vara_string", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::String), op as _)
 }
 
@@ -639,22 +1029,52 @@ pub extern "C" fn nc_get_vara_string(ncid: c_int, varid: c_int, startp: *const u
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_string(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, op: *mut *const c_char) -> c_int {
+pub extern "C" fn nc_put_vars_string(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    op: *mut *const c_char,
+) -> c_int {
     put("nc_put_vars_string", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::String), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_string(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, ip: *mut *mut c_char) -> c_int {
+pub extern "C" fn nc_get_vars_string(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    ip: *mut *mut c_char,
+) -> c_int {
     get("nc_get_vars_string", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::String), ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_string(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, op: *mut *const c_char) -> c_int {
+pub extern "C" fn nc_put_varm_string(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    op: *mut *const c_char,
+) -> c_int {
     put("nc_put_varm_string", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::String), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_string(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, ip: *mut *mut c_char) -> c_int {
+pub extern "C" fn nc_get_varm_string(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    ip: *mut *mut c_char,
+) -> c_int {
     get("nc_get_varm_string", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::String), ip as _)
 }
 
@@ -689,22 +1109,52 @@ pub extern "C" fn nc_get_vara_ubyte(ncid: c_int, varid: c_int, startp: *const us
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_ubyte(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, op: *const c_uchar) -> c_int {
+pub extern "C" fn nc_put_vars_ubyte(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    op: *const c_uchar,
+) -> c_int {
     put("nc_put_vars_ubyte", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_ubyte(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, ip: *mut c_uchar) -> c_int {
+pub extern "C" fn nc_get_vars_ubyte(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    ip: *mut c_uchar,
+) -> c_int {
     get("nc_get_vars_ubyte", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_ubyte(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, op: *const c_uchar) -> c_int {
+pub extern "C" fn nc_put_varm_ubyte(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    op: *const c_uchar,
+) -> c_int {
     put("nc_put_varm_ubyte", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_ubyte(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, ip: *mut c_uchar) -> c_int {
+pub extern "C" fn nc_get_varm_ubyte(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    ip: *mut c_uchar,
+) -> c_int {
     get("nc_get_varm_ubyte", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), ip as _)
 }
 
@@ -739,21 +1189,51 @@ pub extern "C" fn nc_get_vara(ncid: c_int, varid: c_int, startp: *const usize, c
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, op: *const c_void) -> c_int {
+pub extern "C" fn nc_put_vars(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    op: *const c_void,
+) -> c_int {
     put("nc_put_vars", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Native, op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, ip: *mut c_void) -> c_int {
+pub extern "C" fn nc_get_vars(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    ip: *mut c_void,
+) -> c_int {
     get("nc_get_vars", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Native, ip as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, op: *const c_void) -> c_int {
+pub extern "C" fn nc_put_varm(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    op: *const c_void,
+) -> c_int {
     put("nc_put_varm", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Native, op as _)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, stridep: *const isize, imapp: *const isize, ip: *mut c_void) -> c_int {
+pub extern "C" fn nc_get_varm(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    stridep: *const isize,
+    imapp: *const isize,
+    ip: *mut c_void,
+) -> c_int {
     get("nc_get_varm", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Native, ip as _)
 }

@@ -33,7 +33,9 @@ fn spec_for(path: *const c_char, creating: bool) -> Result<OpenSpec> {
     }
 }
 
-pub fn create_impl(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> Result<()> {
+/// # Safety
+/// `path` is NULL or NUL-terminated; `ncidp` is NULL or writable.
+pub unsafe fn create_impl(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> Result<()> {
     let spec = spec_for(path, true)?;
     let ds = Dataset::create(spec, cmode)?;
     let ncid = registry::insert(ds)?;
@@ -42,7 +44,9 @@ pub fn create_impl(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> Resu
     Ok(())
 }
 
-pub fn open_impl(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> Result<()> {
+/// # Safety
+/// `path` is NULL or NUL-terminated; `ncidp` is NULL or writable.
+pub unsafe fn open_impl(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> Result<()> {
     let spec = spec_for(path, false)?;
     let ds = Dataset::open(spec, mode)?;
     let ncid = registry::insert(ds)?;
@@ -52,14 +56,24 @@ pub fn open_impl(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> Result<
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_create(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> c_int {
-    api!("nc_create", (path, cmode), { create_impl(path, cmode, ncidp) })
+pub unsafe extern "C" fn nc_create(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> c_int {
+    api!("nc_create", (path, cmode), {
+        // SAFETY: this export's own contract.
+        unsafe { create_impl(path, cmode, ncidp) }
+    })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc__create(path: *const c_char, cmode: c_int, initialsz: usize, chunksizehintp: *mut usize, ncidp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc__create(
+    path: *const c_char,
+    cmode: c_int,
+    initialsz: usize,
+    chunksizehintp: *mut usize,
+    ncidp: *mut c_int,
+) -> c_int {
     api!("nc__create", (path, cmode, initialsz), {
-        create_impl(path, cmode, ncidp)?;
+        // SAFETY: this export's own contract.
+        unsafe { create_impl(path, cmode, ncidp) }?;
         // SAFETY: optional out-pointer.
         unsafe { put(chunksizehintp, 0) };
         Ok(())
@@ -67,7 +81,7 @@ pub extern "C" fn nc__create(path: *const c_char, cmode: c_int, initialsz: usize
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc__create_mp(
+pub unsafe extern "C" fn nc__create_mp(
     path: *const c_char,
     cmode: c_int,
     initialsz: usize,
@@ -75,24 +89,31 @@ pub extern "C" fn nc__create_mp(
     chunksizehintp: *mut usize,
     ncidp: *mut c_int,
 ) -> c_int {
-    let _ = basepe;
-    nc__create(path, cmode, initialsz, chunksizehintp, ncidp)
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe {
+        let _ = basepe;
+        nc__create(path, cmode, initialsz, chunksizehintp, ncidp)
+    }
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_create_mem(path: *const c_char, mode: c_int, initialsize: usize, ncidp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_create_mem(path: *const c_char, mode: c_int, initialsize: usize, ncidp: *mut c_int) -> c_int {
     api!("nc_create_mem", (path, mode, initialsize, ncidp), { err(Kind::Invalid, "in-memory Zarr datasets are not supported") })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int {
-    api!("nc_open", (path, mode), { open_impl(path, mode, ncidp) })
+pub unsafe extern "C" fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int {
+    api!("nc_open", (path, mode), {
+        // SAFETY: this export's own contract.
+        unsafe { open_impl(path, mode, ncidp) }
+    })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc__open(path: *const c_char, mode: c_int, chunksizehintp: *mut usize, ncidp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc__open(path: *const c_char, mode: c_int, chunksizehintp: *mut usize, ncidp: *mut c_int) -> c_int {
     api!("nc__open", (path, mode), {
-        open_impl(path, mode, ncidp)?;
+        // SAFETY: this export's own contract.
+        unsafe { open_impl(path, mode, ncidp) }?;
         // SAFETY: optional out-pointer.
         unsafe { put(chunksizehintp, 0) };
         Ok(())
@@ -100,13 +121,28 @@ pub extern "C" fn nc__open(path: *const c_char, mode: c_int, chunksizehintp: *mu
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc__open_mp(path: *const c_char, mode: c_int, basepe: c_int, chunksizehintp: *mut usize, ncidp: *mut c_int) -> c_int {
-    let _ = basepe;
-    nc__open(path, mode, chunksizehintp, ncidp)
+pub unsafe extern "C" fn nc__open_mp(
+    path: *const c_char,
+    mode: c_int,
+    basepe: c_int,
+    chunksizehintp: *mut usize,
+    ncidp: *mut c_int,
+) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe {
+        let _ = basepe;
+        nc__open(path, mode, chunksizehintp, ncidp)
+    }
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_open_mem(path: *const c_char, mode: c_int, size: usize, memory: *mut std::ffi::c_void, ncidp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_open_mem(
+    path: *const c_char,
+    mode: c_int,
+    size: usize,
+    memory: *mut std::ffi::c_void,
+    ncidp: *mut c_int,
+) -> c_int {
     api!("nc_open_mem", (path, mode, size, memory, ncidp), {
         if path.is_null() || memory.is_null() {
             return err(Kind::Invalid, "NULL argument");
@@ -116,7 +152,7 @@ pub extern "C" fn nc_open_mem(path: *const c_char, mode: c_int, size: usize, mem
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_open_memio(path: *const c_char, mode: c_int, info: *mut super::consts::NC_memio, ncidp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_open_memio(path: *const c_char, mode: c_int, info: *mut super::consts::NC_memio, ncidp: *mut c_int) -> c_int {
     api!("nc_open_memio", (path, mode, info, ncidp), {
         if path.is_null() || info.is_null() {
             return err(Kind::Invalid, "NULL argument");
@@ -126,7 +162,7 @@ pub extern "C" fn nc_open_memio(path: *const c_char, mode: c_int, info: *mut sup
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_close_memio(ncid: c_int, info: *mut super::consts::NC_memio) -> c_int {
+pub unsafe extern "C" fn nc_close_memio(ncid: c_int, info: *mut super::consts::NC_memio) -> c_int {
     api!("nc_close_memio", (ncid, info), {
         with(ncid, |_, _| Ok(()))?;
         err(Kind::Invalid, "dataset was not opened in memory")
@@ -134,52 +170,52 @@ pub extern "C" fn nc_close_memio(ncid: c_int, info: *mut super::consts::NC_memio
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_create_par_fortran(path: *const c_char, cmode: c_int, comm: c_int, info: c_int, ncidp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_create_par_fortran(path: *const c_char, cmode: c_int, comm: c_int, info: c_int, ncidp: *mut c_int) -> c_int {
     api!("nc_create_par_fortran", (path, cmode, comm, info, ncidp), { err(Kind::NoPar, "parallel I/O is not built") })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_open_par_fortran(path: *const c_char, mode: c_int, comm: c_int, info: c_int, ncidp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_open_par_fortran(path: *const c_char, mode: c_int, comm: c_int, info: c_int, ncidp: *mut c_int) -> c_int {
     api!("nc_open_par_fortran", (path, mode, comm, info, ncidp), { err(Kind::NoPar, "parallel I/O is not built") })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_var_par_access(ncid: c_int, varid: c_int, par_access: c_int) -> c_int {
+pub unsafe extern "C" fn nc_var_par_access(ncid: c_int, varid: c_int, par_access: c_int) -> c_int {
     api!("nc_var_par_access", (ncid, varid, par_access), { err(Kind::NoPar, "parallel I/O is not built") })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_redef(ncid: c_int) -> c_int {
+pub unsafe extern "C" fn nc_redef(ncid: c_int) -> c_int {
     api!("nc_redef", (ncid), { with(ncid, |ds, _| ds.redef()) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_enddef(ncid: c_int) -> c_int {
+pub unsafe extern "C" fn nc_enddef(ncid: c_int) -> c_int {
     api!("nc_enddef", (ncid), { with(ncid, |ds, _| ds.enddef()) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc__enddef(ncid: c_int, h_minfree: usize, v_align: usize, v_minfree: usize, r_align: usize) -> c_int {
+pub unsafe extern "C" fn nc__enddef(ncid: c_int, h_minfree: usize, v_align: usize, v_minfree: usize, r_align: usize) -> c_int {
     api!("nc__enddef", (ncid, h_minfree, v_align, v_minfree, r_align), { with(ncid, |ds, _| ds.enddef()) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_sync(ncid: c_int) -> c_int {
+pub unsafe extern "C" fn nc_sync(ncid: c_int) -> c_int {
     api!("nc_sync", (ncid), { with(ncid, |ds, _| ds.sync()) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_close(ncid: c_int) -> c_int {
+pub unsafe extern "C" fn nc_close(ncid: c_int) -> c_int {
     api!("nc_close", (ncid), { registry::remove(ncid)?.close() })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_abort(ncid: c_int) -> c_int {
+pub unsafe extern "C" fn nc_abort(ncid: c_int) -> c_int {
     api!("nc_abort", (ncid), { registry::remove(ncid)?.abort() })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_delete(path: *const c_char) -> c_int {
+pub unsafe extern "C" fn nc_delete(path: *const c_char) -> c_int {
     api!("nc_delete", (path), {
         let spec = spec_for(path, false)?;
         crate::dataset::delete(&spec)
@@ -187,13 +223,16 @@ pub extern "C" fn nc_delete(path: *const c_char) -> c_int {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_delete_mp(path: *const c_char, basepe: c_int) -> c_int {
-    let _ = basepe;
-    nc_delete(path)
+pub unsafe extern "C" fn nc_delete_mp(path: *const c_char, basepe: c_int) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe {
+        let _ = basepe;
+        nc_delete(path)
+    }
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_set_fill(ncid: c_int, fillmode: c_int, old_modep: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_set_fill(ncid: c_int, fillmode: c_int, old_modep: *mut c_int) -> c_int {
     api!("nc_set_fill", (ncid, fillmode), {
         let old = with(ncid, |ds, _| ds.set_fill(fillmode))?;
         // SAFETY: optional out-pointer.
@@ -203,7 +242,7 @@ pub extern "C" fn nc_set_fill(ncid: c_int, fillmode: c_int, old_modep: *mut c_in
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq(ncid: c_int, ndimsp: *mut c_int, nvarsp: *mut c_int, nattsp: *mut c_int, unlimdimidp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq(ncid: c_int, ndimsp: *mut c_int, nvarsp: *mut c_int, nattsp: *mut c_int, unlimdimidp: *mut c_int) -> c_int {
     api!("nc_inq", (ncid), {
         with(ncid, |ds, gid| {
             let g = &ds.model.groups[gid];
@@ -221,30 +260,35 @@ pub extern "C" fn nc_inq(ncid: c_int, ndimsp: *mut c_int, nvarsp: *mut c_int, na
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_ndims(ncid: c_int, ndimsp: *mut c_int) -> c_int {
-    nc_inq(ncid, ndimsp, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut())
+pub unsafe extern "C" fn nc_inq_ndims(ncid: c_int, ndimsp: *mut c_int) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe { nc_inq(ncid, ndimsp, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()) }
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_nvars(ncid: c_int, nvarsp: *mut c_int) -> c_int {
-    nc_inq(ncid, std::ptr::null_mut(), nvarsp, std::ptr::null_mut(), std::ptr::null_mut())
+pub unsafe extern "C" fn nc_inq_nvars(ncid: c_int, nvarsp: *mut c_int) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe { nc_inq(ncid, std::ptr::null_mut(), nvarsp, std::ptr::null_mut(), std::ptr::null_mut()) }
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_natts(ncid: c_int, nattsp: *mut c_int) -> c_int {
-    nc_inq(ncid, std::ptr::null_mut(), std::ptr::null_mut(), nattsp, std::ptr::null_mut())
+pub unsafe extern "C" fn nc_inq_natts(ncid: c_int, nattsp: *mut c_int) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe { nc_inq(ncid, std::ptr::null_mut(), std::ptr::null_mut(), nattsp, std::ptr::null_mut()) }
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_unlimdim(ncid: c_int, unlimdimidp: *mut c_int) -> c_int {
-    nc_inq(ncid, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), unlimdimidp)
+pub unsafe extern "C" fn nc_inq_unlimdim(ncid: c_int, unlimdimidp: *mut c_int) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe { nc_inq(ncid, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), unlimdimidp) }
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_unlimdims(ncid: c_int, nunlimdimsp: *mut c_int, unlimdimidsp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_unlimdims(ncid: c_int, nunlimdimsp: *mut c_int, unlimdimidsp: *mut c_int) -> c_int {
     api!("nc_inq_unlimdims", (ncid), {
         with(ncid, |ds, gid| {
-            let ids: Vec<c_int> = ds.model.groups[gid].dims.iter().copied().filter(|&d| ds.model.dims[d].unlimited).map(|d| d as c_int).collect();
+            let ids: Vec<c_int> =
+                ds.model.groups[gid].dims.iter().copied().filter(|&d| ds.model.dims[d].unlimited).map(|d| d as c_int).collect();
             // SAFETY: optional out-pointers; the id array holds the unlimited dims of the group.
             unsafe {
                 put(nunlimdimsp, ids.len() as c_int);
@@ -256,7 +300,7 @@ pub extern "C" fn nc_inq_unlimdims(ncid: c_int, nunlimdimsp: *mut c_int, unlimdi
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_format(ncid: c_int, formatp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_format(ncid: c_int, formatp: *mut c_int) -> c_int {
     api!("nc_inq_format", (ncid), {
         with(ncid, |ds, _| {
             // SAFETY: optional out-pointer.
@@ -267,7 +311,7 @@ pub extern "C" fn nc_inq_format(ncid: c_int, formatp: *mut c_int) -> c_int {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_format_extended(ncid: c_int, formatp: *mut c_int, modep: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_format_extended(ncid: c_int, formatp: *mut c_int, modep: *mut c_int) -> c_int {
     api!("nc_inq_format_extended", (ncid), {
         with(ncid, |ds, _| {
             // SAFETY: optional out-pointers.
@@ -281,7 +325,7 @@ pub extern "C" fn nc_inq_format_extended(ncid: c_int, formatp: *mut c_int, modep
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_path(ncid: c_int, pathlen: *mut usize, path: *mut c_char) -> c_int {
+pub unsafe extern "C" fn nc_inq_path(ncid: c_int, pathlen: *mut usize, path: *mut c_char) -> c_int {
     api!("nc_inq_path", (ncid), {
         with(ncid, |ds, _| {
             let p = ds.spec.original.as_bytes();
@@ -299,12 +343,12 @@ pub extern "C" fn nc_inq_path(ncid: c_int, pathlen: *mut usize, path: *mut c_cha
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_set_base_pe(ncid: c_int, pe: c_int) -> c_int {
+pub unsafe extern "C" fn nc_set_base_pe(ncid: c_int, pe: c_int) -> c_int {
     api!("nc_set_base_pe", (ncid, pe), { with(ncid, |_, _| Ok(())) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_base_pe(ncid: c_int, pe: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_base_pe(ncid: c_int, pe: *mut c_int) -> c_int {
     api!("nc_inq_base_pe", (ncid), {
         with(ncid, |_, _| {
             // SAFETY: optional out-pointer.
@@ -315,7 +359,7 @@ pub extern "C" fn nc_inq_base_pe(ncid: c_int, pe: *mut c_int) -> c_int {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_show_metadata(ncid: c_int) -> c_int {
+pub unsafe extern "C" fn nc_show_metadata(ncid: c_int) -> c_int {
     api!("nc_show_metadata", (ncid), {
         with(ncid, |ds, _| {
             eprintln!("{:#?}", ds.model);

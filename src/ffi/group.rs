@@ -8,7 +8,7 @@ use crate::registry::group_ncid;
 use std::ffi::{c_char, c_int};
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_grp(parent_ncid: c_int, name: *const c_char, new_ncid: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_def_grp(parent_ncid: c_int, name: *const c_char, new_ncid: *mut c_int) -> c_int {
     api!("nc_def_grp", (parent_ncid, name), {
         // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
         let name = unsafe { cstr(name) }?;
@@ -20,7 +20,7 @@ pub extern "C" fn nc_def_grp(parent_ncid: c_int, name: *const c_char, new_ncid: 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_rename_grp(grpid: c_int, name: *const c_char) -> c_int {
+pub unsafe extern "C" fn nc_rename_grp(grpid: c_int, name: *const c_char) -> c_int {
     api!("nc_rename_grp", (grpid, name), {
         // SAFETY: as above.
         let name = unsafe { cstr(name) }?;
@@ -34,7 +34,7 @@ fn child_by_name(ds: &crate::dataset::Dataset, gid: usize, name: &str) -> Option
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_grp_ncid(ncid: c_int, grp_name: *const c_char, grp_ncid: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_grp_ncid(ncid: c_int, grp_name: *const c_char, grp_ncid: *mut c_int) -> c_int {
     api!("nc_inq_grp_ncid", (ncid, grp_name), {
         // SAFETY: as above.
         let name = String::from_utf8_lossy(unsafe { cstr(grp_name) }?).into_owned();
@@ -51,7 +51,7 @@ pub extern "C" fn nc_inq_grp_ncid(ncid: c_int, grp_name: *const c_char, grp_ncid
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_ncid(ncid: c_int, name: *const c_char, grp_ncid: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_ncid(ncid: c_int, name: *const c_char, grp_ncid: *mut c_int) -> c_int {
     if name.is_null() {
         return api!("nc_inq_ncid", (ncid), {
             with(ncid, |_, _| Ok(()))?;
@@ -60,11 +60,12 @@ pub extern "C" fn nc_inq_ncid(ncid: c_int, name: *const c_char, grp_ncid: *mut c
             Ok(())
         });
     }
-    nc_inq_grp_ncid(ncid, name, grp_ncid)
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe { nc_inq_grp_ncid(ncid, name, grp_ncid) }
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_grp_full_ncid(ncid: c_int, full_name: *const c_char, grp_ncid: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_grp_full_ncid(ncid: c_int, full_name: *const c_char, grp_ncid: *mut c_int) -> c_int {
     api!("nc_inq_grp_full_ncid", (ncid, full_name), {
         // SAFETY: as above.
         let path = String::from_utf8_lossy(unsafe { cstr(full_name) }?).into_owned();
@@ -81,7 +82,7 @@ pub extern "C" fn nc_inq_grp_full_ncid(ncid: c_int, full_name: *const c_char, gr
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_grps(ncid: c_int, numgrps: *mut c_int, ncids: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_grps(ncid: c_int, numgrps: *mut c_int, ncids: *mut c_int) -> c_int {
     api!("nc_inq_grps", (ncid), {
         let ids: Vec<c_int> = with(ncid, |ds, gid| Ok(ds.model.groups[gid].children.iter().map(|&c| group_ncid(ncid, c)).collect()))?;
         // SAFETY: optional out-pointers sized by a previous count call.
@@ -94,7 +95,7 @@ pub extern "C" fn nc_inq_grps(ncid: c_int, numgrps: *mut c_int, ncids: *mut c_in
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_grpname(ncid: c_int, name: *mut c_char) -> c_int {
+pub unsafe extern "C" fn nc_inq_grpname(ncid: c_int, name: *mut c_char) -> c_int {
     api!("nc_inq_grpname", (ncid), {
         let n = with(ncid, |ds, gid| Ok(ds.model.groups[gid].name.clone()))?;
         // SAFETY: caller buffer of NC_MAX_NAME+1 bytes.
@@ -104,7 +105,7 @@ pub extern "C" fn nc_inq_grpname(ncid: c_int, name: *mut c_char) -> c_int {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_grpname_full(ncid: c_int, lenp: *mut usize, full_name: *mut c_char) -> c_int {
+pub unsafe extern "C" fn nc_inq_grpname_full(ncid: c_int, lenp: *mut usize, full_name: *mut c_char) -> c_int {
     api!("nc_inq_grpname_full", (ncid), {
         let n = with(ncid, |ds, gid| Ok(ds.model.full_name(gid)))?;
         // SAFETY: optional out-pointers; the buffer holds len+1 bytes.
@@ -117,12 +118,13 @@ pub extern "C" fn nc_inq_grpname_full(ncid: c_int, lenp: *mut usize, full_name: 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_grpname_len(ncid: c_int, lenp: *mut usize) -> c_int {
-    nc_inq_grpname_full(ncid, lenp, std::ptr::null_mut())
+pub unsafe extern "C" fn nc_inq_grpname_len(ncid: c_int, lenp: *mut usize) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe { nc_inq_grpname_full(ncid, lenp, std::ptr::null_mut()) }
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_grp_parent(ncid: c_int, parent_ncid: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_grp_parent(ncid: c_int, parent_ncid: *mut c_int) -> c_int {
     api!("nc_inq_grp_parent", (ncid), {
         let parent = with(ncid, |ds, gid| ds.model.groups[gid].parent.ok_or_else(|| Error::new(Kind::NoGroup, "root has no parent")))?;
         // SAFETY: optional out-pointer.
@@ -132,7 +134,7 @@ pub extern "C" fn nc_inq_grp_parent(ncid: c_int, parent_ncid: *mut c_int) -> c_i
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_varids(ncid: c_int, nvars: *mut c_int, varids: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_varids(ncid: c_int, nvars: *mut c_int, varids: *mut c_int) -> c_int {
     api!("nc_inq_varids", (ncid), {
         let n = with(ncid, |ds, gid| Ok(ds.model.groups[gid].vars.len()))?;
         let ids: Vec<c_int> = (0..n as c_int).collect();
@@ -146,7 +148,7 @@ pub extern "C" fn nc_inq_varids(ncid: c_int, nvars: *mut c_int, varids: *mut c_i
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_dimids(ncid: c_int, ndims: *mut c_int, dimids: *mut c_int, include_parents: c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_dimids(ncid: c_int, ndims: *mut c_int, dimids: *mut c_int, include_parents: c_int) -> c_int {
     api!("nc_inq_dimids", (ncid, include_parents), {
         let mut ids: Vec<c_int> = with(ncid, |ds, gid| {
             let mut ids = Vec::new();
@@ -168,7 +170,7 @@ pub extern "C" fn nc_inq_dimids(ncid: c_int, ndims: *mut c_int, dimids: *mut c_i
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_dim(ncid: c_int, name: *const c_char, len: usize, idp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_def_dim(ncid: c_int, name: *const c_char, len: usize, idp: *mut c_int) -> c_int {
     api!("nc_def_dim", (ncid, name, len), {
         // SAFETY: as above.
         let name = unsafe { cstr(name) }?;
@@ -180,7 +182,7 @@ pub extern "C" fn nc_def_dim(ncid: c_int, name: *const c_char, len: usize, idp: 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_dimid(ncid: c_int, name: *const c_char, idp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_dimid(ncid: c_int, name: *const c_char, idp: *mut c_int) -> c_int {
     api!("nc_inq_dimid", (ncid, name), {
         // SAFETY: as above.
         let raw = unsafe { cstr(name) }?;
@@ -200,7 +202,7 @@ fn dim_info(ncid: c_int, dimid: c_int) -> Result<(String, usize)> {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_dim(ncid: c_int, dimid: c_int, name: *mut c_char, lenp: *mut usize) -> c_int {
+pub unsafe extern "C" fn nc_inq_dim(ncid: c_int, dimid: c_int, name: *mut c_char, lenp: *mut usize) -> c_int {
     api!("nc_inq_dim", (ncid, dimid), {
         let (n, len) = dim_info(ncid, dimid)?;
         // SAFETY: optional out-pointers.
@@ -213,17 +215,19 @@ pub extern "C" fn nc_inq_dim(ncid: c_int, dimid: c_int, name: *mut c_char, lenp:
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_dimname(ncid: c_int, dimid: c_int, name: *mut c_char) -> c_int {
-    nc_inq_dim(ncid, dimid, name, std::ptr::null_mut())
+pub unsafe extern "C" fn nc_inq_dimname(ncid: c_int, dimid: c_int, name: *mut c_char) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe { nc_inq_dim(ncid, dimid, name, std::ptr::null_mut()) }
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_dimlen(ncid: c_int, dimid: c_int, lenp: *mut usize) -> c_int {
-    nc_inq_dim(ncid, dimid, std::ptr::null_mut(), lenp)
+pub unsafe extern "C" fn nc_inq_dimlen(ncid: c_int, dimid: c_int, lenp: *mut usize) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe { nc_inq_dim(ncid, dimid, std::ptr::null_mut(), lenp) }
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_rename_dim(ncid: c_int, dimid: c_int, name: *const c_char) -> c_int {
+pub unsafe extern "C" fn nc_rename_dim(ncid: c_int, dimid: c_int, name: *const c_char) -> c_int {
     api!("nc_rename_dim", (ncid, dimid, name), {
         // SAFETY: as above.
         let name = unsafe { cstr(name) }?;

@@ -16,7 +16,7 @@ unsafe fn text<'a>(p: *const c_char) -> Option<&'a [u8]> {
 
 /// Copy of a string with shell backslash escapes removed.
 #[unsafe(no_mangle)]
-pub extern "C" fn NC_shellUnescape(esc: *const c_char) -> *mut c_char {
+pub unsafe extern "C" fn NC_shellUnescape(esc: *const c_char) -> *mut c_char {
     // SAFETY: see `text`.
     let Some(s) = (unsafe { text(esc) }) else { return std::ptr::null_mut() };
     let mut out = Vec::with_capacity(s.len());
@@ -32,7 +32,7 @@ pub extern "C" fn NC_shellUnescape(esc: *const c_char) -> *mut c_char {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn NCpathcanonical(srcpath: *const c_char, canonp: *mut *mut c_char) -> c_int {
+pub unsafe extern "C" fn NCpathcanonical(srcpath: *const c_char, canonp: *mut *mut c_char) -> c_int {
     // SAFETY: see `text`.
     let Some(s) = (unsafe { text(srcpath) }) else { return -36 };
     let copy = match malloc_string(s) {
@@ -178,7 +178,7 @@ fn envv_text(list: *mut *mut c_char) -> Vec<(String, String)> {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncuriparse(s: *const c_char, ncurip: *mut *mut NCURI) -> c_int {
+pub unsafe extern "C" fn ncuriparse(s: *const c_char, ncurip: *mut *mut NCURI) -> c_int {
     // SAFETY: see `text`.
     let Some(raw) = (unsafe { text(s) }) else { return -36 };
     let raw = String::from_utf8_lossy(raw).into_owned();
@@ -206,7 +206,7 @@ pub extern "C" fn ncuriparse(s: *const c_char, ncurip: *mut *mut NCURI) -> c_int
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncurifree(uri: *mut NCURI) {
+pub unsafe extern "C" fn ncurifree(uri: *mut NCURI) {
     if uri.is_null() {
         return;
     }
@@ -226,7 +226,7 @@ const NCURIFRAG: c_int = 0x4;
 const NCURIENCODE: c_int = 0x8;
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncuribuild(uri: *mut NCURI, prefix: *const c_char, suffix: *const c_char, flags: c_int) -> *mut c_char {
+pub unsafe extern "C" fn ncuribuild(uri: *mut NCURI, prefix: *const c_char, suffix: *const c_char, flags: c_int) -> *mut c_char {
     if uri.is_null() {
         return std::ptr::null_mut();
     }
@@ -237,15 +237,15 @@ pub extern "C" fn ncuribuild(uri: *mut NCURI, prefix: *const c_char, suffix: *co
     let mut out = String::new();
     out.push_str(&field(u.protocol).unwrap_or_default());
     out.push_str("://");
-    if flags & NCURIPWD != 0 {
-        if let Some(user) = field(u.user) {
-            out.push_str(&user);
-            if let Some(pw) = field(u.password) {
-                out.push(':');
-                out.push_str(&pw);
-            }
-            out.push('@');
+    if flags & NCURIPWD != 0
+        && let Some(user) = field(u.user)
+    {
+        out.push_str(&user);
+        if let Some(pw) = field(u.password) {
+            out.push(':');
+            out.push_str(&pw);
         }
+        out.push('@');
     }
     out.push_str(&field(u.host).unwrap_or_default());
     if let Some(port) = field(u.port) {
@@ -282,7 +282,7 @@ pub extern "C" fn ncuribuild(uri: *mut NCURI, prefix: *const c_char, suffix: *co
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncuriappendfragmentkey(uri: *mut NCURI, key: *const c_char, value: *const c_char) -> c_int {
+pub unsafe extern "C" fn ncuriappendfragmentkey(uri: *mut NCURI, key: *const c_char, value: *const c_char) -> c_int {
     if uri.is_null() {
         return -36;
     }
@@ -308,7 +308,7 @@ pub extern "C" fn ncuriappendfragmentkey(uri: *mut NCURI, key: *const c_char, va
 
 /// netcdf-c 4.9's "is this a URL" test; `basenamep` gets the last path segment minus extension.
 #[unsafe(no_mangle)]
-pub extern "C" fn nc__testurl(path: *const c_char, basenamep: *mut *mut c_char) -> c_int {
+pub unsafe extern "C" fn nc__testurl(path: *const c_char, basenamep: *mut *mut c_char) -> c_int {
     // SAFETY: see `text`.
     let Some(raw) = (unsafe { text(path) }) else { return 0 };
     let Some(u) = parse_url(&String::from_utf8_lossy(raw)) else { return 0 };
@@ -326,8 +326,9 @@ pub extern "C" fn nc__testurl(path: *const c_char, basenamep: *mut *mut c_char) 
 
 /// The 4.10 form adds whether the URL names a local file.
 #[unsafe(no_mangle)]
-pub extern "C" fn NC__testurl(path: *const c_char, basenamep: *mut *mut c_char, isfilep: *mut c_int) -> c_int {
-    let is_url = nc__testurl(path, basenamep);
+pub unsafe extern "C" fn NC__testurl(path: *const c_char, basenamep: *mut *mut c_char, isfilep: *mut c_int) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    let is_url = unsafe { nc__testurl(path, basenamep) };
     // SAFETY: see `text`.
     let is_file = unsafe { text(path) }.is_some_and(|p| p.starts_with(b"file:"));
     // SAFETY: optional out-pointer.
@@ -344,13 +345,13 @@ pub struct NClist {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nclistnew() -> *mut NClist {
+pub unsafe extern "C" fn nclistnew() -> *mut NClist {
     // SAFETY: zeroed allocation of the C struct.
     unsafe { libc::calloc(1, std::mem::size_of::<NClist>()) as *mut NClist }
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nclistpush(l: *mut NClist, elem: *mut c_void) -> c_int {
+pub unsafe extern "C" fn nclistpush(l: *mut NClist, elem: *mut c_void) -> c_int {
     if l.is_null() {
         return 0;
     }
@@ -373,7 +374,7 @@ pub extern "C" fn nclistpush(l: *mut NClist, elem: *mut c_void) -> c_int {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nclistremove(l: *mut NClist, i: usize) -> *mut c_void {
+pub unsafe extern "C" fn nclistremove(l: *mut NClist, i: usize) -> *mut c_void {
     if l.is_null() {
         return std::ptr::null_mut();
     }
@@ -391,7 +392,7 @@ pub extern "C" fn nclistremove(l: *mut NClist, i: usize) -> *mut c_void {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nclistfree(l: *mut NClist) -> c_int {
+pub unsafe extern "C" fn nclistfree(l: *mut NClist) -> c_int {
     if !l.is_null() {
         // SAFETY: `l` and its content came from calloc/realloc.
         unsafe {
@@ -405,18 +406,18 @@ pub extern "C" fn nclistfree(l: *mut NClist) -> c_int {
 static LOGGING: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncsetlogging(tf: c_int) -> c_int {
+pub unsafe extern "C" fn ncsetlogging(tf: c_int) -> c_int {
     LOGGING.swap(tf, std::sync::atomic::Ordering::Relaxed)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncsetloglevel(level: c_int) -> c_int {
+pub unsafe extern "C" fn ncsetloglevel(level: c_int) -> c_int {
     LOGGING.swap(level, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// BSD strlcat (Debian 12's glibc lacks it; its libnetcdf exported one).
 #[unsafe(no_mangle)]
-pub extern "C" fn strlcat(dst: *mut c_char, src: *const c_char, siz: usize) -> usize {
+pub unsafe extern "C" fn strlcat(dst: *mut c_char, src: *const c_char, siz: usize) -> usize {
     // SAFETY: `dst` holds a NUL-terminated string within `siz` bytes (or siz bytes of
     // garbage, handled as in BSD), `src` is NUL-terminated.
     unsafe {
@@ -437,7 +438,7 @@ pub extern "C" fn strlcat(dst: *mut c_char, src: *const c_char, siz: usize) -> u
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_utf8_to_utf16(s8: *const u8, utf16p: *mut *mut c_ushort, len16p: *mut usize) -> c_int {
+pub unsafe extern "C" fn nc_utf8_to_utf16(s8: *const u8, utf16p: *mut *mut c_ushort, len16p: *mut usize) -> c_int {
     // SAFETY: see `text`.
     let Some(bytes) = (unsafe { text(s8 as *const c_char) }) else { return -36 };
     let Ok(s) = std::str::from_utf8(bytes) else { return -59 };
@@ -541,7 +542,12 @@ fn gregorian(timetype: c_int) -> bool {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn cdParseRelunits(timetype: c_int, relunits: *mut c_char, unit: *mut c_int, base_comptime: *mut cdCompTime) -> c_int {
+pub unsafe extern "C" fn cdParseRelunits(
+    timetype: c_int,
+    relunits: *mut c_char,
+    unit: *mut c_int,
+    base_comptime: *mut cdCompTime,
+) -> c_int {
     // SAFETY: see `text`.
     let Some(s) = (unsafe { text(relunits) }) else { return 1 };
     if !gregorian(timetype) {
@@ -564,7 +570,7 @@ pub extern "C" fn cdParseRelunits(timetype: c_int, relunits: *mut c_char, unit: 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn cdRel2Iso(timetype: c_int, relunits: *mut c_char, separator: c_int, reltime: f64, chartime: *mut c_char) {
+pub unsafe extern "C" fn cdRel2Iso(timetype: c_int, relunits: *mut c_char, separator: c_int, reltime: f64, chartime: *mut c_char) {
     if chartime.is_null() {
         return;
     }
@@ -595,12 +601,12 @@ pub extern "C" fn cdRel2Iso(timetype: c_int, relunits: *mut c_char, separator: c
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn cdSetErrOpts(opts: c_int) {
+pub unsafe extern "C" fn cdSetErrOpts(opts: c_int) {
     let _ = opts;
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn cdChar2Comp(timetype: c_int, chartime: *mut c_char, comptime: *mut cdCompTime) {
+pub unsafe extern "C" fn cdChar2Comp(timetype: c_int, chartime: *mut c_char, comptime: *mut cdCompTime) {
     let _ = timetype;
     // SAFETY: see `text`.
     let parsed = unsafe { text(chartime) }.and_then(|s| parse_time(&String::from_utf8_lossy(s)));
@@ -622,13 +628,13 @@ pub struct CdTime {
 
 /// Human time → epochal hours since the base year (Gregorian).
 #[unsafe(no_mangle)]
-pub extern "C" fn Cdh2e(htime: *mut CdTime, etime: *mut f64) {
+pub unsafe extern "C" fn Cdh2e(htime: *mut CdTime, etime: *mut f64) {
     if htime.is_null() {
         return;
     }
     // SAFETY: non-NULL struct from ncgen.
     let h = unsafe { &*htime };
-    let days = days_from_civil(h.year as i64, h.month as i64, h.day as i64) - days_from_civil(h.baseYear as i64, 1, 1);
+    let days = days_from_civil(h.year, h.month as i64, h.day as i64) - days_from_civil(h.baseYear, 1, 1);
     // SAFETY: optional out-pointer.
     unsafe { super::put(etime, days as f64 * 24.0 + h.hour) };
 }
@@ -675,7 +681,7 @@ fn parse_param(p: &str, out: &mut Vec<c_uint>) -> bool {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncaux_h5filterspec_parselist(
+pub unsafe extern "C" fn ncaux_h5filterspec_parselist(
     txt0: *const c_char,
     formatp: *mut c_int,
     nspecsp: *mut usize,
@@ -711,7 +717,8 @@ pub extern "C" fn ncaux_h5filterspec_parselist(
     }
     // SAFETY: C allocations the caller frees with ncaux_h5filterspec_free and free().
     unsafe {
-        let vec = libc::calloc(specs.len().max(1), std::mem::size_of::<*mut super::consts::NC_H5_Filterspec>()) as *mut *mut super::consts::NC_H5_Filterspec;
+        let vec = libc::calloc(specs.len().max(1), std::mem::size_of::<*mut super::consts::NC_H5_Filterspec>())
+            as *mut *mut super::consts::NC_H5_Filterspec;
         if vec.is_null() {
             return -61;
         }
@@ -742,7 +749,7 @@ pub extern "C" fn ncaux_h5filterspec_parselist(
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncaux_h5filterspec_free(f: *mut super::consts::NC_H5_Filterspec) {
+pub unsafe extern "C" fn ncaux_h5filterspec_free(f: *mut super::consts::NC_H5_Filterspec) {
     if f.is_null() {
         return;
     }
@@ -755,7 +762,7 @@ pub extern "C" fn ncaux_h5filterspec_free(f: *mut super::consts::NC_H5_Filterspe
 
 /// Alignment of a netCDF type class in C memory (ncgen lays out compound data with it).
 #[unsafe(no_mangle)]
-pub extern "C" fn ncaux_class_alignment(ncclass: c_int, alignp: *mut usize) -> c_int {
+pub unsafe extern "C" fn ncaux_class_alignment(ncclass: c_int, alignp: *mut usize) -> c_int {
     let align = match ncclass {
         1 | 2 | 7 => 1,
         3 | 8 => 2,

@@ -1,8 +1,8 @@
 //! Library-level calls: error texts, version, `.ncrc` settings, global defaults, logging,
 //! and the netCDF-2 API (thin wrappers over the nc_ calls with netcdf-c's -1/ncerr protocol).
 
-use super::{cstr, malloc_string, put};
 use super::consts::nc_type;
+use super::{cstr, malloc_string, put};
 use crate::api;
 use crate::error::{Kind, err};
 use std::collections::BTreeMap;
@@ -110,7 +110,7 @@ fn error_text(code: c_int) -> &'static CStr {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_strerror(ncerr1: c_int) -> *const c_char {
+pub unsafe extern "C" fn nc_strerror(ncerr1: c_int) -> *const c_char {
     if ncerr1 > 0 {
         // SAFETY: strerror returns a pointer to static (per-thread) storage or NULL.
         let p = unsafe { libc::strerror(ncerr1) };
@@ -123,7 +123,7 @@ pub extern "C" fn nc_strerror(ncerr1: c_int) -> *const c_char {
 const LIBVERS: &CStr = c"4.9.2 of Nov 20 2026 00:00:00 $ nczarr-rs";
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_libvers() -> *const c_char {
+pub unsafe extern "C" fn nc_inq_libvers() -> *const c_char {
     LIBVERS.as_ptr()
 }
 
@@ -171,7 +171,7 @@ pub fn rc_get(key: &str) -> Option<String> {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_rc_set(key: *const c_char, value: *const c_char) -> c_int {
+pub unsafe extern "C" fn nc_rc_set(key: *const c_char, value: *const c_char) -> c_int {
     api!("nc_rc_set", (key, value), {
         // SAFETY: NUL-terminated strings (NULL key → NC_EINVAL).
         let k = String::from_utf8_lossy(unsafe { cstr(key) }?).into_owned();
@@ -183,7 +183,7 @@ pub extern "C" fn nc_rc_set(key: *const c_char, value: *const c_char) -> c_int {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_rc_get(key: *const c_char) -> *mut c_char {
+pub unsafe extern "C" fn nc_rc_get(key: *const c_char) -> *mut c_char {
     if key.is_null() {
         return std::ptr::null_mut();
     }
@@ -202,7 +202,7 @@ static ALIGNMENT: Mutex<(c_int, c_int)> = Mutex::new((0, 0));
 static META_BLOCK: Mutex<usize> = Mutex::new(0);
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_set_default_format(format: c_int, old_formatp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_set_default_format(format: c_int, old_formatp: *mut c_int) -> c_int {
     api!("nc_set_default_format", (format), {
         if !(1..=5).contains(&format) {
             return err(Kind::Invalid, format!("format {format}"));
@@ -216,7 +216,7 @@ pub extern "C" fn nc_set_default_format(format: c_int, old_formatp: *mut c_int) 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_set_chunk_cache(size: usize, nelems: usize, preemption: f32) -> c_int {
+pub unsafe extern "C" fn nc_set_chunk_cache(size: usize, nelems: usize, preemption: f32) -> c_int {
     api!("nc_set_chunk_cache", (size, nelems, preemption), {
         if !(0.0..=1.0).contains(&preemption) {
             return err(Kind::Invalid, "preemption outside [0, 1]");
@@ -227,7 +227,7 @@ pub extern "C" fn nc_set_chunk_cache(size: usize, nelems: usize, preemption: f32
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_chunk_cache(sizep: *mut usize, nelemsp: *mut usize, preemptionp: *mut f32) -> c_int {
+pub unsafe extern "C" fn nc_get_chunk_cache(sizep: *mut usize, nelemsp: *mut usize, preemptionp: *mut f32) -> c_int {
     api!("nc_get_chunk_cache", (sizep, nelemsp, preemptionp), {
         let c = crate::dataset::cache_defaults();
         // SAFETY: optional out-pointers.
@@ -241,15 +241,18 @@ pub extern "C" fn nc_get_chunk_cache(sizep: *mut usize, nelemsp: *mut usize, pre
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_set_chunk_cache_ints(size: c_int, nelems: c_int, preemption: c_int) -> c_int {
-    if size <= 0 || nelems <= 0 || !(0..=100).contains(&preemption) {
-        return -36;
+pub unsafe extern "C" fn nc_set_chunk_cache_ints(size: c_int, nelems: c_int, preemption: c_int) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe {
+        if size <= 0 || nelems <= 0 || !(0..=100).contains(&preemption) {
+            return -36;
+        }
+        nc_set_chunk_cache(size as usize, nelems as usize, preemption as f32 / 100.0)
     }
-    nc_set_chunk_cache(size as usize, nelems as usize, preemption as f32 / 100.0)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_chunk_cache_ints(sizep: *mut c_int, nelemsp: *mut c_int, preemptionp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_get_chunk_cache_ints(sizep: *mut c_int, nelemsp: *mut c_int, preemptionp: *mut c_int) -> c_int {
     api!("nc_get_chunk_cache_ints", (sizep, nelemsp, preemptionp), {
         let c = crate::dataset::cache_defaults();
         // SAFETY: optional out-pointers.
@@ -263,13 +266,13 @@ pub extern "C" fn nc_get_chunk_cache_ints(sizep: *mut c_int, nelemsp: *mut c_int
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_set_alignment(threshold: c_int, alignment: c_int) -> c_int {
+pub unsafe extern "C" fn nc_set_alignment(threshold: c_int, alignment: c_int) -> c_int {
     *ALIGNMENT.lock().unwrap_or_else(|p| p.into_inner()) = (threshold, alignment);
     0
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_alignment(thresholdp: *mut c_int, alignmentp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_get_alignment(thresholdp: *mut c_int, alignmentp: *mut c_int) -> c_int {
     let (t, a) = *ALIGNMENT.lock().unwrap_or_else(|p| p.into_inner());
     // SAFETY: optional out-pointers.
     unsafe {
@@ -280,37 +283,37 @@ pub extern "C" fn nc_get_alignment(thresholdp: *mut c_int, alignmentp: *mut c_in
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_set_meta_block_size(size: usize) -> c_int {
+pub unsafe extern "C" fn nc_set_meta_block_size(size: usize) -> c_int {
     *META_BLOCK.lock().unwrap_or_else(|p| p.into_inner()) = size;
     0
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_meta_block_size(sizep: *mut usize) -> c_int {
+pub unsafe extern "C" fn nc_get_meta_block_size(sizep: *mut usize) -> c_int {
     // SAFETY: optional out-pointer.
     unsafe { put(sizep, *META_BLOCK.lock().unwrap_or_else(|p| p.into_inner())) };
     0
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_set_log_level(new_level: c_int) -> c_int {
+pub unsafe extern "C" fn nc_set_log_level(new_level: c_int) -> c_int {
     let _ = new_level;
     0
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_initialize() -> c_int {
+pub unsafe extern "C" fn nc_initialize() -> c_int {
     0
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_finalize() -> c_int {
+pub unsafe extern "C" fn nc_finalize() -> c_int {
     0
 }
 
 /// Used by the preload library's constructor (csrc/preload_init.c); not exported there.
 #[unsafe(no_mangle)]
-pub extern "C" fn nczarr_use_passthrough_numbering() {
+pub unsafe extern "C" fn nczarr_use_passthrough_numbering() {
     crate::registry::use_passthrough_numbering();
 }
 
@@ -330,104 +333,126 @@ fn v2(routine: &CStr, status: c_int, ok: c_int) -> c_int {
     -1
 }
 
+// Every v2 wrapper forwards the caller's pointers to the nc_ function under the same contract.
+
 #[unsafe(no_mangle)]
-pub extern "C" fn nccreate(path: *const c_char, cmode: c_int) -> c_int {
+pub unsafe extern "C" fn nccreate(path: *const c_char, cmode: c_int) -> c_int {
     let mut id = -1;
-    let s = super::file::nc_create(path, cmode, &mut id);
+    // SAFETY: see above.
+    let s = unsafe { super::file::nc_create(path, cmode, &mut id) };
     v2(c"nccreate", s, id)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncopen(path: *const c_char, mode: c_int) -> c_int {
+pub unsafe extern "C" fn ncopen(path: *const c_char, mode: c_int) -> c_int {
     let mut id = -1;
-    let s = super::file::nc_open(path, mode, &mut id);
+    // SAFETY: see above.
+    let s = unsafe { super::file::nc_open(path, mode, &mut id) };
     v2(c"ncopen", s, id)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncsetfill(ncid: c_int, fillmode: c_int) -> c_int {
+pub unsafe extern "C" fn ncsetfill(ncid: c_int, fillmode: c_int) -> c_int {
     let mut old = 0;
-    let s = super::file::nc_set_fill(ncid, fillmode, &mut old);
+    // SAFETY: see above.
+    let s = unsafe { super::file::nc_set_fill(ncid, fillmode, &mut old) };
     v2(c"ncsetfill", s, old)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncredef(ncid: c_int) -> c_int {
-    v2(c"ncredef", super::file::nc_redef(ncid), 0)
+pub unsafe extern "C" fn ncredef(ncid: c_int) -> c_int {
+    // SAFETY: no pointers.
+    v2(c"ncredef", unsafe { super::file::nc_redef(ncid) }, 0)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncendef(ncid: c_int) -> c_int {
-    v2(c"ncendef", super::file::nc_enddef(ncid), 0)
+pub unsafe extern "C" fn ncendef(ncid: c_int) -> c_int {
+    // SAFETY: no pointers.
+    v2(c"ncendef", unsafe { super::file::nc_enddef(ncid) }, 0)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncsync(ncid: c_int) -> c_int {
-    v2(c"ncsync", super::file::nc_sync(ncid), 0)
+pub unsafe extern "C" fn ncsync(ncid: c_int) -> c_int {
+    // SAFETY: no pointers.
+    v2(c"ncsync", unsafe { super::file::nc_sync(ncid) }, 0)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncabort(ncid: c_int) -> c_int {
-    v2(c"ncabort", super::file::nc_abort(ncid), 0)
+pub unsafe extern "C" fn ncabort(ncid: c_int) -> c_int {
+    // SAFETY: no pointers.
+    v2(c"ncabort", unsafe { super::file::nc_abort(ncid) }, 0)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncclose(ncid: c_int) -> c_int {
-    v2(c"ncclose", super::file::nc_close(ncid), 0)
+pub unsafe extern "C" fn ncclose(ncid: c_int) -> c_int {
+    // SAFETY: no pointers.
+    v2(c"ncclose", unsafe { super::file::nc_close(ncid) }, 0)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncinquire(ncid: c_int, ndimsp: *mut c_int, nvarsp: *mut c_int, nattsp: *mut c_int, unlimdimp: *mut c_int) -> c_int {
-    v2(c"ncinquire", super::file::nc_inq(ncid, ndimsp, nvarsp, nattsp, unlimdimp), ncid)
+pub unsafe extern "C" fn ncinquire(
+    ncid: c_int,
+    ndimsp: *mut c_int,
+    nvarsp: *mut c_int,
+    nattsp: *mut c_int,
+    unlimdimp: *mut c_int,
+) -> c_int {
+    // SAFETY: see above.
+    v2(c"ncinquire", unsafe { super::file::nc_inq(ncid, ndimsp, nvarsp, nattsp, unlimdimp) }, ncid)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncdimdef(ncid: c_int, name: *const c_char, len: c_long) -> c_int {
+pub unsafe extern "C" fn ncdimdef(ncid: c_int, name: *const c_char, len: c_long) -> c_int {
     if len < 0 {
         return v2(c"ncdimdef", -63, -1);
     }
     let mut id = -1;
-    let s = super::group::nc_def_dim(ncid, name, len as usize, &mut id);
+    // SAFETY: see above.
+    let s = unsafe { super::group::nc_def_dim(ncid, name, len as usize, &mut id) };
     v2(c"ncdimdef", s, id)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncdimid(ncid: c_int, name: *const c_char) -> c_int {
+pub unsafe extern "C" fn ncdimid(ncid: c_int, name: *const c_char) -> c_int {
     let mut id = -1;
-    let s = super::group::nc_inq_dimid(ncid, name, &mut id);
+    // SAFETY: see above.
+    let s = unsafe { super::group::nc_inq_dimid(ncid, name, &mut id) };
     v2(c"ncdimid", s, id)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncdiminq(ncid: c_int, dimid: c_int, name: *mut c_char, lenp: *mut c_long) -> c_int {
+pub unsafe extern "C" fn ncdiminq(ncid: c_int, dimid: c_int, name: *mut c_char, lenp: *mut c_long) -> c_int {
     let mut len = 0usize;
-    let s = super::group::nc_inq_dim(ncid, dimid, name, &mut len);
-    // SAFETY: optional out-pointer.
+    // SAFETY: see above; `lenp` is an optional out-pointer.
+    let s = unsafe { super::group::nc_inq_dim(ncid, dimid, name, &mut len) };
     unsafe { put(lenp, len as c_long) };
     v2(c"ncdiminq", s, dimid)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncdimrename(ncid: c_int, dimid: c_int, name: *const c_char) -> c_int {
-    v2(c"ncdimrename", super::group::nc_rename_dim(ncid, dimid, name), dimid)
+pub unsafe extern "C" fn ncdimrename(ncid: c_int, dimid: c_int, name: *const c_char) -> c_int {
+    // SAFETY: see above.
+    v2(c"ncdimrename", unsafe { super::group::nc_rename_dim(ncid, dimid, name) }, dimid)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncvardef(ncid: c_int, name: *const c_char, xtype: nc_type, ndims: c_int, dimidsp: *const c_int) -> c_int {
+pub unsafe extern "C" fn ncvardef(ncid: c_int, name: *const c_char, xtype: nc_type, ndims: c_int, dimidsp: *const c_int) -> c_int {
     let mut id = -1;
-    let s = super::var::nc_def_var(ncid, name, xtype, ndims, dimidsp, &mut id);
+    // SAFETY: see above.
+    let s = unsafe { super::var::nc_def_var(ncid, name, xtype, ndims, dimidsp, &mut id) };
     v2(c"ncvardef", s, id)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncvarid(ncid: c_int, name: *const c_char) -> c_int {
+pub unsafe extern "C" fn ncvarid(ncid: c_int, name: *const c_char) -> c_int {
     let mut id = -1;
-    let s = super::var::nc_inq_varid(ncid, name, &mut id);
+    // SAFETY: see above.
+    let s = unsafe { super::var::nc_inq_varid(ncid, name, &mut id) };
     v2(c"ncvarid", s, id)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncvarinq(
+pub unsafe extern "C" fn ncvarinq(
     ncid: c_int,
     varid: c_int,
     name: *mut c_char,
@@ -436,52 +461,60 @@ pub extern "C" fn ncvarinq(
     dimidsp: *mut c_int,
     nattsp: *mut c_int,
 ) -> c_int {
-    v2(c"ncvarinq", super::var::nc_inq_var(ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp), varid)
+    // SAFETY: see above.
+    v2(c"ncvarinq", unsafe { super::var::nc_inq_var(ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp) }, varid)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncvarrename(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
-    v2(c"ncvarrename", super::var::nc_rename_var(ncid, varid, name), varid)
+pub unsafe extern "C" fn ncvarrename(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
+    // SAFETY: see above.
+    v2(c"ncvarrename", unsafe { super::var::nc_rename_var(ncid, varid, name) }, varid)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncattput(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: c_int, op: *const c_void) -> c_int {
+pub unsafe extern "C" fn ncattput(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: c_int, op: *const c_void) -> c_int {
     if len < 0 {
         return v2(c"ncattput", -36, -1);
     }
-    v2(c"ncattput", super::att::nc_put_att(ncid, varid, name, xtype, len as usize, op), 0)
+    // SAFETY: see above.
+    v2(c"ncattput", unsafe { super::att::nc_put_att(ncid, varid, name, xtype, len as usize, op) }, 0)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncattinq(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type, lenp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn ncattinq(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type, lenp: *mut c_int) -> c_int {
     let mut len = 0usize;
-    let s = super::att::nc_inq_att(ncid, varid, name, xtypep, &mut len);
-    // SAFETY: optional out-pointer.
+    // SAFETY: see above; `lenp` is an optional out-pointer.
+    let s = unsafe { super::att::nc_inq_att(ncid, varid, name, xtypep, &mut len) };
     unsafe { put(lenp, len as c_int) };
     v2(c"ncattinq", s, 1)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncattget(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_void) -> c_int {
-    v2(c"ncattget", super::att::nc_get_att(ncid, varid, name, ip), 1)
+pub unsafe extern "C" fn ncattget(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_void) -> c_int {
+    // SAFETY: see above.
+    v2(c"ncattget", unsafe { super::att::nc_get_att(ncid, varid, name, ip) }, 1)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncattcopy(ncid_in: c_int, varid_in: c_int, name: *const c_char, ncid_out: c_int, varid_out: c_int) -> c_int {
-    v2(c"ncattcopy", super::att::nc_copy_att(ncid_in, varid_in, name, ncid_out, varid_out), 0)
+pub unsafe extern "C" fn ncattcopy(ncid_in: c_int, varid_in: c_int, name: *const c_char, ncid_out: c_int, varid_out: c_int) -> c_int {
+    // SAFETY: see above.
+    v2(c"ncattcopy", unsafe { super::att::nc_copy_att(ncid_in, varid_in, name, ncid_out, varid_out) }, 0)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncattname(ncid: c_int, varid: c_int, attnum: c_int, name: *mut c_char) -> c_int {
-    v2(c"ncattname", super::att::nc_inq_attname(ncid, varid, attnum, name), attnum)
+pub unsafe extern "C" fn ncattname(ncid: c_int, varid: c_int, attnum: c_int, name: *mut c_char) -> c_int {
+    // SAFETY: see above.
+    v2(c"ncattname", unsafe { super::att::nc_inq_attname(ncid, varid, attnum, name) }, attnum)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncattrename(ncid: c_int, varid: c_int, name: *const c_char, newname: *const c_char) -> c_int {
-    v2(c"ncattrename", super::att::nc_rename_att(ncid, varid, name, newname), 1)
+pub unsafe extern "C" fn ncattrename(ncid: c_int, varid: c_int, name: *const c_char, newname: *const c_char) -> c_int {
+    // SAFETY: see above.
+    v2(c"ncattrename", unsafe { super::att::nc_rename_att(ncid, varid, name, newname) }, 1)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn ncattdel(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
-    v2(c"ncattdel", super::att::nc_del_att(ncid, varid, name), 1)
+pub unsafe extern "C" fn ncattdel(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
+    // SAFETY: see above.
+    v2(c"ncattdel", unsafe { super::att::nc_del_att(ncid, varid, name) }, 1)
 }

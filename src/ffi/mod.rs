@@ -1,10 +1,17 @@
 //! The C boundary. Every export converts its arguments, calls the safe core and returns an
 //! `NC_*` code through `call`, which also turns a panic into NC_EINTERNAL and traces the call
 //! when `NCTRACING` is set. Nothing outside this module sees a raw pointer or a C type.
+//!
+//! # Safety
+//! Every export is `unsafe extern "C"` with one contract, netcdf-c's documented one: each
+//! pointer argument is NULL (where netcdf-c allows it, checked here) or valid for what the
+//! function reads or writes through it. That is why the exports carry no per-function
+//! `# Safety` section.
+#![allow(clippy::missing_safety_doc)]
 
-pub mod consts;
 pub mod att;
 mod att_matrix;
+pub mod consts;
 pub mod data;
 mod data_matrix;
 pub mod file;

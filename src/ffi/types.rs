@@ -2,16 +2,16 @@
 //! support (definitions → NC_ENOTNC4 as in netcdf-c 4.10.1; every other call can only meet an
 //! invalid type id). Also the memory helpers for strings and vlens.
 
+use super::consts::nc_type;
 use super::consts::nc_vlen_t;
 use super::{cstr, put, put_name, with};
-use super::consts::nc_type;
 use crate::api;
 use crate::error::{Kind, Result, err};
 use crate::types::NcType;
 use std::ffi::{c_char, c_int, c_longlong, c_void};
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_type(ncid: c_int, xtype: nc_type, name: *mut c_char, size: *mut usize) -> c_int {
+pub unsafe extern "C" fn nc_inq_type(ncid: c_int, xtype: nc_type, name: *mut c_char, size: *mut usize) -> c_int {
     api!("nc_inq_type", (ncid, xtype), {
         with(ncid, |_, _| Ok(()))?;
         let t = NcType::from_id(xtype)?;
@@ -25,7 +25,7 @@ pub extern "C" fn nc_inq_type(ncid: c_int, xtype: nc_type, name: *mut c_char, si
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_typeid(ncid: c_int, name: *const c_char, typeidp: *mut nc_type) -> c_int {
+pub unsafe extern "C" fn nc_inq_typeid(ncid: c_int, name: *const c_char, typeidp: *mut nc_type) -> c_int {
     api!("nc_inq_typeid", (ncid, name), {
         with(ncid, |_, _| Ok(()))?;
         // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
@@ -38,7 +38,7 @@ pub extern "C" fn nc_inq_typeid(ncid: c_int, name: *const c_char, typeidp: *mut 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_typeids(ncid: c_int, ntypes: *mut c_int, typeids: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_typeids(ncid: c_int, ntypes: *mut c_int, typeids: *mut c_int) -> c_int {
     api!("nc_inq_typeids", (ncid, typeids), {
         with(ncid, |_, _| Ok(()))?;
         // SAFETY: optional out-pointer; there are no user types to list.
@@ -48,7 +48,7 @@ pub extern "C" fn nc_inq_typeids(ncid: c_int, ntypes: *mut c_int, typeids: *mut 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_type_equal(ncid1: c_int, typeid1: nc_type, ncid2: c_int, typeid2: nc_type, equal: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_type_equal(ncid1: c_int, typeid1: nc_type, ncid2: c_int, typeid2: nc_type, equal: *mut c_int) -> c_int {
     api!("nc_inq_type_equal", (ncid1, typeid1, ncid2, typeid2), {
         with(ncid1, |_, _| Ok(()))?;
         with(ncid2, |_, _| Ok(()))?;
@@ -60,7 +60,7 @@ pub extern "C" fn nc_inq_type_equal(ncid1: c_int, typeid1: nc_type, ncid2: c_int
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_user_type(
+pub unsafe extern "C" fn nc_inq_user_type(
     ncid: c_int,
     xtype: nc_type,
     name: *mut c_char,
@@ -83,32 +83,38 @@ fn no_such_type(ncid: c_int) -> Result<()> {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_compound(ncid: c_int, size: usize, name: *const c_char, typeidp: *mut nc_type) -> c_int {
+pub unsafe extern "C" fn nc_def_compound(ncid: c_int, size: usize, name: *const c_char, typeidp: *mut nc_type) -> c_int {
     api!("nc_def_compound", (ncid, size, name, typeidp), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_vlen(ncid: c_int, name: *const c_char, base_typeid: nc_type, xtypep: *mut nc_type) -> c_int {
+pub unsafe extern "C" fn nc_def_vlen(ncid: c_int, name: *const c_char, base_typeid: nc_type, xtypep: *mut nc_type) -> c_int {
     api!("nc_def_vlen", (ncid, name, base_typeid, xtypep), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_enum(ncid: c_int, base_typeid: nc_type, name: *const c_char, typeidp: *mut nc_type) -> c_int {
+pub unsafe extern "C" fn nc_def_enum(ncid: c_int, base_typeid: nc_type, name: *const c_char, typeidp: *mut nc_type) -> c_int {
     api!("nc_def_enum", (ncid, base_typeid, name, typeidp), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_opaque(ncid: c_int, size: usize, name: *const c_char, xtypep: *mut nc_type) -> c_int {
+pub unsafe extern "C" fn nc_def_opaque(ncid: c_int, size: usize, name: *const c_char, xtypep: *mut nc_type) -> c_int {
     api!("nc_def_opaque", (ncid, size, name, xtypep), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_insert_compound(ncid: c_int, xtype: nc_type, name: *const c_char, offset: usize, field_typeid: nc_type) -> c_int {
+pub unsafe extern "C" fn nc_insert_compound(
+    ncid: c_int,
+    xtype: nc_type,
+    name: *const c_char,
+    offset: usize,
+    field_typeid: nc_type,
+) -> c_int {
     api!("nc_insert_compound", (ncid, xtype, name, offset, field_typeid), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_insert_array_compound(
+pub unsafe extern "C" fn nc_insert_array_compound(
     ncid: c_int,
     xtype: nc_type,
     name: *const c_char,
@@ -121,27 +127,27 @@ pub extern "C" fn nc_insert_array_compound(
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_compound(ncid: c_int, xtype: nc_type, name: *mut c_char, sizep: *mut usize, nfieldsp: *mut usize) -> c_int {
+pub unsafe extern "C" fn nc_inq_compound(ncid: c_int, xtype: nc_type, name: *mut c_char, sizep: *mut usize, nfieldsp: *mut usize) -> c_int {
     api!("nc_inq_compound", (ncid, xtype, name, sizep, nfieldsp), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_compound_name(ncid: c_int, xtype: nc_type, name: *mut c_char) -> c_int {
+pub unsafe extern "C" fn nc_inq_compound_name(ncid: c_int, xtype: nc_type, name: *mut c_char) -> c_int {
     api!("nc_inq_compound_name", (ncid, xtype, name), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_compound_size(ncid: c_int, xtype: nc_type, sizep: *mut usize) -> c_int {
+pub unsafe extern "C" fn nc_inq_compound_size(ncid: c_int, xtype: nc_type, sizep: *mut usize) -> c_int {
     api!("nc_inq_compound_size", (ncid, xtype, sizep), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_compound_nfields(ncid: c_int, xtype: nc_type, nfieldsp: *mut usize) -> c_int {
+pub unsafe extern "C" fn nc_inq_compound_nfields(ncid: c_int, xtype: nc_type, nfieldsp: *mut usize) -> c_int {
     api!("nc_inq_compound_nfields", (ncid, xtype, nfieldsp), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_compound_field(
+pub unsafe extern "C" fn nc_inq_compound_field(
     ncid: c_int,
     xtype: nc_type,
     fieldid: c_int,
@@ -155,57 +161,75 @@ pub extern "C" fn nc_inq_compound_field(
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_compound_fieldname(ncid: c_int, xtype: nc_type, fieldid: c_int, name: *mut c_char) -> c_int {
+pub unsafe extern "C" fn nc_inq_compound_fieldname(ncid: c_int, xtype: nc_type, fieldid: c_int, name: *mut c_char) -> c_int {
     api!("nc_inq_compound_fieldname", (ncid, xtype, fieldid, name), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_compound_fieldindex(ncid: c_int, xtype: nc_type, name: *const c_char, fieldidp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_compound_fieldindex(ncid: c_int, xtype: nc_type, name: *const c_char, fieldidp: *mut c_int) -> c_int {
     api!("nc_inq_compound_fieldindex", (ncid, xtype, name, fieldidp), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_compound_fieldoffset(ncid: c_int, xtype: nc_type, fieldid: c_int, offsetp: *mut usize) -> c_int {
+pub unsafe extern "C" fn nc_inq_compound_fieldoffset(ncid: c_int, xtype: nc_type, fieldid: c_int, offsetp: *mut usize) -> c_int {
     api!("nc_inq_compound_fieldoffset", (ncid, xtype, fieldid, offsetp), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_compound_fieldtype(ncid: c_int, xtype: nc_type, fieldid: c_int, field_typeidp: *mut nc_type) -> c_int {
+pub unsafe extern "C" fn nc_inq_compound_fieldtype(ncid: c_int, xtype: nc_type, fieldid: c_int, field_typeidp: *mut nc_type) -> c_int {
     api!("nc_inq_compound_fieldtype", (ncid, xtype, fieldid, field_typeidp), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_compound_fieldndims(ncid: c_int, xtype: nc_type, fieldid: c_int, ndimsp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_compound_fieldndims(ncid: c_int, xtype: nc_type, fieldid: c_int, ndimsp: *mut c_int) -> c_int {
     api!("nc_inq_compound_fieldndims", (ncid, xtype, fieldid, ndimsp), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_compound_fielddim_sizes(ncid: c_int, xtype: nc_type, fieldid: c_int, dim_sizes: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_compound_fielddim_sizes(ncid: c_int, xtype: nc_type, fieldid: c_int, dim_sizes: *mut c_int) -> c_int {
     api!("nc_inq_compound_fielddim_sizes", (ncid, xtype, fieldid, dim_sizes), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_vlen(ncid: c_int, xtype: nc_type, name: *mut c_char, datum_sizep: *mut usize, base_nc_typep: *mut nc_type) -> c_int {
+pub unsafe extern "C" fn nc_inq_vlen(
+    ncid: c_int,
+    xtype: nc_type,
+    name: *mut c_char,
+    datum_sizep: *mut usize,
+    base_nc_typep: *mut nc_type,
+) -> c_int {
     api!("nc_inq_vlen", (ncid, xtype, name, datum_sizep, base_nc_typep), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vlen_element(ncid: c_int, typeid1: nc_type, vlen_element: *mut c_void, len: usize, data: *const c_void) -> c_int {
+pub unsafe extern "C" fn nc_put_vlen_element(
+    ncid: c_int,
+    typeid1: nc_type,
+    vlen_element: *mut c_void,
+    len: usize,
+    data: *const c_void,
+) -> c_int {
     api!("nc_put_vlen_element", (ncid, typeid1, vlen_element, len, data), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vlen_element(ncid: c_int, typeid1: nc_type, vlen_element: *const c_void, len: *mut usize, data: *mut c_void) -> c_int {
+pub unsafe extern "C" fn nc_get_vlen_element(
+    ncid: c_int,
+    typeid1: nc_type,
+    vlen_element: *const c_void,
+    len: *mut usize,
+    data: *mut c_void,
+) -> c_int {
     api!("nc_get_vlen_element", (ncid, typeid1, vlen_element, len, data), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_insert_enum(ncid: c_int, xtype: nc_type, name: *const c_char, value: *const c_void) -> c_int {
+pub unsafe extern "C" fn nc_insert_enum(ncid: c_int, xtype: nc_type, name: *const c_char, value: *const c_void) -> c_int {
     api!("nc_insert_enum", (ncid, xtype, name, value), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_enum(
+pub unsafe extern "C" fn nc_inq_enum(
     ncid: c_int,
     xtype: nc_type,
     name: *mut c_char,
@@ -217,23 +241,23 @@ pub extern "C" fn nc_inq_enum(
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_enum_member(ncid: c_int, xtype: nc_type, idx: c_int, name: *mut c_char, value: *mut c_void) -> c_int {
+pub unsafe extern "C" fn nc_inq_enum_member(ncid: c_int, xtype: nc_type, idx: c_int, name: *mut c_char, value: *mut c_void) -> c_int {
     api!("nc_inq_enum_member", (ncid, xtype, idx, name, value), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_enum_ident(ncid: c_int, xtype: nc_type, value: c_longlong, identifier: *mut c_char) -> c_int {
+pub unsafe extern "C" fn nc_inq_enum_ident(ncid: c_int, xtype: nc_type, value: c_longlong, identifier: *mut c_char) -> c_int {
     api!("nc_inq_enum_ident", (ncid, xtype, value, identifier), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_opaque(ncid: c_int, xtype: nc_type, name: *mut c_char, sizep: *mut usize) -> c_int {
+pub unsafe extern "C" fn nc_inq_opaque(ncid: c_int, xtype: nc_type, name: *mut c_char, sizep: *mut usize) -> c_int {
     api!("nc_inq_opaque", (ncid, xtype, name, sizep), { no_such_type(ncid) })
 }
 
 /// Frees each non-NULL string of an array filled by a get call (not the array itself).
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_free_string(len: usize, data: *mut *mut c_char) -> c_int {
+pub unsafe extern "C" fn nc_free_string(len: usize, data: *mut *mut c_char) -> c_int {
     api!("nc_free_string", (len, data), {
         if data.is_null() {
             return if len == 0 { Ok(()) } else { err(Kind::Invalid, "NULL array") };
@@ -247,7 +271,7 @@ pub extern "C" fn nc_free_string(len: usize, data: *mut *mut c_char) -> c_int {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_free_vlen(vl: *mut nc_vlen_t) -> c_int {
+pub unsafe extern "C" fn nc_free_vlen(vl: *mut nc_vlen_t) -> c_int {
     api!("nc_free_vlen", (vl), {
         if !vl.is_null() {
             // SAFETY: `vl` points to a vlen whose `p` came from malloc.
@@ -261,7 +285,7 @@ pub extern "C" fn nc_free_vlen(vl: *mut nc_vlen_t) -> c_int {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_free_vlens(len: usize, vlens: *mut nc_vlen_t) -> c_int {
+pub unsafe extern "C" fn nc_free_vlens(len: usize, vlens: *mut nc_vlen_t) -> c_int {
     api!("nc_free_vlens", (len, vlens), {
         if vlens.is_null() {
             return Ok(());
@@ -275,17 +299,20 @@ pub extern "C" fn nc_free_vlens(len: usize, vlens: *mut nc_vlen_t) -> c_int {
 }
 
 fn reclaim(xtype: nc_type, memory: *mut c_void, count: usize) -> Result<()> {
-    if (13..32).contains(&xtype) || xtype >= 32 || xtype <= 0 {
-        return err(Kind::BadTypeId, format!("type {xtype}"));
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe {
+        if (13..32).contains(&xtype) || xtype >= 32 || xtype <= 0 {
+            return err(Kind::BadTypeId, format!("type {xtype}"));
+        }
+        if xtype == 12 && !memory.is_null() {
+            nc_free_string(count, memory as *mut *mut c_char);
+        }
+        Ok(())
     }
-    if xtype == 12 && !memory.is_null() {
-        nc_free_string(count, memory as *mut *mut c_char);
-    }
-    Ok(())
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_reclaim_data(ncid: c_int, xtypeid: nc_type, memory: *mut c_void, count: usize) -> c_int {
+pub unsafe extern "C" fn nc_reclaim_data(ncid: c_int, xtypeid: nc_type, memory: *mut c_void, count: usize) -> c_int {
     api!("nc_reclaim_data", (ncid, xtypeid, memory, count), {
         let _ = ncid;
         reclaim(xtypeid, memory, count)
@@ -293,7 +320,7 @@ pub extern "C" fn nc_reclaim_data(ncid: c_int, xtypeid: nc_type, memory: *mut c_
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_reclaim_data_all(ncid: c_int, xtypeid: nc_type, memory: *mut c_void, count: usize) -> c_int {
+pub unsafe extern "C" fn nc_reclaim_data_all(ncid: c_int, xtypeid: nc_type, memory: *mut c_void, count: usize) -> c_int {
     api!("nc_reclaim_data_all", (ncid, xtypeid, memory, count), {
         reclaim(xtypeid, memory, count)?;
         // SAFETY: the top-level array came from malloc.
@@ -318,12 +345,18 @@ fn copy_data(xtype: nc_type, src: *const c_void, count: usize, dst: *mut c_void)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_copy_data(ncid: c_int, xtypeid: nc_type, memory: *const c_void, count: usize, copy: *mut c_void) -> c_int {
+pub unsafe extern "C" fn nc_copy_data(ncid: c_int, xtypeid: nc_type, memory: *const c_void, count: usize, copy: *mut c_void) -> c_int {
     api!("nc_copy_data", (ncid, xtypeid, memory, count, copy), { copy_data(xtypeid, memory, count, copy) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_copy_data_all(ncid: c_int, xtypeid: nc_type, memory: *const c_void, count: usize, copyp: *mut *mut c_void) -> c_int {
+pub unsafe extern "C" fn nc_copy_data_all(
+    ncid: c_int,
+    xtypeid: nc_type,
+    memory: *const c_void,
+    count: usize,
+    copyp: *mut *mut c_void,
+) -> c_int {
     api!("nc_copy_data_all", (ncid, xtypeid, memory, count, copyp), {
         let t = NcType::from_id(xtypeid).map_err(|_| crate::error::Error::new(Kind::BadTypeId, format!("type {xtypeid}")))?;
         let bytes = count.checked_mul(t.size()).ok_or_else(|| crate::error::Error::new(Kind::NoMem, "size"))?;
@@ -344,6 +377,6 @@ pub extern "C" fn nc_copy_data_all(ncid: c_int, xtypeid: nc_type, memory: *const
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nctypelen(datatype: nc_type) -> c_int {
+pub unsafe extern "C" fn nctypelen(datatype: nc_type) -> c_int {
     NcType::from_id(datatype).map(|t| t.size() as c_int).unwrap_or(-1)
 }

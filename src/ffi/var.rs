@@ -1,8 +1,8 @@
 //! Variables: definition, inquiry, storage settings, filters, per-variable chunk cache.
 
 use super::att::{values_from_mem, values_to_mem};
-use super::{cstr, put, put_name, put_slice, slice, with};
 use super::consts::nc_type;
+use super::{cstr, put, put_name, put_slice, slice, with};
 use crate::api;
 use crate::codec;
 use crate::error::{Error, Kind, Result, err};
@@ -11,7 +11,14 @@ use crate::names;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_var(ncid: c_int, name: *const c_char, xtype: nc_type, ndims: c_int, dimidsp: *const c_int, varidp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_def_var(
+    ncid: c_int,
+    name: *const c_char,
+    xtype: nc_type,
+    ndims: c_int,
+    dimidsp: *const c_int,
+    varidp: *mut c_int,
+) -> c_int {
     api!("nc_def_var", (ncid, name, xtype, ndims), {
         // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
         let name = unsafe { cstr(name) }?;
@@ -36,7 +43,7 @@ fn var_info<R>(ncid: c_int, varid: c_int, f: impl FnOnce(&crate::dataset::Datase
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_var(
+pub unsafe extern "C" fn nc_inq_var(
     ncid: c_int,
     varid: c_int,
     name: *mut c_char,
@@ -62,40 +69,55 @@ pub extern "C" fn nc_inq_var(
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_varname(ncid: c_int, varid: c_int, name: *mut c_char) -> c_int {
-    let null = std::ptr::null_mut();
-    nc_inq_var(ncid, varid, name, null, null, null, null)
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_vartype(ncid: c_int, varid: c_int, xtypep: *mut nc_type) -> c_int {
-    let null = std::ptr::null_mut();
-    nc_inq_var(ncid, varid, std::ptr::null_mut(), xtypep, null, null, null)
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_varndims(ncid: c_int, varid: c_int, ndimsp: *mut c_int) -> c_int {
-    let null = std::ptr::null_mut();
-    nc_inq_var(ncid, varid, std::ptr::null_mut(), null, ndimsp, null, null)
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_vardimid(ncid: c_int, varid: c_int, dimidsp: *mut c_int) -> c_int {
-    let null = std::ptr::null_mut();
-    nc_inq_var(ncid, varid, std::ptr::null_mut(), null, null, dimidsp, null)
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_varnatts(ncid: c_int, varid: c_int, nattsp: *mut c_int) -> c_int {
-    if varid == -1 {
-        return super::file::nc_inq_natts(ncid, nattsp);
+pub unsafe extern "C" fn nc_inq_varname(ncid: c_int, varid: c_int, name: *mut c_char) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe {
+        let null = std::ptr::null_mut();
+        nc_inq_var(ncid, varid, name, null, null, null, null)
     }
-    let null = std::ptr::null_mut();
-    nc_inq_var(ncid, varid, std::ptr::null_mut(), null, null, null, nattsp)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_varid(ncid: c_int, name: *const c_char, varidp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_vartype(ncid: c_int, varid: c_int, xtypep: *mut nc_type) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe {
+        let null = std::ptr::null_mut();
+        nc_inq_var(ncid, varid, std::ptr::null_mut(), xtypep, null, null, null)
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_inq_varndims(ncid: c_int, varid: c_int, ndimsp: *mut c_int) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe {
+        let null = std::ptr::null_mut();
+        nc_inq_var(ncid, varid, std::ptr::null_mut(), null, ndimsp, null, null)
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_inq_vardimid(ncid: c_int, varid: c_int, dimidsp: *mut c_int) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe {
+        let null = std::ptr::null_mut();
+        nc_inq_var(ncid, varid, std::ptr::null_mut(), null, null, dimidsp, null)
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_inq_varnatts(ncid: c_int, varid: c_int, nattsp: *mut c_int) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe {
+        if varid == -1 {
+            return super::file::nc_inq_natts(ncid, nattsp);
+        }
+        let null = std::ptr::null_mut();
+        nc_inq_var(ncid, varid, std::ptr::null_mut(), null, null, null, nattsp)
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_inq_varid(ncid: c_int, name: *const c_char, varidp: *mut c_int) -> c_int {
     api!("nc_inq_varid", (ncid, name), {
         // SAFETY: as above.
         let raw = unsafe { cstr(name) }?;
@@ -113,7 +135,7 @@ pub extern "C" fn nc_inq_varid(ncid: c_int, name: *const c_char, varidp: *mut c_
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_rename_var(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
+pub unsafe extern "C" fn nc_rename_var(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
     api!("nc_rename_var", (ncid, varid, name), {
         // SAFETY: as above.
         let name = unsafe { cstr(name) }?;
@@ -122,7 +144,7 @@ pub extern "C" fn nc_rename_var(ncid: c_int, varid: c_int, name: *const c_char) 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_copy_var(ncid_in: c_int, varid: c_int, ncid_out: c_int) -> c_int {
+pub unsafe extern "C" fn nc_copy_var(ncid_in: c_int, varid: c_int, ncid_out: c_int) -> c_int {
     api!("nc_copy_var", (ncid_in, varid, ncid_out), {
         let (var, dim_names) = with(ncid_in, |ds, gid| {
             let v = ds.model.var(gid, varid)?.clone();
@@ -147,7 +169,7 @@ pub extern "C" fn nc_copy_var(ncid_in: c_int, varid: c_int, ncid_out: c_int) -> 
 // ---- fill ---------------------------------------------------------------------------------
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_var_fill(ncid: c_int, varid: c_int, no_fill: c_int, fill_value: *const c_void) -> c_int {
+pub unsafe extern "C" fn nc_def_var_fill(ncid: c_int, varid: c_int, no_fill: c_int, fill_value: *const c_void) -> c_int {
     api!("nc_def_var_fill", (ncid, varid, no_fill, fill_value), {
         with(ncid, |ds, gid| {
             let value = if no_fill == 0 && !fill_value.is_null() && varid >= 0 {
@@ -163,7 +185,7 @@ pub extern "C" fn nc_def_var_fill(ncid: c_int, varid: c_int, no_fill: c_int, fil
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_var_fill(ncid: c_int, varid: c_int, no_fill: *mut c_int, fill_valuep: *mut c_void) -> c_int {
+pub unsafe extern "C" fn nc_inq_var_fill(ncid: c_int, varid: c_int, no_fill: *mut c_int, fill_valuep: *mut c_void) -> c_int {
     api!("nc_inq_var_fill", (ncid, varid), {
         let (off, fill) = with(ncid, |ds, gid| {
             if varid == -1 {
@@ -190,7 +212,7 @@ pub extern "C" fn nc_inq_var_fill(ncid: c_int, varid: c_int, no_fill: *mut c_int
 // ---- compression and filters ------------------------------------------------------------------
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_var_deflate(ncid: c_int, varid: c_int, shuffle: c_int, deflate: c_int, deflate_level: c_int) -> c_int {
+pub unsafe extern "C" fn nc_def_var_deflate(ncid: c_int, varid: c_int, shuffle: c_int, deflate: c_int, deflate_level: c_int) -> c_int {
     api!("nc_def_var_deflate", (ncid, varid, shuffle, deflate, deflate_level), {
         with(ncid, |ds, gid| ds.def_var_deflate(gid, varid, shuffle != 0, deflate != 0, deflate_level))
     })
@@ -210,7 +232,13 @@ fn settings_var<R>(ncid: c_int, varid: c_int, f: impl FnOnce(&Var) -> R) -> Resu
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_var_deflate(ncid: c_int, varid: c_int, shufflep: *mut c_int, deflatep: *mut c_int, deflate_levelp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_var_deflate(
+    ncid: c_int,
+    varid: c_int,
+    shufflep: *mut c_int,
+    deflatep: *mut c_int,
+    deflate_levelp: *mut c_int,
+) -> c_int {
     api!("nc_inq_var_deflate", (ncid, varid), {
         let (sh, de) = settings_var(ncid, varid, |v| (filter_params(v, codec::SHUFFLE).is_some(), filter_params(v, codec::DEFLATE)))?;
         // SAFETY: optional out-pointers.
@@ -224,12 +252,12 @@ pub extern "C" fn nc_inq_var_deflate(ncid: c_int, varid: c_int, shufflep: *mut c
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_var_fletcher32(ncid: c_int, varid: c_int, fletcher32: c_int) -> c_int {
+pub unsafe extern "C" fn nc_def_var_fletcher32(ncid: c_int, varid: c_int, fletcher32: c_int) -> c_int {
     api!("nc_def_var_fletcher32", (ncid, varid, fletcher32), { with(ncid, |ds, gid| ds.def_var_fletcher32(gid, varid, fletcher32 != 0)) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_var_fletcher32(ncid: c_int, varid: c_int, fletcher32p: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_var_fletcher32(ncid: c_int, varid: c_int, fletcher32p: *mut c_int) -> c_int {
     api!("nc_inq_var_fletcher32", (ncid, varid), {
         let on = settings_var(ncid, varid, |v| filter_params(v, codec::FLETCHER32).is_some())?;
         // SAFETY: optional out-pointer.
@@ -239,14 +267,14 @@ pub extern "C" fn nc_inq_var_fletcher32(ncid: c_int, varid: c_int, fletcher32p: 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_var_szip(ncid: c_int, varid: c_int, options_mask: c_int, pixels_per_block: c_int) -> c_int {
+pub unsafe extern "C" fn nc_def_var_szip(ncid: c_int, varid: c_int, options_mask: c_int, pixels_per_block: c_int) -> c_int {
     api!("nc_def_var_szip", (ncid, varid, options_mask, pixels_per_block), {
         with(ncid, |ds, gid| ds.def_var_filter(gid, varid, codec::SZIP, vec![options_mask as u32, pixels_per_block as u32]))
     })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_var_szip(ncid: c_int, varid: c_int, options_maskp: *mut c_int, pixels_per_blockp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_var_szip(ncid: c_int, varid: c_int, options_maskp: *mut c_int, pixels_per_blockp: *mut c_int) -> c_int {
     api!("nc_inq_var_szip", (ncid, varid), {
         let p = settings_var(ncid, varid, |v| filter_params(v, codec::SZIP))?.unwrap_or_default();
         // SAFETY: optional out-pointers.
@@ -259,7 +287,7 @@ pub extern "C" fn nc_inq_var_szip(ncid: c_int, varid: c_int, options_maskp: *mut
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_var_filter(ncid: c_int, varid: c_int, id: c_uint, nparams: usize, parms: *const c_uint) -> c_int {
+pub unsafe extern "C" fn nc_def_var_filter(ncid: c_int, varid: c_int, id: c_uint, nparams: usize, parms: *const c_uint) -> c_int {
     api!("nc_def_var_filter", (ncid, varid, id, nparams), {
         // SAFETY: `parms` holds `nparams` values.
         let params = unsafe { slice(parms, nparams) }?.to_vec();
@@ -268,7 +296,7 @@ pub extern "C" fn nc_def_var_filter(ncid: c_int, varid: c_int, id: c_uint, npara
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_var_filter(ncid: c_int, varid: c_int, idp: *mut c_uint, nparams: *mut usize, params: *mut c_uint) -> c_int {
+pub unsafe extern "C" fn nc_inq_var_filter(ncid: c_int, varid: c_int, idp: *mut c_uint, nparams: *mut usize, params: *mut c_uint) -> c_int {
     api!("nc_inq_var_filter", (ncid, varid), {
         let first = settings_var(ncid, varid, |v| v.filters.iter().find(|f| f.id != 0).map(|f| (f.id, f.params.clone())))?;
         // SAFETY: optional out-pointers; `params` sized by a previous call.
@@ -287,7 +315,7 @@ pub extern "C" fn nc_inq_var_filter(ncid: c_int, varid: c_int, idp: *mut c_uint,
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_var_filter_ids(ncid: c_int, varid: c_int, nfilters: *mut usize, filterids: *mut c_uint) -> c_int {
+pub unsafe extern "C" fn nc_inq_var_filter_ids(ncid: c_int, varid: c_int, nfilters: *mut usize, filterids: *mut c_uint) -> c_int {
     api!("nc_inq_var_filter_ids", (ncid, varid), {
         let ids: Vec<u32> = settings_var(ncid, varid, |v| v.filters.iter().filter(|f| f.id != 0).map(|f| f.id).collect())?;
         // SAFETY: optional out-pointers.
@@ -300,7 +328,7 @@ pub extern "C" fn nc_inq_var_filter_ids(ncid: c_int, varid: c_int, nfilters: *mu
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_var_filter_info(ncid: c_int, varid: c_int, id: c_uint, nparams: *mut usize, params: *mut c_uint) -> c_int {
+pub unsafe extern "C" fn nc_inq_var_filter_info(ncid: c_int, varid: c_int, id: c_uint, nparams: *mut usize, params: *mut c_uint) -> c_int {
     api!("nc_inq_var_filter_info", (ncid, varid, id), {
         let p = settings_var(ncid, varid, |v| filter_params(v, id))?.ok_or_else(|| Error::new(Kind::NoFilter, format!("filter {id}")))?;
         // SAFETY: optional out-pointers.
@@ -313,7 +341,7 @@ pub extern "C" fn nc_inq_var_filter_info(ncid: c_int, varid: c_int, id: c_uint, 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_filter_avail(ncid: c_int, id: c_uint) -> c_int {
+pub unsafe extern "C" fn nc_inq_filter_avail(ncid: c_int, id: c_uint) -> c_int {
     api!("nc_inq_filter_avail", (ncid, id), {
         with(ncid, |_, _| Ok(()))?;
         if codec::AVAILABLE.contains(&id) { Ok(()) } else { err(Kind::NoFilter, format!("filter {id}")) }
@@ -321,7 +349,7 @@ pub extern "C" fn nc_inq_filter_avail(ncid: c_int, id: c_uint) -> c_int {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_var_bzip2(ncid: c_int, varid: c_int, level: c_int) -> c_int {
+pub unsafe extern "C" fn nc_def_var_bzip2(ncid: c_int, varid: c_int, level: c_int) -> c_int {
     api!("nc_def_var_bzip2", (ncid, varid, level), {
         if !(1..=9).contains(&level) {
             with(ncid, |_, _| Ok(()))?;
@@ -332,12 +360,12 @@ pub extern "C" fn nc_def_var_bzip2(ncid: c_int, varid: c_int, level: c_int) -> c
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_var_bzip2(ncid: c_int, varid: c_int, hasfilterp: *mut c_int, levelp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_var_bzip2(ncid: c_int, varid: c_int, hasfilterp: *mut c_int, levelp: *mut c_int) -> c_int {
     inq_one_param(ncid, varid, codec::BZIP2, hasfilterp, levelp)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_var_zstandard(ncid: c_int, varid: c_int, level: c_int) -> c_int {
+pub unsafe extern "C" fn nc_def_var_zstandard(ncid: c_int, varid: c_int, level: c_int) -> c_int {
     api!("nc_def_var_zstandard", (ncid, varid, level), {
         if !(-131072..=22).contains(&level) {
             with(ncid, |_, _| Ok(()))?;
@@ -348,7 +376,7 @@ pub extern "C" fn nc_def_var_zstandard(ncid: c_int, varid: c_int, level: c_int) 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_var_zstandard(ncid: c_int, varid: c_int, hasfilterp: *mut c_int, levelp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_var_zstandard(ncid: c_int, varid: c_int, hasfilterp: *mut c_int, levelp: *mut c_int) -> c_int {
     inq_one_param(ncid, varid, codec::ZSTD, hasfilterp, levelp)
 }
 
@@ -371,7 +399,14 @@ fn inq_one_param(ncid: c_int, varid: c_int, id: u32, hasfilterp: *mut c_int, lev
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_var_blosc(ncid: c_int, varid: c_int, subcompressor: c_uint, level: c_uint, blocksize: c_uint, addshuffle: c_uint) -> c_int {
+pub unsafe extern "C" fn nc_def_var_blosc(
+    ncid: c_int,
+    varid: c_int,
+    subcompressor: c_uint,
+    level: c_uint,
+    blocksize: c_uint,
+    addshuffle: c_uint,
+) -> c_int {
     api!("nc_def_var_blosc", (ncid, varid, subcompressor, level, blocksize, addshuffle), {
         if addshuffle > 2 || subcompressor > 5 {
             with(ncid, |_, _| Ok(()))?;
@@ -382,7 +417,7 @@ pub extern "C" fn nc_def_var_blosc(ncid: c_int, varid: c_int, subcompressor: c_u
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_var_blosc(
+pub unsafe extern "C" fn nc_inq_var_blosc(
     ncid: c_int,
     varid: c_int,
     hasfilterp: *mut c_int,
@@ -414,7 +449,7 @@ pub extern "C" fn nc_inq_var_blosc(
 // ---- chunking, endianness, quantize ---------------------------------------------------------
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_var_chunking(ncid: c_int, varid: c_int, storage: c_int, chunksizesp: *const usize) -> c_int {
+pub unsafe extern "C" fn nc_def_var_chunking(ncid: c_int, varid: c_int, storage: c_int, chunksizesp: *const usize) -> c_int {
     api!("nc_def_var_chunking", (ncid, varid, storage), {
         with(ncid, |ds, gid| {
             let rank = if varid >= 0 { ds.model.var(gid, varid)?.rank() } else { 0 };
@@ -430,7 +465,7 @@ pub extern "C" fn nc_def_var_chunking(ncid: c_int, varid: c_int, storage: c_int,
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_var_chunking(ncid: c_int, varid: c_int, storagep: *mut c_int, chunksizesp: *mut usize) -> c_int {
+pub unsafe extern "C" fn nc_inq_var_chunking(ncid: c_int, varid: c_int, storagep: *mut c_int, chunksizesp: *mut usize) -> c_int {
     api!("nc_inq_var_chunking", (ncid, varid), {
         let chunks: Vec<usize> = settings_var(ncid, varid, |v| v.chunks.iter().map(|&c| c as usize).collect())?;
         // SAFETY: optional out-pointers; one size per dimension.
@@ -443,7 +478,7 @@ pub extern "C" fn nc_inq_var_chunking(ncid: c_int, varid: c_int, storagep: *mut 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_var_chunking_ints(ncid: c_int, varid: c_int, storage: c_int, chunksizesp: *const c_int) -> c_int {
+pub unsafe extern "C" fn nc_def_var_chunking_ints(ncid: c_int, varid: c_int, storage: c_int, chunksizesp: *const c_int) -> c_int {
     api!("nc_def_var_chunking_ints", (ncid, varid, storage), {
         with(ncid, |ds, gid| {
             let rank = if varid >= 0 { ds.model.var(gid, varid)?.rank() } else { 0 };
@@ -463,7 +498,7 @@ pub extern "C" fn nc_def_var_chunking_ints(ncid: c_int, varid: c_int, storage: c
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_var_chunking_ints(ncid: c_int, varid: c_int, storagep: *mut c_int, chunksizesp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_var_chunking_ints(ncid: c_int, varid: c_int, storagep: *mut c_int, chunksizesp: *mut c_int) -> c_int {
     api!("nc_inq_var_chunking_ints", (ncid, varid), {
         let chunks: Vec<u64> = settings_var(ncid, varid, |v| v.chunks.clone())?;
         if chunks.iter().any(|&c| c > i32::MAX as u64) {
@@ -480,12 +515,12 @@ pub extern "C" fn nc_inq_var_chunking_ints(ncid: c_int, varid: c_int, storagep: 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_var_endian(ncid: c_int, varid: c_int, endian: c_int) -> c_int {
+pub unsafe extern "C" fn nc_def_var_endian(ncid: c_int, varid: c_int, endian: c_int) -> c_int {
     api!("nc_def_var_endian", (ncid, varid, endian), { with(ncid, |ds, gid| ds.def_var_endian(gid, varid, endian)) })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_var_endian(ncid: c_int, varid: c_int, endianp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_var_endian(ncid: c_int, varid: c_int, endianp: *mut c_int) -> c_int {
     api!("nc_inq_var_endian", (ncid, varid), {
         // Strings and chars have no byte order: netcdf-c reports NC_ENDIAN_NATIVE for them.
         let e = settings_var(ncid, varid, |v| match (v.nctype.is_numeric(), v.endian) {
@@ -500,12 +535,14 @@ pub extern "C" fn nc_inq_var_endian(ncid: c_int, varid: c_int, endianp: *mut c_i
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_def_var_quantize(ncid: c_int, varid: c_int, quantize_mode: c_int, nsd: c_int) -> c_int {
-    api!("nc_def_var_quantize", (ncid, varid, quantize_mode, nsd), { with(ncid, |ds, gid| ds.def_var_quantize(gid, varid, quantize_mode, nsd)) })
+pub unsafe extern "C" fn nc_def_var_quantize(ncid: c_int, varid: c_int, quantize_mode: c_int, nsd: c_int) -> c_int {
+    api!("nc_def_var_quantize", (ncid, varid, quantize_mode, nsd), {
+        with(ncid, |ds, gid| ds.def_var_quantize(gid, varid, quantize_mode, nsd))
+    })
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_inq_var_quantize(ncid: c_int, varid: c_int, quantize_modep: *mut c_int, nsdp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_inq_var_quantize(ncid: c_int, varid: c_int, quantize_modep: *mut c_int, nsdp: *mut c_int) -> c_int {
     api!("nc_inq_var_quantize", (ncid, varid), {
         let (m, n) = settings_var(ncid, varid, |v| v.quantize)?;
         // SAFETY: optional out-pointers.
@@ -522,7 +559,7 @@ pub extern "C" fn nc_inq_var_quantize(ncid: c_int, varid: c_int, quantize_modep:
 // ---- chunk caches -------------------------------------------------------------------------
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_set_var_chunk_cache(ncid: c_int, varid: c_int, size: usize, nelems: usize, preemption: f32) -> c_int {
+pub unsafe extern "C" fn nc_set_var_chunk_cache(ncid: c_int, varid: c_int, size: usize, nelems: usize, preemption: f32) -> c_int {
     api!("nc_set_var_chunk_cache", (ncid, varid, size, nelems, preemption), {
         with(ncid, |ds, gid| {
             if varid == -1 {
@@ -540,7 +577,13 @@ pub extern "C" fn nc_set_var_chunk_cache(ncid: c_int, varid: c_int, size: usize,
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var_chunk_cache(ncid: c_int, varid: c_int, sizep: *mut usize, nelemsp: *mut usize, preemptionp: *mut f32) -> c_int {
+pub unsafe extern "C" fn nc_get_var_chunk_cache(
+    ncid: c_int,
+    varid: c_int,
+    sizep: *mut usize,
+    nelemsp: *mut usize,
+    preemptionp: *mut f32,
+) -> c_int {
     api!("nc_get_var_chunk_cache", (ncid, varid), {
         let c = settings_var(ncid, varid, |v| v.cache)?;
         // SAFETY: optional out-pointers.
@@ -554,7 +597,7 @@ pub extern "C" fn nc_get_var_chunk_cache(ncid: c_int, varid: c_int, sizep: *mut 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_set_var_chunk_cache_ints(ncid: c_int, varid: c_int, size: c_int, nelems: c_int, preemption: c_int) -> c_int {
+pub unsafe extern "C" fn nc_set_var_chunk_cache_ints(ncid: c_int, varid: c_int, size: c_int, nelems: c_int, preemption: c_int) -> c_int {
     api!("nc_set_var_chunk_cache_ints", (ncid, varid, size, nelems, preemption), {
         with(ncid, |ds, gid| {
             if varid == -1 {
@@ -573,7 +616,13 @@ pub extern "C" fn nc_set_var_chunk_cache_ints(ncid: c_int, varid: c_int, size: c
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var_chunk_cache_ints(ncid: c_int, varid: c_int, sizep: *mut c_int, nelemsp: *mut c_int, preemptionp: *mut c_int) -> c_int {
+pub unsafe extern "C" fn nc_get_var_chunk_cache_ints(
+    ncid: c_int,
+    varid: c_int,
+    sizep: *mut c_int,
+    nelemsp: *mut c_int,
+    preemptionp: *mut c_int,
+) -> c_int {
     api!("nc_get_var_chunk_cache_ints", (ncid, varid), {
         let c = settings_var(ncid, varid, |v| v.cache)?;
         // SAFETY: optional out-pointers.

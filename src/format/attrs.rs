@@ -54,7 +54,8 @@ pub fn typed(v: &Value, t: NcType) -> Result<(Values, Option<Value>)> {
         _ => {
             let mut out = Vec::new();
             for e in elements(v) {
-                let s = scalar_of(e).ok_or_else(|| crate::error::Error::new(Kind::NcZarr, format!("attribute value {e} is not a {}", t.name())))?;
+                let s = scalar_of(e)
+                    .ok_or_else(|| crate::error::Error::new(Kind::NcZarr, format!("attribute value {e} is not a {}", t.name())))?;
                 out.push(convert_scalar(s, t).0);
             }
             Ok((Values::from_scalars(t, out.into_iter()), None))
@@ -178,10 +179,10 @@ pub fn parse_fill(v: &Value, t: NcType) -> Result<Option<Values>> {
         }
         _ => {
             let s = scalar_of(v).ok_or_else(|| crate::error::Error::new(Kind::NcZarr, format!("fill_value {v}")))?;
-            if let (Scalar::F64(f), false) = (s, t.is_float()) {
-                if f.is_nan() || f.is_infinite() || f.fract() != 0.0 {
-                    return err(Kind::NcZarr, format!("fill_value {v} for an integer array"));
-                }
+            if let (Scalar::F64(f), false) = (s, t.is_float())
+                && (f.is_nan() || f.is_infinite() || f.fract() != 0.0)
+            {
+                return err(Kind::NcZarr, format!("fill_value {v} for an integer array"));
             }
             let (out, range) = convert_scalar(s, t);
             if range {
@@ -193,7 +194,7 @@ pub fn parse_fill(v: &Value, t: NcType) -> Result<Option<Values>> {
 }
 
 fn decode_base64(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 4 != 0 {
+    if !s.len().is_multiple_of(4) {
         return None;
     }
     let val = |c: u8| -> Option<u32> {

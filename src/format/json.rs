@@ -47,9 +47,7 @@ fn rewrite_bare_tokens(text: &str) -> std::borrow::Cow<'_, str> {
             rest = &rest[c.len_utf8()..];
             continue;
         }
-        let replaced = [("-Infinity", NINF_MARK), ("Infinity", INF_MARK), ("NaN", NAN_MARK)]
-            .iter()
-            .find(|(tok, _)| rest.starts_with(tok));
+        let replaced = [("-Infinity", NINF_MARK), ("Infinity", INF_MARK), ("NaN", NAN_MARK)].iter().find(|(tok, _)| rest.starts_with(tok));
         if let Some((tok, mark)) = replaced {
             out.push_str(&serde_json::to_string(mark).unwrap_or_default());
             rest = &rest[tok.len()..];

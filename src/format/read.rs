@@ -15,8 +15,8 @@ use crate::codec;
 use crate::error::{Error, Kind, Result, err};
 use crate::model::{Att, ChunkCache, Endian, Model, Var, join_key};
 use crate::names;
-use crate::types::NcType;
 use crate::trace;
+use crate::types::NcType;
 use crate::url::Flavor;
 use crate::values::Values;
 use crate::zmap::Zmap;
@@ -77,12 +77,11 @@ impl Source<'_> {
             let lead = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
             let mut out: Vec<String> = Vec::new();
             for key in meta.keys() {
-                if let Some(rest) = key.strip_prefix(&lead) {
-                    if let Some((child, _)) = rest.split_once('/') {
-                        if !out.iter().any(|c| c == child) {
-                            out.push(child.to_string());
-                        }
-                    }
+                if let Some(rest) = key.strip_prefix(&lead)
+                    && let Some((child, _)) = rest.split_once('/')
+                    && !out.iter().any(|c| c == child)
+                {
+                    out.push(child.to_string());
                 }
             }
             out.sort();
@@ -94,7 +93,7 @@ impl Source<'_> {
     }
 }
 
-fn obj<'v>(v: &'v Option<Value>) -> Option<&'v Map<String, Value>> {
+fn obj(v: &Option<Value>) -> Option<&Map<String, Value>> {
     v.as_ref().and_then(Value::as_object)
 }
 
@@ -182,7 +181,8 @@ struct ArrayObjects {
 
 pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>, dataset_name: &str) -> Result<Loaded> {
     let mut src = Source { store, consolidated: None, stored: HashMap::new() };
-    let root_keys: Vec<String> = [".zgroup", ".zattrs", ".zarray", ".zmetadata", ".nczarr", "zarr.json"].iter().map(|s| s.to_string()).collect();
+    let root_keys: Vec<String> =
+        [".zgroup", ".zattrs", ".zarray", ".zmetadata", ".nczarr", "zarr.json"].iter().map(|s| s.to_string()).collect();
     let raw_root = store.get_many(&root_keys)?;
     let has_zmetadata = raw_root[3].is_some();
     if raw_root[0].is_none() && raw_root[1].is_none() && raw_root[2].is_none() {
@@ -191,19 +191,19 @@ pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>
         }
         return err(Kind::NotNetcdf, format!("{}: no Zarr metadata", store.describe()));
     }
-    if consolidated != Some(false) {
-        if let Some(bytes) = &raw_root[3] {
-            match json::parse(bytes, ".zmetadata") {
-                Ok(Value::Object(m))
-                    if json::int_param(m.get("zarr_consolidated_format")) == Some(1)
-                        && m.get("metadata").is_some_and(|x| x.as_object().is_some_and(|o| !o.is_empty())) =>
-                {
-                    if let Some(Value::Object(meta)) = m.get("metadata") {
-                        src.consolidated = Some(meta.clone());
-                    }
+    if consolidated != Some(false)
+        && let Some(bytes) = &raw_root[3]
+    {
+        match json::parse(bytes, ".zmetadata") {
+            Ok(Value::Object(m))
+                if json::int_param(m.get("zarr_consolidated_format")) == Some(1)
+                    && m.get("metadata").is_some_and(|x| x.as_object().is_some_and(|o| !o.is_empty())) =>
+            {
+                if let Some(Value::Object(meta)) = m.get("metadata") {
+                    src.consolidated = Some(meta.clone());
                 }
-                _ => trace::warn(".zmetadata is invalid; reading per-node metadata"),
             }
+            _ => trace::warn(".zmetadata is invalid; reading per-node metadata"),
         }
     }
     let root = src.get_many(&root_keys[..3])?;
@@ -213,10 +213,10 @@ pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>
     let nczarr_obj = if src.consolidated.is_none() { src.get_many(&[".nczarr".to_string()])?.pop().flatten() } else { None };
     let zgroup = obj(&root[0]);
     let zattrs = obj(&root[1]);
-    if let Some(fmt) = member(zgroup, &["zarr_format"]) {
-        if json::int_param(Some(fmt)) != Some(2) || !fmt.is_number() {
-            return err(Kind::NcZarr, format!("unsupported zarr_format {fmt}"));
-        }
+    if let Some(fmt) = member(zgroup, &["zarr_format"])
+        && (json::int_param(Some(fmt)) != Some(2) || !fmt.is_number())
+    {
+        return err(Kind::NcZarr, format!("unsupported zarr_format {fmt}"));
     }
     let layout = if flavor == Some(Flavor::Zarr) {
         Layout::Pure
@@ -253,7 +253,7 @@ pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>
     }
 
     // Phase 1: groups and their dimensions, breadth first.
-    let mut var_lists: Vec<Vec<String>> = Vec::new();
+    let mut var_lists: Vec<Vec<String>> = Vec::new(); // per group id, filled in BFS (= id) order
     let mut queue = std::collections::VecDeque::from([0usize]);
     let mut root_objs = Some((root[0].clone(), root[1].clone()));
     while let Some(gid) = queue.pop_front() {
@@ -329,9 +329,8 @@ pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>
     }
 
     // Phase 2: arrays, one batch per group.
-    for gid in 0..model.groups.len() {
+    for (gid, names_here) in var_lists.into_iter().enumerate() {
         let gkey = model.group_key(gid);
-        let names_here = std::mem::take(&mut var_lists[gid]);
         let per = if layout == Layout::G1 { 6 } else { 2 };
         let mut keys = Vec::new();
         for name in &names_here {
@@ -358,7 +357,8 @@ pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>
                 return err(Kind::NcZarr, format!("duplicate array {name}"));
             }
             let vkey = join_key(&gkey, &name);
-            if let Some(var) = build_var(&mut model, gid, name, vkey, ArrayObjects { zarray, zattrs, ncz_array, ncz_attr }, layout, flavor)? {
+            if let Some(var) = build_var(&mut model, gid, name, vkey, ArrayObjects { zarray, zattrs, ncz_array, ncz_attr }, layout, flavor)?
+            {
                 model.groups[gid].vars.push(var);
             }
         }
@@ -489,9 +489,8 @@ fn build_var(
     let mut atts = read_atts(zattrs, types, layout == Layout::Pure)?;
 
     // Dimensions: NCZarr references first, then xarray names, then anonymous dims.
-    let scalar_marker = ameta.is_some_and(|m| {
-        m.contains_key("scalar") && layout == Layout::G2a || m.get("storage").and_then(Value::as_str) == Some("scalar")
-    });
+    let scalar_marker = ameta
+        .is_some_and(|m| m.contains_key("scalar") && layout == Layout::G2a || m.get("storage").and_then(Value::as_str) == Some("scalar"));
     let xarray_names = zattrs.and_then(|a| a.get("_ARRAY_DIMENSIONS"));
     let refs = string_list(ameta.and_then(|m| m.get("dimension_references").or_else(|| m.get("dimrefs"))), "dimension references")?;
     let (dimids, chunks) = if scalar_marker || (shape.is_empty()) {
@@ -528,10 +527,10 @@ fn build_var(
     };
     if layout == Layout::Pure && !atts.iter().any(|a| a.name == "_FillValue") {
         // D3: CF clients should see the fill a pure Zarr array declares.
-        if let Some(f) = &fill {
-            if f.nctype() != NcType::String || f != &Values::Str(vec![Some(String::new())]) {
-                atts.push(Att { name: "_FillValue".into(), value: f.clone(), json: None, synthetic: true });
-            }
+        if let Some(f) = &fill
+            && (f.nctype() != NcType::String || f != &Values::Str(vec![Some(String::new())]))
+        {
+            atts.push(Att { name: "_FillValue".into(), value: f.clone(), json: None, synthetic: true });
         }
     }
     let maxstrlen = match dt.storage {
@@ -555,7 +554,19 @@ fn build_var(
         })
         .unwrap_or((0, 0));
     let mut extra = zarray.clone();
-    for k in ["zarr_format", "shape", "dtype", "chunks", "fill_value", "order", "compressor", "filters", "dimension_separator", "_nczarr_array", "_NCZARR_ARRAY"] {
+    for k in [
+        "zarr_format",
+        "shape",
+        "dtype",
+        "chunks",
+        "fill_value",
+        "order",
+        "compressor",
+        "filters",
+        "dimension_separator",
+        "_nczarr_array",
+        "_NCZARR_ARRAY",
+    ] {
         extra.remove(k);
     }
     Ok(Some(Var {
@@ -572,7 +583,7 @@ fn build_var(
         quantize,
         cache: ChunkCache { size: 0, nelems: 0, preemption: 0.0 },
         stored_key: Some(vkey),
-        dim_separator: dim_separator,
+        dim_separator,
         extra_zarray: extra,
         maxstrlen,
         fortran_order,

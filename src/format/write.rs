@@ -111,11 +111,8 @@ fn render_var(model: &Model, var: &Var, opts: &Options) -> (Value, Option<Value>
     let nczarr = opts.flavor == Flavor::NcZarr;
     let scalar = var.dimids.is_empty();
     let width = maxstrlen(model, var);
-    let (shape, chunks): (Vec<u64>, Vec<u64>) = if scalar {
-        if nczarr { (vec![1], vec![1]) } else { (vec![], vec![]) }
-    } else {
-        (model.var_shape(var), var.chunks.clone())
-    };
+    let (shape, chunks): (Vec<u64>, Vec<u64>) =
+        if scalar { if nczarr { (vec![1], vec![1]) } else { (vec![], vec![]) } } else { (model.var_shape(var), var.chunks.clone()) };
     let mut zarray = Map::new();
     zarray.insert("zarr_format".into(), json!(2));
     zarray.insert("shape".into(), json!(shape));

@@ -59,7 +59,11 @@ impl FileStore {
 
 fn remove_tree(path: &Path) -> Result<()> {
     let meta = fs::symlink_metadata(path)?;
-    if meta.is_dir() { fs::remove_dir_all(path)? } else { fs::remove_file(path)? }
+    if meta.is_dir() {
+        fs::remove_dir_all(path)?
+    } else {
+        fs::remove_file(path)?
+    }
     Ok(())
 }
 
@@ -91,11 +95,7 @@ impl Zmap for FileStore {
         let dir = path.parent().ok_or_else(|| Error::new(Kind::Internal, "key without parent"))?;
         fs::create_dir_all(dir)?;
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("obj");
-        let tmp = dir.join(format!(
-            "{name}{TMP_MARK}{}-{}",
-            std::process::id(),
-            TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
+        let tmp = dir.join(format!("{name}{TMP_MARK}{}-{}", std::process::id(), TMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
         let result = (|| -> Result<()> {
             let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o666).open(&tmp)?;
             f.write_all(value)?;

@@ -46,12 +46,8 @@ impl ZipStore {
         if std::fs::symlink_metadata(path).is_ok() {
             std::fs::remove_file(path)?;
         }
-        let prefix = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .filter(|s| validate_key(s).is_ok() && !s.is_empty())
-            .unwrap_or("dataset")
-            .to_string();
+        let prefix =
+            path.file_stem().and_then(|s| s.to_str()).filter(|s| validate_key(s).is_ok() && !s.is_empty()).unwrap_or("dataset").to_string();
         let store = ZipStore {
             path: path.to_path_buf(),
             prefix,
@@ -95,11 +91,7 @@ impl ZipStore {
             names.push((trimmed.to_string(), i));
         }
         let all: BTreeSet<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
-        let first_seg = archive
-            .file_names()
-            .next()
-            .map(|n| n.split('/').next().unwrap_or("").to_string())
-            .unwrap_or_default();
+        let first_seg = archive.file_names().next().map(|n| n.split('/').next().unwrap_or("").to_string()).unwrap_or_default();
         let has_meta = |p: &str| [".zgroup", ".zarray", ".zattrs", "zarr.json"].iter().any(|m| all.contains(format!("{p}{m}").as_str()));
         let prefix = if !first_seg.is_empty() && has_meta(&format!("{first_seg}/")) {
             first_seg
@@ -184,10 +176,10 @@ impl Zmap for ZipStore {
         let st = self.state();
         let mut out = BTreeSet::new();
         for key in st.live_keys() {
-            if let Some(rest) = key.strip_prefix(&lead) {
-                if let Some(child) = rest.split('/').next().filter(|c| !c.is_empty()) {
-                    out.insert(child.to_string());
-                }
+            if let Some(rest) = key.strip_prefix(&lead)
+                && let Some(child) = rest.split('/').next().filter(|c| !c.is_empty())
+            {
+                out.insert(child.to_string());
             }
         }
         Ok(out.into_iter().collect())
@@ -212,11 +204,8 @@ impl Zmap for ZipStore {
             return Ok(());
         }
         let dir = self.path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-        let tmp = dir.join(format!(
-            ".{}.nczarr-tmp-{}",
-            self.path.file_name().and_then(|n| n.to_str()).unwrap_or("zip"),
-            std::process::id()
-        ));
+        let tmp =
+            dir.join(format!(".{}.nczarr-tmp-{}", self.path.file_name().and_then(|n| n.to_str()).unwrap_or("zip"), std::process::id()));
         let result = (|| -> Result<()> {
             let out = File::create(&tmp)?;
             let mut writer = zip::ZipWriter::new(out);
