@@ -99,6 +99,7 @@ fn open_store(spec: &OpenSpec, create: bool) -> Result<(Box<dyn Zmap>, Driver)> 
         (Driver::Zip, true) => Box::new(ZipStore::create(&spec.path)?),
         (Driver::S3, _) => return err(Kind::NotBuilt, "S3 storage"),
     };
+    let store: Box<dyn Zmap> = if trace::enabled(2) { Box::new(crate::zmap::traced::Traced(store)) } else { store };
     Ok((store, driver))
 }
 
@@ -306,7 +307,6 @@ impl Dataset {
         };
         for (key, bytes) in write::render(&self.model, &opts) {
             if self.stored.get(&key) != Some(&bytes) {
-                trace::emit(3, &format!("storage: put {key} ({} bytes)", bytes.len()));
                 self.store.put(&key, &bytes)?;
                 self.stored.insert(key, bytes);
             }

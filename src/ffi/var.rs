@@ -192,11 +192,9 @@ pub unsafe extern "C" fn nc_inq_var_fill(ncid: c_int, varid: c_int, no_fill: *mu
                 return err(Kind::Global, "NC_GLOBAL");
             }
             let v = ds.model.var(gid, varid)?;
-            let fill = match v.att("_FillValue") {
-                Some(a) if a.value.nctype() == v.nctype && a.value.len() == 1 => a.value.clone(),
-                _ => v.fill_value(),
-            };
-            Ok((v.no_fill, fill))
+            // `_FillValue` if set, else the default: after deleting `_FillValue` the default is
+            // reported again (netcdf-c keeps reporting the deleted value, c-api.md §8.3).
+            Ok((v.no_fill, v.declared_fill()))
         })?;
         // SAFETY: optional out-pointers; `fill_valuep` holds one element of the var's type.
         unsafe {

@@ -206,11 +206,25 @@ pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>
             _ => trace::warn(".zmetadata is invalid; reading per-node metadata"),
         }
     }
-    let root = src.get_many(&root_keys[..3])?;
+    // The first round trip already holds the root objects: parse them rather than fetch again.
+    let mut parsed_root = Vec::with_capacity(5);
+    for (key, bytes) in root_keys.iter().zip(&raw_root).take(5) {
+        let value = match (&src.consolidated, bytes) {
+            (Some(meta), _) if key != ".nczarr" => meta.get(key).cloned(),
+            (_, Some(b)) => {
+                let v = json::parse(b, key)?;
+                src.stored.insert(key.clone(), b.clone());
+                Some(v)
+            }
+            (_, None) => None,
+        };
+        parsed_root.push(value);
+    }
+    let nczarr_obj = if src.consolidated.is_none() { parsed_root[4].take() } else { None };
+    let root = &parsed_root[..3];
     for (v, k) in root.iter().zip(&root_keys) {
         Source::is_object(v, k)?;
     }
-    let nczarr_obj = if src.consolidated.is_none() { src.get_many(&[".nczarr".to_string()])?.pop().flatten() } else { None };
     let zgroup = obj(&root[0]);
     let zattrs = obj(&root[1]);
     if let Some(fmt) = member(zgroup, &["zarr_format"])

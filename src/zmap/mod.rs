@@ -7,6 +7,7 @@
 
 pub mod file;
 pub mod memory;
+pub mod traced;
 pub mod zip;
 
 use crate::error::{Kind, Result, err};

@@ -1,0 +1,66 @@
+//! A store wrapper that logs every storage operation (NCTRACING ≥ 2). Installed only when
+//! tracing is on, so untraced programs pay nothing.
+
+use super::Zmap;
+use crate::error::Result;
+use crate::trace;
+
+pub struct Traced(pub Box<dyn Zmap>);
+
+fn outcome<T>(r: &Result<T>, ok: impl FnOnce(&T) -> String) -> String {
+    match r {
+        Ok(v) => ok(v),
+        Err(e) => format!("error {e}"),
+    }
+}
+
+impl Zmap for Traced {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let r = self.0.get(key);
+        trace::emit(
+            2,
+            &format!("storage: get {key} -> {}", outcome(&r, |v| v.as_ref().map_or("absent".into(), |b| format!("{} bytes", b.len())))),
+        );
+        r
+    }
+
+    fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        let r = self.0.get_many(keys);
+        trace::emit(2, &format!("storage: get_many {keys:?} -> {}", outcome(&r, |v| format!("{} present", v.iter().flatten().count()))));
+        r
+    }
+
+    fn put(&self, key: &str, value: &[u8]) -> Result<()> {
+        let r = self.0.put(key, value);
+        trace::emit(2, &format!("storage: put {key} ({} bytes) -> {}", value.len(), outcome(&r, |_| "ok".into())));
+        r
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
+        let r = self.0.list_dir(prefix);
+        trace::emit(2, &format!("storage: list {prefix:?} -> {}", outcome(&r, |v| format!("{} entries", v.len()))));
+        r
+    }
+
+    fn delete_prefix(&self, prefix: &str) -> Result<()> {
+        let r = self.0.delete_prefix(prefix);
+        trace::emit(2, &format!("storage: delete {prefix:?} -> {}", outcome(&r, |_| "ok".into())));
+        r
+    }
+
+    fn rename_prefix(&self, from: &str, to: &str) -> Result<()> {
+        let r = self.0.rename_prefix(from, to);
+        trace::emit(2, &format!("storage: rename {from:?} -> {to:?}: {}", outcome(&r, |_| "ok".into())));
+        r
+    }
+
+    fn flush(&self) -> Result<()> {
+        let r = self.0.flush();
+        trace::emit(2, &format!("storage: flush {} -> {}", self.0.describe(), outcome(&r, |_| "ok".into())));
+        r
+    }
+
+    fn describe(&self) -> String {
+        self.0.describe()
+    }
+}
