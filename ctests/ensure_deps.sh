@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs what the test suite drives, when missing: Debian's netCDF tools (the real clients
-# and netcdf-c 4.9.0), CMake and pkg-config (packaging tests), and from PyPI zarr, xarray,
+# and netcdf-c 4.9.0, with its headers), CMake and pkg-config (packaging tests), and from PyPI zarr, xarray,
 # numcodecs and netCDF4 (netcdf-c 4.10.1 as the reference). Tests never skip: a tool that
 # cannot be installed fails the run.
 set -eu
@@ -8,6 +8,7 @@ need_apt=""
 for tool in ncdump:netcdf-bin cmake:cmake pkg-config:pkg-config; do
     command -v "${tool%%:*}" > /dev/null 2>&1 || need_apt="$need_apt ${tool#*:}"
 done
+[ -f /usr/include/netcdf.h ] || need_apt="$need_apt libnetcdf-dev"
 if [ -n "$need_apt" ]; then
     echo "installing:$need_apt"
     SUDO=""

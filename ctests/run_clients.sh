@@ -97,6 +97,10 @@ foreign=$(grep -v -E '^(nc|NC|ncaux_)' "$scratch/preload.txt")
 readelf -d "$pre" | grep -q 'SONAME.*libnczarr_preload.so' && ok || bad "preload SONAME"
 readelf -d "$build/libnetcdf.so.19" | grep -q 'SONAME.*libnetcdf.so.19' && ok || bad "drop-in SONAME"
 
+# Passthrough numbering: behind LD_PRELOAD our ncids come top-down from slot 0x7FFF.
+cc -o "$scratch/preload_ids" "$top/ctests/tools/preload_ids.c" -lnetcdf
+[ "$(LD_PRELOAD="$pre" "$scratch/preload_ids" "$scratch")" = "7fff0000 7ffe0000" ] && ok || bad "preload ncid numbering"
+
 # 7. Bad and hostile stores.
 python3 "$top/ctests/bad_inputs.py" && ok || bad "bad-input suite"
 
