@@ -40,10 +40,11 @@ cargo:
 # The link rules depend on the phony `cargo` so they always see cargo's latest archive.
 $(LIB_A) $(TARGET)/libnetcdf.so: cargo
 
-# Exported names = the Rust #[no_mangle] API (as cargo's cdylib exports it) + the C shim.
+# Exported names = our #[no_mangle] API (as cargo's cdylib exports it; dependencies such as
+# bzip2-sys export C-ABI names too, so only netCDF names are kept) + the C shim.
 $(BUILD)/exports.txt: cargo
 	@mkdir -p $(BUILD)
-	nm -D --defined-only $(TARGET)/libnetcdf.so | awk '{print $$3}' | grep -v '^nczarr_' > $@.tmp
+	nm -D --defined-only $(TARGET)/libnetcdf.so | awk '{print $$3}' | grep -E '^(nc|NC|cd|Cd|strlcat$$)' | grep -v '^nczarr_' > $@.tmp
 	for s in $(C_SYMBOLS); do echo $$s; done >> $@.tmp
 	sort -u $@.tmp > $@ && rm -f $@.tmp
 

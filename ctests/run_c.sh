@@ -11,7 +11,7 @@ fail=0
 for src in "$top"/ctests/t_*.c; do
     name=$(basename "$src" .c)
     $cc -std=c11 -Wall -Werror -Wno-unused-but-set-variable -Wno-unused-parameter -D_GNU_SOURCE -I"$top/include" -o "$out/$name" "$src" \
-        -L"$top/build" -lnetcdf -Wl,-rpath,"$top/build"
+        -L"$top/build" -lnetcdf -lm -Wl,-rpath,"$top/build"
     scratch=$(mktemp -d)
     if "$out/$name" "$scratch" > "$out/$name.log" 2>&1; then
         pass=$((pass + 1))

@@ -108,3 +108,334 @@ fn netcdf_json(v: &Value) -> String {
         other => String::from_utf8_lossy(&to_bytes(other)).into_owned(),
     }
 }
+
+// ---- encoding and decoding -------------------------------------------------------------------
+
+/// Slack allowed above the decoded chunk size while a chain is being undone (fletcher32 adds
+/// 4 bytes per stage); anything larger is a decompression bomb or a wrong chunk.
+const DECODE_SLACK: usize = 64;
+
+fn filter_error(what: impl std::fmt::Display) -> crate::error::Error {
+    crate::error::Error::new(Kind::Filter, what.to_string())
+}
+
+/// The numcodecs id of a filter (known codecs by HDF5 id, others from their JSON).
+fn codec_id(f: &Filter) -> String {
+    match f.id {
+        DEFLATE => "zlib".into(),
+        SHUFFLE => "shuffle".into(),
+        FLETCHER32 => "fletcher32".into(),
+        SZIP => "szip".into(),
+        BZIP2 => "bz2".into(),
+        ZSTD => "zstd".into(),
+        BLOSC => "blosc".into(),
+        _ => f.raw.as_ref().and_then(|r| r.get("id")).and_then(Value::as_str).unwrap_or("").to_string(),
+    }
+}
+
+/// Codecs whose data this library can encode and decode.
+pub fn is_supported(f: &Filter) -> bool {
+    matches!(codec_id(f).as_str(), "zlib" | "gzip" | "shuffle" | "fletcher32" | "bz2" | "zstd" | "blosc" | "lz4")
+}
+
+/// Shuffle element size: the recorded one when it is a real size (numcodecs treats ≤ 1 as
+/// "no shuffle"); netcdf-c's `elementsize: 0` meant the variable's type size.
+fn shuffle_size(f: &Filter, elem_size: usize) -> usize {
+    match f.raw.as_ref().and_then(|r| int_param(r.get("elementsize"))) {
+        Some(n) if n >= 2 => n as usize,
+        Some(1) => 1,
+        _ => elem_size,
+    }
+}
+
+fn shuffle(data: &[u8], es: usize) -> Vec<u8> {
+    if es <= 1 || data.len() < es {
+        return data.to_vec();
+    }
+    let count = data.len() / es;
+    let mut out = vec![0u8; data.len()];
+    for (i, elem) in data.chunks_exact(es).enumerate() {
+        for (b, &byte) in elem.iter().enumerate() {
+            out[b * count + i] = byte;
+        }
+    }
+    out[count * es..].copy_from_slice(&data[count * es..]);
+    out
+}
+
+fn unshuffle(data: &[u8], es: usize) -> Vec<u8> {
+    if es <= 1 || data.len() < es {
+        return data.to_vec();
+    }
+    let count = data.len() / es;
+    let mut out = vec![0u8; data.len()];
+    for (i, elem) in out.chunks_exact_mut(es).enumerate() {
+        for (b, byte) in elem.iter_mut().enumerate() {
+            *byte = data[b * count + i];
+        }
+    }
+    out[count * es..].copy_from_slice(&data[count * es..]);
+    out
+}
+
+/// Fletcher-32 as HDF5 and numcodecs compute it (16-bit big-endian words).
+pub fn fletcher32(data: &[u8]) -> u32 {
+    let (mut sum1, mut sum2) = (0xffffu32, 0xffffu32);
+    let words = data.len() / 2;
+    let mut i = 0;
+    let mut left = words;
+    while left > 0 {
+        let n = left.min(360);
+        left -= n;
+        for _ in 0..n {
+            sum1 += ((data[i] as u32) << 8) | data[i + 1] as u32;
+            sum2 += sum1;
+            i += 2;
+        }
+        sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+        sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+    }
+    if data.len() % 2 == 1 {
+        sum1 += (data[i] as u32) << 8;
+        sum2 += sum1;
+        sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+        sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+    }
+    sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+    sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+    (sum2 << 16) | sum1
+}
+
+/// Reads a decompressor's output, refusing more than `cap` bytes.
+fn read_capped(mut r: impl std::io::Read, cap: usize) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::with_capacity(cap.min(1 << 26));
+    (&mut r).take(cap as u64 + 1).read_to_end(&mut out).map_err(filter_error)?;
+    if out.len() > cap {
+        return err(Kind::Filter, "decompressed data larger than the chunk");
+    }
+    Ok(out)
+}
+
+fn level_of(f: &Filter, key: &str, default: i64) -> i64 {
+    f.raw.as_ref().and_then(|r| int_param(r.get(key))).unwrap_or(default)
+}
+
+// blosc-src builds c-blosc; naming the crate makes cargo link it.
+use blosc_src as _;
+
+mod blosc_ffi {
+    use std::ffi::{c_char, c_int, c_void};
+    unsafe extern "C" {
+        pub fn blosc_compress_ctx(
+            clevel: c_int,
+            doshuffle: c_int,
+            typesize: usize,
+            nbytes: usize,
+            src: *const c_void,
+            dest: *mut c_void,
+            destsize: usize,
+            compressor: *const c_char,
+            blocksize: usize,
+            numinternalthreads: c_int,
+        ) -> c_int;
+        pub fn blosc_decompress_ctx(src: *const c_void, dest: *mut c_void, destsize: usize, numinternalthreads: c_int) -> c_int;
+        pub fn blosc_cbuffer_validate(cbuffer: *const c_void, cbytes: usize, nbytes: *mut usize) -> c_int;
+    }
+}
+
+fn blosc_encode(f: &Filter, data: &[u8], elem_size: usize) -> Result<Vec<u8>> {
+    let p = |i: usize| f.params.get(i).copied().unwrap_or(0);
+    let cname = std::ffi::CString::new(*BLOSC_NAMES.get(p(6) as usize).unwrap_or(&"lz4")).map_err(filter_error)?;
+    let typesize = elem_size.clamp(1, 255);
+    let mut out = vec![0u8; data.len() + 16 + 64];
+    // SAFETY: src/dest point to live buffers of the stated sizes; blosc writes at most destsize.
+    let n = unsafe {
+        blosc_ffi::blosc_compress_ctx(
+            p(4).min(9) as i32,
+            p(5) as i32,
+            typesize,
+            data.len(),
+            data.as_ptr().cast(),
+            out.as_mut_ptr().cast(),
+            out.len(),
+            cname.as_ptr(),
+            p(3) as usize,
+            1,
+        )
+    };
+    if n <= 0 {
+        return err(Kind::Filter, "blosc compression failed");
+    }
+    out.truncate(n as usize);
+    Ok(out)
+}
+
+fn blosc_decode(data: &[u8], cap: usize) -> Result<Vec<u8>> {
+    let mut nbytes = 0usize;
+    // SAFETY: blosc reads at most `data.len()` bytes to validate the header.
+    if data.len() < 16 || unsafe { blosc_ffi::blosc_cbuffer_validate(data.as_ptr().cast(), data.len(), &mut nbytes) } != 0 {
+        return err(Kind::Filter, "corrupt blosc header");
+    }
+    if nbytes > cap {
+        return err(Kind::Filter, "blosc data larger than the chunk");
+    }
+    let mut out = vec![0u8; nbytes];
+    // SAFETY: the header was validated against the buffer; `out` holds `nbytes`.
+    let n = unsafe { blosc_ffi::blosc_decompress_ctx(data.as_ptr().cast(), out.as_mut_ptr().cast(), nbytes, 1) };
+    if n < 0 || n as usize != nbytes {
+        return err(Kind::Filter, "blosc decompression failed");
+    }
+    Ok(out)
+}
+
+fn encode_one(f: &Filter, data: Vec<u8>, elem_size: usize) -> Result<Vec<u8>> {
+    use std::io::Write;
+    Ok(match codec_id(f).as_str() {
+        "zlib" => {
+            let level = f.params.first().copied().unwrap_or(level_of(f, "level", 1) as u32).min(9);
+            let mut e = flate2::write::ZlibEncoder::new(Vec::with_capacity(data.len() / 2), flate2::Compression::new(level));
+            e.write_all(&data).map_err(filter_error)?;
+            e.finish().map_err(filter_error)?
+        }
+        "gzip" => {
+            let level = level_of(f, "level", 1).clamp(0, 9) as u32;
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
+            e.write_all(&data).map_err(filter_error)?;
+            e.finish().map_err(filter_error)?
+        }
+        "shuffle" => shuffle(&data, shuffle_size(f, elem_size)),
+        "fletcher32" => {
+            let sum = fletcher32(&data);
+            let mut out = data;
+            out.extend_from_slice(&sum.to_le_bytes());
+            out
+        }
+        "bz2" => {
+            let level = f.params.first().copied().unwrap_or(9).clamp(1, 9);
+            let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::new(level));
+            e.write_all(&data).map_err(filter_error)?;
+            e.finish().map_err(filter_error)?
+        }
+        "zstd" => {
+            let level = f.params.first().map(|&p| p as i32).unwrap_or(level_of(f, "level", 3) as i32);
+            zstd::bulk::compress(&data, level).map_err(filter_error)?
+        }
+        "lz4" => {
+            let mut out = (data.len() as u32).to_le_bytes().to_vec();
+            out.extend_from_slice(&lz4_flex::block::compress(&data));
+            out
+        }
+        "blosc" => blosc_encode(f, &data, elem_size)?,
+        other => return err(Kind::NoFilter, format!("codec {other:?} is not available")),
+    })
+}
+
+fn decode_one(f: &Filter, data: Vec<u8>, elem_size: usize, cap: usize) -> Result<Vec<u8>> {
+    Ok(match codec_id(f).as_str() {
+        "zlib" => read_capped(flate2::read::ZlibDecoder::new(&data[..]), cap)?,
+        "gzip" => read_capped(flate2::read::GzDecoder::new(&data[..]), cap)?,
+        "shuffle" => unshuffle(&data, shuffle_size(f, elem_size)),
+        "fletcher32" => {
+            if data.len() < 4 {
+                return err(Kind::Filter, "fletcher32: chunk too short");
+            }
+            let (body, sum) = data.split_at(data.len() - 4);
+            if fletcher32(body).to_le_bytes() != sum {
+                return err(Kind::Filter, "fletcher32 checksum mismatch");
+            }
+            body.to_vec()
+        }
+        "bz2" => read_capped(bzip2::read::BzDecoder::new(&data[..]), cap)?,
+        "zstd" => zstd::bulk::decompress(&data, cap).map_err(filter_error)?,
+        "lz4" => {
+            if data.len() < 4 {
+                return err(Kind::Filter, "lz4: chunk too short");
+            }
+            let n = u32::from_le_bytes([data[0], data[1], data[2], data[3]]) as usize;
+            if n > cap {
+                return err(Kind::Filter, "lz4 data larger than the chunk");
+            }
+            let mut out = vec![0u8; n];
+            let got = lz4_flex::block::decompress_into(&data[4..], &mut out).map_err(filter_error)?;
+            if got != n {
+                return err(Kind::Filter, "lz4: short block");
+            }
+            out
+        }
+        "blosc" => blosc_decode(&data, cap)?,
+        other => return err(Kind::NoFilter, format!("codec {other:?} is not available")),
+    })
+}
+
+/// Encodes raw chunk bytes through the chain, in definition order.
+pub fn encode(filters: &[Filter], raw: Vec<u8>, elem_size: usize) -> Result<Vec<u8>> {
+    filters.iter().try_fold(raw, |data, f| encode_one(f, data, elem_size))
+}
+
+/// Decodes a stored chunk through the chain in reverse; the result must be exactly
+/// `expected` bytes, and no stage may grow past that (bounded memory on hostile input).
+pub fn decode(filters: &[Filter], stored: Vec<u8>, elem_size: usize, expected: usize) -> Result<Vec<u8>> {
+    let cap = expected + DECODE_SLACK;
+    let out = filters.iter().rev().try_fold(stored, |data, f| decode_one(f, data, elem_size, cap))?;
+    if out.len() != expected {
+        let kind = if filters.is_empty() { Kind::NcZarr } else { Kind::Filter };
+        return err(kind, format!("chunk decodes to {} bytes, expected {expected}", out.len()));
+    }
+    Ok(out)
+}
+
+/// Decodes a chunk whose size is not known in advance (variable-length strings); bounded by
+/// the largest chunk we accept.
+pub fn decode_unsized(filters: &[Filter], stored: Vec<u8>, elem_size: usize) -> Result<Vec<u8>> {
+    let cap = crate::format::read::MAX_CHUNK_BYTES as usize;
+    filters.iter().rev().try_fold(stored, |data, f| decode_one(f, data, elem_size, cap))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filt(v: Value) -> Filter {
+        from_zarr(&v).unwrap()
+    }
+
+    #[test]
+    fn numcodecs_vectors() {
+        // numcodecs.Fletcher32().encode(b"abcde")
+        let f = filt(json!({"id": "fletcher32"}));
+        assert_eq!(encode(std::slice::from_ref(&f), b"abcde".to_vec(), 1).unwrap(), b"abcde\xc7\x29\xf0\x4f");
+        // numcodecs.LZ4().encode(b"abcdeabcde" * 3)
+        let lz = filt(json!({"id": "lz4", "acceleration": 1}));
+        let v = [0x1e, 0, 0, 0, 0x5f, 0x61, 0x62, 0x63, 0x64, 0x65, 0x05, 0x00, 0x01, 0x50, 0x61, 0x62, 0x63, 0x64, 0x65];
+        assert_eq!(decode(&[lz], v.to_vec(), 1, 30).unwrap(), b"abcdeabcde".repeat(3));
+    }
+
+    #[test]
+    fn round_trips_and_bounds() {
+        let data: Vec<u8> = (0..4096u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
+        for chain in [
+            vec![json!({"id": "shuffle", "elementsize": 4}), json!({"id": "zlib", "level": 1})],
+            vec![json!({"id": "zstd", "level": 3})],
+            vec![json!({"id": "bz2", "level": 9})],
+            vec![json!({"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0})],
+            vec![json!({"id": "blosc", "cname": "zstd", "clevel": 5, "shuffle": 2, "blocksize": 0})],
+            vec![json!({"id": "gzip", "level": 5}), json!({"id": "fletcher32"})],
+            vec![json!({"id": "lz4", "acceleration": 1})],
+        ] {
+            let filters: Vec<Filter> = chain.into_iter().map(filt).collect();
+            let enc = encode(&filters, data.clone(), 4).unwrap();
+            assert_eq!(decode(&filters, enc.clone(), 4, data.len()).unwrap(), data);
+            // A chunk declared smaller than its content is refused, not over-allocated.
+            assert!(decode(&filters, enc, 4, 100).is_err());
+        }
+        // A zlib bomb: 512 KiB of zeros for an expected 24-byte chunk.
+        let z = vec![filt(json!({"id": "zlib", "level": 9}))];
+        let bomb = encode(&z, vec![0u8; 512 * 1024], 1).unwrap();
+        assert_eq!(decode(&z, bomb, 1, 24).unwrap_err().kind, Kind::Filter);
+        assert_eq!(decode(&z, b"not zlib".to_vec(), 1, 24).unwrap_err().kind, Kind::Filter);
+        let unknown = vec![filt(json!({"id": "evilcodec"}))];
+        assert_eq!(decode(&unknown, vec![1, 2], 1, 2).unwrap_err().kind, Kind::NoFilter);
+        assert_eq!(decode(&[], vec![1, 2, 3], 1, 4).unwrap_err().kind, Kind::NcZarr);
+    }
+}

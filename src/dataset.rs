@@ -76,6 +76,8 @@ pub struct Dataset {
     nc_properties: String,
     has_zmetadata: bool,
     created: bool,
+    /// Decoded chunks; dirty ones reach storage at eviction, sync and close.
+    chunks: crate::engine::Cache,
 }
 
 fn open_store(spec: &OpenSpec, create: bool) -> Result<(Box<dyn Zmap>, Driver)> {
@@ -131,9 +133,10 @@ impl Dataset {
             nc_properties: NC_PROPERTIES.to_string(),
             has_zmetadata: false,
             created: true,
+            chunks: Default::default(),
             spec,
         };
-        ds.flush_metadata()?;
+        ds.persist()?;
         Ok(ds)
     }
 
@@ -170,6 +173,7 @@ impl Dataset {
             nc_properties: loaded.nc_properties.unwrap_or_default(),
             has_zmetadata: loaded.has_zmetadata,
             created: false,
+            chunks: Default::default(),
             spec,
         })
     }
@@ -225,16 +229,22 @@ impl Dataset {
         if !self.define_mode {
             return err(Kind::NotInDefine, "not in define mode");
         }
-        for g in &mut self.model.groups {
-            for v in &mut g.vars {
+        let widths: Vec<Vec<usize>> =
+            self.model.groups.iter().map(|g| g.vars.iter().map(|v| write::maxstrlen(&self.model, v)).collect()).collect();
+        for (g, widths) in self.model.groups.iter_mut().zip(widths) {
+            for (v, width) in g.vars.iter_mut().zip(widths) {
                 if !v.locked {
                     v.locked = true;
                     v.storage_fill = if v.no_fill { None } else { Some(v.declared_fill()) };
+                    if v.nctype == NcType::String && v.storage == crate::model::StorageKind::Native {
+                        // The width chunks are written with is fixed from here on.
+                        v.maxstrlen.get_or_insert(width);
+                    }
                 }
             }
         }
         self.define_mode = false;
-        self.flush_metadata()
+        self.persist()
     }
 
     pub fn sync(&mut self) -> Result<()> {
@@ -247,7 +257,7 @@ impl Dataset {
             }
             self.enddef()?;
         }
-        self.flush_metadata()
+        self.persist()
     }
 
     pub fn close(mut self) -> Result<()> {
@@ -255,9 +265,75 @@ impl Dataset {
             if self.define_mode {
                 self.enddef()?;
             }
-            self.flush_metadata()?;
+            self.persist()?;
         }
         Ok(())
+    }
+
+    /// Makes everything durable in crash-safe order: moved objects of renamed nodes, then
+    /// chunks, then array metadata, then group metadata (`flush_metadata`).
+    pub fn persist(&mut self) -> Result<()> {
+        self.apply_renames()?;
+        for (gid, varid) in self.chunks.dirty_vars() {
+            let layout = self.chunk_layout(gid, varid)?;
+            self.chunks.flush_var(self.store.as_ref(), (gid, varid), &layout)?;
+        }
+        self.flush_metadata()?;
+        self.store.flush()
+    }
+
+    /// The chunk layout of a variable, at the key its objects live under now.
+    fn chunk_layout(&self, gid: usize, varid: usize) -> Result<crate::engine::Layout> {
+        let var = self.model.var(gid, varid as i32)?;
+        let key = var.stored_key.clone().unwrap_or_else(|| self.model.var_key(gid, varid));
+        crate::engine::Layout::new(&self.model, var, key)
+    }
+
+    // ---- data ---------------------------------------------------------------------------------
+
+    /// Validates a data request against the variable's current shape.
+    pub fn select(&self, gid: usize, varid: i32, req: &crate::engine::Request<'_>, write: bool) -> Result<crate::engine::Selection> {
+        let var = self.model.var(gid, varid)?;
+        let shape = self.model.var_shape(var);
+        let unlimited: Vec<bool> = var.dimids.iter().map(|&d| self.model.dims[d].unlimited).collect();
+        crate::engine::select(&shape, &unlimited, write, req)
+    }
+
+    pub fn read(&mut self, gid: usize, varid: i32, sel: &crate::engine::Selection, mem: crate::engine::Mem<'_>) -> Result<()> {
+        let var = self.model.var(gid, varid)?;
+        crate::engine::check_types(var.nctype, &mem)?;
+        let (shape, budget) = (self.model.var_shape(var), var.cache.size);
+        let layout = self.chunk_layout(gid, varid as usize)?;
+        let key = (gid, varid as usize);
+        let range = self.chunks.get(self.store.as_ref(), key, &layout, &shape, sel, mem)?;
+        self.chunks.trim(self.store.as_ref(), key, &layout, budget)?;
+        if range { err(Kind::Range, "value out of range for the memory type") } else { Ok(()) }
+    }
+
+    pub fn write(&mut self, gid: usize, varid: i32, sel: &crate::engine::Selection, mem: crate::engine::Mem<'_>) -> Result<()> {
+        if !self.writable {
+            return err(Kind::ReadOnly, "dataset is read-only");
+        }
+        let var = self.model.var(gid, varid)?;
+        crate::engine::check_types(var.nctype, &mem)?;
+        // Writing past an unlimited dimension's end grows it for every variable using it.
+        let dimids = var.dimids.clone();
+        for (d, &dimid) in dimids.iter().enumerate() {
+            if self.model.dims[dimid].unlimited && sel.count[d] > 0 {
+                let end = sel.start[d] + (sel.count[d] - 1) * sel.stride[d] + 1;
+                if end > self.model.dims[dimid].len {
+                    self.model.dims[dimid].len = end;
+                    self.dirty = true;
+                }
+            }
+        }
+        let var = self.model.var(gid, varid)?;
+        let (shape, budget) = (self.model.var_shape(var), var.cache.size);
+        let layout = self.chunk_layout(gid, varid as usize)?;
+        let key = (gid, varid as usize);
+        let range = self.chunks.put(self.store.as_ref(), key, &layout, &shape, sel, mem)?;
+        self.chunks.trim(self.store.as_ref(), key, &layout, budget)?;
+        if range { err(Kind::Range, "value out of range for the variable type") } else { Ok(()) }
     }
 
     /// Abort: a dataset created in this session and never made durable is deleted; otherwise
@@ -311,7 +387,6 @@ impl Dataset {
                 self.stored.insert(key, bytes);
             }
         }
-        self.store.flush()?;
         for gid in 0..self.model.groups.len() {
             let gkey = self.model.group_key(gid);
             self.model.groups[gid].stored_key = Some(gkey);
@@ -494,6 +569,7 @@ impl Dataset {
             extra_zarray: Default::default(),
             maxstrlen: None,
             fortran_order: false,
+            storage: crate::model::StorageKind::Native,
         };
         var.chunks = self.default_chunks_for(&var);
         self.model.groups[gid].vars.push(var);

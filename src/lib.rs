@@ -13,6 +13,7 @@
 
 pub mod codec;
 pub mod dataset;
+pub mod engine;
 pub mod error;
 pub mod ffi;
 pub mod format;

@@ -70,6 +70,19 @@ pub struct Var {
     pub maxstrlen: Option<usize>,
     /// `order: "F"` arrays read from other producers.
     pub fortran_order: bool,
+    /// How elements are laid out in chunk bytes.
+    pub storage: StorageKind,
+}
+
+/// Chunk element layouts beyond plain fixed-size values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageKind {
+    /// Numbers, chars and booleans at their type size; strings NUL-padded to `maxstrlen`.
+    Native,
+    /// NumPy `<U n` / `>U n` strings: n UCS-4 code points.
+    Utf32(usize),
+    /// `|O` arrays with the numcodecs `vlen-utf8`/`vlen-bytes` object codec.
+    Vlen,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -62,7 +62,7 @@ def data():
                 name = f"nc_{direction}_{shape}{s}"
                 out.append("#[unsafe(no_mangle)]")
                 out.append(f"pub extern \"C\" fn {name}(ncid: c_int, varid: c_int, {args}{ptr_name}: {ptr_t}) -> c_int {{")
-                out.append(f"    {fn}(\"{name}\", ncid, varid, {sel}, {mem}, {ptr_name} as _)")
+                out.append(f"    // SAFETY: this export's own contract.\n    unsafe {{ {fn}(\"{name}\", ncid, varid, {sel}, {mem}, {ptr_name} as _) }}")
                 out.append("}\n")
     (ROOT / "src/ffi/data_matrix.rs").write_text("\n".join(out))
 

@@ -1,15 +1,17 @@
 //! Data access: the shared implementation behind the generated `nc_put_*`/`nc_get_*` matrix
-//! (data_matrix.rs). The chunk engine lands with the data-path issue; until then each call
-//! validates its ids, leaves define mode as netcdf-c does, and returns NC_ENOTBUILT.
+//! (data_matrix.rs). It turns the C pointers into a validated selection and memory slices,
+//! and hands them to the dataset's chunk engine.
 
-use super::with;
+use super::{malloc_string, with};
 use crate::api;
+use crate::dataset::Dataset;
+use crate::engine::{Mem as EngineMem, MemType, Request, Selection};
 use crate::error::{Kind, Result, err};
 use crate::model::Var;
 use crate::types::NcType;
-use std::ffi::{c_int, c_void};
+use std::ffi::{CStr, c_char, c_int, c_void};
 
-/// The memory side of a transfer.
+/// The memory side of a transfer, as the function suffix says.
 #[derive(Debug, Clone, Copy)]
 pub enum Mem {
     /// `_text`: chars, only to/from NC_CHAR.
@@ -30,24 +32,207 @@ pub enum Shape {
     Varm(*const usize, *const usize, *const isize, *const isize),
 }
 
-fn data_call(ncid: c_int, varid: c_int) -> Result<()> {
-    with(ncid, |ds, gid| {
-        ds.model.var(gid, varid)?;
-        ds.begin_data()?;
-        err(Kind::NotBuilt, "data access is not implemented yet")
+/// An optional C array of `rank` entries.
+///
+/// # Safety
+/// `p` is NULL or points to `rank` values.
+unsafe fn arr<'a, T>(p: *const T, rank: usize) -> Option<&'a [T]> {
+    // SAFETY: per the function contract.
+    (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts(p, rank) })
+}
+
+/// # Safety
+/// The shape's pointers are NULL or hold `rank` entries.
+unsafe fn request<'a>(shape: Shape, rank: usize) -> Request<'a> {
+    static ONES: [usize; 1024] = [1; 1024];
+    // SAFETY: per the function contract.
+    unsafe {
+        match shape {
+            Shape::Var => Request { start: Some(&ZEROS[..rank]), count: None, stride: None, imap: None },
+            Shape::Var1(i) => Request { start: arr(i, rank), count: Some(&ONES[..rank]), stride: None, imap: None },
+            Shape::Vara(s, c) => Request { start: arr(s, rank), count: arr(c, rank), stride: None, imap: None },
+            Shape::Vars(s, c, st) => Request { start: arr(s, rank), count: arr(c, rank), stride: arr(st, rank), imap: None },
+            Shape::Varm(s, c, st, m) => Request { start: arr(s, rank), count: arr(c, rank), stride: arr(st, rank), imap: arr(m, rank) },
+        }
+    }
+}
+
+static ZEROS: [usize; 1024] = [0; 1024];
+
+fn mem_type(mem: Mem, var: &Var) -> Option<MemType> {
+    match mem {
+        Mem::Text => Some(MemType::Text),
+        Mem::Typed(NcType::String) => None,
+        Mem::Typed(t) => Some(MemType::Num(t)),
+        Mem::Native if var.nctype == NcType::String => None,
+        Mem::Native if var.nctype == NcType::Char => Some(MemType::Text),
+        Mem::Native => Some(MemType::Num(var.nctype)),
+    }
+}
+
+/// Memory offsets of every selected element, in selection order (for string arrays, whose
+/// unselected slots must not be touched).
+fn offsets(sel: &Selection) -> Vec<usize> {
+    let rank = sel.count.len();
+    if rank == 0 {
+        return vec![0];
+    }
+    let total = sel.nelems() as usize;
+    let mut out = Vec::with_capacity(total);
+    let mut k = vec![0u64; rank];
+    for _ in 0..total {
+        out.push(k.iter().zip(&sel.imap).map(|(&k, &m)| k as i64 * m).sum::<i64>() as usize);
+        for d in (0..rank).rev() {
+            k[d] += 1;
+            if k[d] < sel.count[d] {
+                break;
+            }
+            k[d] = 0;
+        }
+    }
+    out
+}
+
+/// Common front of every data call: var lookup, leaving define mode, request → selection.
+fn prepare(ds: &mut Dataset, gid: usize, varid: c_int, shape: Shape, write: bool) -> Result<Selection> {
+    let rank = ds.model.var(gid, varid)?.rank();
+    if write && !ds.writable {
+        return err(Kind::ReadOnly, "dataset is read-only");
+    }
+    ds.begin_data()?;
+    if rank > 1024 {
+        return err(Kind::MaxDims, "rank");
+    }
+    // SAFETY: netCDF contract: non-NULL start/count/stride/imap hold `rank` entries.
+    let req = unsafe { request(shape, rank) };
+    ds.select(gid, varid, &req, write)
+}
+
+pub(crate) unsafe fn put(call: &str, ncid: c_int, varid: c_int, shape: Shape, mem: Mem, op: *const c_void) -> c_int {
+    api!(call, (ncid, varid, shape, mem, op), {
+        with(ncid, |ds, gid| {
+            let sel = prepare(ds, gid, varid, shape, true)?;
+            let var = ds.model.var(gid, varid)?;
+            let mt = mem_type(mem, var);
+            if sel.nelems() == 0 {
+                return Ok(());
+            }
+            if op.is_null() {
+                return err(Kind::Invalid, "NULL data pointer");
+            }
+            let span = sel.mem_span()?;
+            match mt {
+                Some(mt) => {
+                    let bytes = span.checked_mul(mt_size(mt)).ok_or_else(|| crate::error::Error::new(Kind::NoMem, "size"))?;
+                    // SAFETY: the caller's buffer holds the selection's `span` elements of
+                    // the memory type; the engine only reads it.
+                    let data = unsafe { std::slice::from_raw_parts_mut(op as *mut u8, bytes) };
+                    ds.write(gid, varid, &sel, EngineMem::Bytes(data, mt))
+                }
+                None => {
+                    let ptrs = op as *const *const c_char;
+                    let mut slots: Vec<Option<Option<String>>> = vec![None; span];
+                    for off in offsets(&sel) {
+                        // SAFETY: each selected slot holds a `char*` (NULL allowed).
+                        let p = unsafe { *ptrs.add(off) };
+                        let s = (!p.is_null()).then(|| String::from_utf8_lossy(unsafe { CStr::from_ptr(p) }.to_bytes()).into_owned());
+                        slots[off] = Some(s);
+                    }
+                    ds.write(gid, varid, &sel, EngineMem::Strings(&mut slots))
+                }
+            }
+        })
     })
 }
 
-pub(crate) fn put(call: &str, ncid: c_int, varid: c_int, shape: Shape, mem: Mem, op: *const c_void) -> c_int {
-    api!(call, (ncid, varid, shape, mem, op), { data_call(ncid, varid) })
+pub(crate) unsafe fn get(call: &str, ncid: c_int, varid: c_int, shape: Shape, mem: Mem, ip: *mut c_void) -> c_int {
+    api!(call, (ncid, varid, shape, mem, ip), {
+        with(ncid, |ds, gid| {
+            let sel = prepare(ds, gid, varid, shape, false)?;
+            let var = ds.model.var(gid, varid)?;
+            let mt = mem_type(mem, var);
+            if sel.nelems() == 0 {
+                return Ok(());
+            }
+            if ip.is_null() {
+                return err(Kind::Invalid, "NULL data pointer");
+            }
+            let span = sel.mem_span()?;
+            match mt {
+                Some(mt) => {
+                    let bytes = span.checked_mul(mt_size(mt)).ok_or_else(|| crate::error::Error::new(Kind::NoMem, "size"))?;
+                    // SAFETY: the caller's buffer has room for the selection's `span`
+                    // elements of the memory type.
+                    let data = unsafe { std::slice::from_raw_parts_mut(ip as *mut u8, bytes) };
+                    ds.read(gid, varid, &sel, EngineMem::Bytes(data, mt))
+                }
+                None => {
+                    let mut slots: Vec<Option<Option<String>>> = vec![None; span];
+                    let result = ds.read(gid, varid, &sel, EngineMem::Strings(&mut slots));
+                    if result.as_ref().is_err_and(|e| e.kind != Kind::Range) {
+                        return result;
+                    }
+                    let out = ip as *mut *mut c_char;
+                    for (off, slot) in slots.into_iter().enumerate() {
+                        if let Some(s) = slot {
+                            let p = match s {
+                                Some(s) => malloc_string(s.as_bytes())?,
+                                None => std::ptr::null_mut(),
+                            };
+                            // SAFETY: selected slots of the caller's `char*` array.
+                            unsafe { out.add(off).write(p) };
+                        }
+                    }
+                    result
+                }
+            }
+        })
+    })
 }
 
-pub(crate) fn get(call: &str, ncid: c_int, varid: c_int, shape: Shape, mem: Mem, ip: *mut c_void) -> c_int {
-    api!(call, (ncid, varid, shape, mem, ip), { data_call(ncid, varid) })
+fn mt_size(mt: MemType) -> usize {
+    match mt {
+        MemType::Text => 1,
+        MemType::Num(t) => t.size(),
+    }
 }
 
-/// The data half of `nc_copy_var`.
+/// The data half of `nc_copy_var`: the whole variable, in its own type.
 pub fn copy_var_data(ncid_in: c_int, varid: c_int, ncid_out: c_int, var: &Var) -> Result<()> {
-    let _ = (ncid_out, var);
-    data_call(ncid_in, varid)
+    let (sel, values) = with(ncid_in, |ds, gid| {
+        let sel = prepare(ds, gid, varid, Shape::Var, false)?;
+        let n = sel.nelems() as usize;
+        if var.nctype == NcType::String {
+            let mut slots: Vec<Option<Option<String>>> = vec![None; n];
+            ds.read(gid, varid, &sel, EngineMem::Strings(&mut slots))?;
+            Ok((sel, Err(slots)))
+        } else {
+            let mt = if var.nctype == NcType::Char { MemType::Text } else { MemType::Num(var.nctype) };
+            let mut bytes = vec![0u8; n * var.nctype.size()];
+            ds.read(gid, varid, &sel, EngineMem::Bytes(&mut bytes, mt))?;
+            Ok((sel, Ok((bytes, mt))))
+        }
+    })?;
+    if sel.nelems() == 0 {
+        return Ok(());
+    }
+    with(ncid_out, |ds, gid| {
+        let out = ds.model.groups[gid]
+            .vars
+            .iter()
+            .position(|v| v.name == var.name)
+            .ok_or_else(|| crate::error::Error::new(Kind::NotVar, var.name.clone()))? as c_int;
+        ds.begin_data()?;
+        let req = Request {
+            start: Some(&ZEROS[..sel.start.len()]),
+            count: Some(&sel.count.iter().map(|&c| c as usize).collect::<Vec<_>>()),
+            stride: None,
+            imap: None,
+        };
+        let sel_out = ds.select(gid, out, &req, true)?;
+        match values {
+            Ok((mut bytes, mt)) => ds.write(gid, out, &sel_out, EngineMem::Bytes(&mut bytes, mt)),
+            Err(mut slots) => ds.write(gid, out, &sel_out, EngineMem::Strings(&mut slots)),
+        }
+    })
 }

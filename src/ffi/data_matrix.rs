@@ -10,32 +10,38 @@ use std::ffi::{c_char, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_u
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_text(ncid: c_int, varid: c_int, op: *const c_char) -> c_int {
-    put("nc_put_var_text", ncid, varid, Shape::Var, Mem::Text, op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var_text", ncid, varid, Shape::Var, Mem::Text, op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_text(ncid: c_int, varid: c_int, ip: *mut c_char) -> c_int {
-    get("nc_get_var_text", ncid, varid, Shape::Var, Mem::Text, ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var_text", ncid, varid, Shape::Var, Mem::Text, ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_text(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_char) -> c_int {
-    put("nc_put_var1_text", ncid, varid, Shape::Var1(indexp), Mem::Text, op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var1_text", ncid, varid, Shape::Var1(indexp), Mem::Text, op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_text(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_char) -> c_int {
-    get("nc_get_var1_text", ncid, varid, Shape::Var1(indexp), Mem::Text, ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var1_text", ncid, varid, Shape::Var1(indexp), Mem::Text, ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_text(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_char) -> c_int {
-    put("nc_put_vara_text", ncid, varid, Shape::Vara(startp, countp), Mem::Text, op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vara_text", ncid, varid, Shape::Vara(startp, countp), Mem::Text, op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_text(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_char) -> c_int {
-    get("nc_get_vara_text", ncid, varid, Shape::Vara(startp, countp), Mem::Text, ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vara_text", ncid, varid, Shape::Vara(startp, countp), Mem::Text, ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -47,7 +53,8 @@ pub extern "C" fn nc_put_vars_text(
     stridep: *const isize,
     op: *const c_char,
 ) -> c_int {
-    put("nc_put_vars_text", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Text, op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vars_text", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Text, op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -59,7 +66,8 @@ pub extern "C" fn nc_get_vars_text(
     stridep: *const isize,
     ip: *mut c_char,
 ) -> c_int {
-    get("nc_get_vars_text", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Text, ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vars_text", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Text, ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -72,7 +80,8 @@ pub extern "C" fn nc_put_varm_text(
     imapp: *const isize,
     op: *const c_char,
 ) -> c_int {
-    put("nc_put_varm_text", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Text, op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_varm_text", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Text, op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -85,37 +94,44 @@ pub extern "C" fn nc_get_varm_text(
     imapp: *const isize,
     ip: *mut c_char,
 ) -> c_int {
-    get("nc_get_varm_text", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Text, ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_varm_text", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Text, ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_schar(ncid: c_int, varid: c_int, op: *const c_schar) -> c_int {
-    put("nc_put_var_schar", ncid, varid, Shape::Var, Mem::Typed(NcType::Byte), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var_schar", ncid, varid, Shape::Var, Mem::Typed(NcType::Byte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_schar(ncid: c_int, varid: c_int, ip: *mut c_schar) -> c_int {
-    get("nc_get_var_schar", ncid, varid, Shape::Var, Mem::Typed(NcType::Byte), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var_schar", ncid, varid, Shape::Var, Mem::Typed(NcType::Byte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_schar(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_schar) -> c_int {
-    put("nc_put_var1_schar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Byte), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var1_schar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Byte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_schar(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_schar) -> c_int {
-    get("nc_get_var1_schar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Byte), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var1_schar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Byte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_schar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_schar) -> c_int {
-    put("nc_put_vara_schar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Byte), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vara_schar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Byte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_schar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_schar) -> c_int {
-    get("nc_get_vara_schar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Byte), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vara_schar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Byte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -127,7 +143,8 @@ pub extern "C" fn nc_put_vars_schar(
     stridep: *const isize,
     op: *const c_schar,
 ) -> c_int {
-    put("nc_put_vars_schar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Byte), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vars_schar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Byte), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -139,7 +156,8 @@ pub extern "C" fn nc_get_vars_schar(
     stridep: *const isize,
     ip: *mut c_schar,
 ) -> c_int {
-    get("nc_get_vars_schar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Byte), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vars_schar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Byte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -152,7 +170,8 @@ pub extern "C" fn nc_put_varm_schar(
     imapp: *const isize,
     op: *const c_schar,
 ) -> c_int {
-    put("nc_put_varm_schar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Byte), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_varm_schar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Byte), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -165,37 +184,44 @@ pub extern "C" fn nc_get_varm_schar(
     imapp: *const isize,
     ip: *mut c_schar,
 ) -> c_int {
-    get("nc_get_varm_schar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Byte), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_varm_schar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Byte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_uchar(ncid: c_int, varid: c_int, op: *const c_uchar) -> c_int {
-    put("nc_put_var_uchar", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var_uchar", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_uchar(ncid: c_int, varid: c_int, ip: *mut c_uchar) -> c_int {
-    get("nc_get_var_uchar", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var_uchar", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_uchar(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_uchar) -> c_int {
-    put("nc_put_var1_uchar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var1_uchar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_uchar(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_uchar) -> c_int {
-    get("nc_get_var1_uchar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var1_uchar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_uchar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_uchar) -> c_int {
-    put("nc_put_vara_uchar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vara_uchar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_uchar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_uchar) -> c_int {
-    get("nc_get_vara_uchar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vara_uchar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -207,7 +233,8 @@ pub extern "C" fn nc_put_vars_uchar(
     stridep: *const isize,
     op: *const c_uchar,
 ) -> c_int {
-    put("nc_put_vars_uchar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vars_uchar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -219,7 +246,8 @@ pub extern "C" fn nc_get_vars_uchar(
     stridep: *const isize,
     ip: *mut c_uchar,
 ) -> c_int {
-    get("nc_get_vars_uchar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vars_uchar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -232,7 +260,8 @@ pub extern "C" fn nc_put_varm_uchar(
     imapp: *const isize,
     op: *const c_uchar,
 ) -> c_int {
-    put("nc_put_varm_uchar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_varm_uchar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -245,37 +274,44 @@ pub extern "C" fn nc_get_varm_uchar(
     imapp: *const isize,
     ip: *mut c_uchar,
 ) -> c_int {
-    get("nc_get_varm_uchar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_varm_uchar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_short(ncid: c_int, varid: c_int, op: *const c_short) -> c_int {
-    put("nc_put_var_short", ncid, varid, Shape::Var, Mem::Typed(NcType::Short), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var_short", ncid, varid, Shape::Var, Mem::Typed(NcType::Short), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_short(ncid: c_int, varid: c_int, ip: *mut c_short) -> c_int {
-    get("nc_get_var_short", ncid, varid, Shape::Var, Mem::Typed(NcType::Short), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var_short", ncid, varid, Shape::Var, Mem::Typed(NcType::Short), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_short(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_short) -> c_int {
-    put("nc_put_var1_short", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Short), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var1_short", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Short), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_short(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_short) -> c_int {
-    get("nc_get_var1_short", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Short), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var1_short", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Short), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_short(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_short) -> c_int {
-    put("nc_put_vara_short", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Short), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vara_short", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Short), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_short(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_short) -> c_int {
-    get("nc_get_vara_short", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Short), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vara_short", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Short), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -287,7 +323,8 @@ pub extern "C" fn nc_put_vars_short(
     stridep: *const isize,
     op: *const c_short,
 ) -> c_int {
-    put("nc_put_vars_short", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Short), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vars_short", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Short), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -299,7 +336,8 @@ pub extern "C" fn nc_get_vars_short(
     stridep: *const isize,
     ip: *mut c_short,
 ) -> c_int {
-    get("nc_get_vars_short", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Short), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vars_short", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Short), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -312,7 +350,8 @@ pub extern "C" fn nc_put_varm_short(
     imapp: *const isize,
     op: *const c_short,
 ) -> c_int {
-    put("nc_put_varm_short", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Short), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_varm_short", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Short), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -325,37 +364,44 @@ pub extern "C" fn nc_get_varm_short(
     imapp: *const isize,
     ip: *mut c_short,
 ) -> c_int {
-    get("nc_get_varm_short", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Short), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_varm_short", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Short), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_int(ncid: c_int, varid: c_int, op: *const c_int) -> c_int {
-    put("nc_put_var_int", ncid, varid, Shape::Var, Mem::Typed(NcType::Int), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var_int", ncid, varid, Shape::Var, Mem::Typed(NcType::Int), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_int(ncid: c_int, varid: c_int, ip: *mut c_int) -> c_int {
-    get("nc_get_var_int", ncid, varid, Shape::Var, Mem::Typed(NcType::Int), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var_int", ncid, varid, Shape::Var, Mem::Typed(NcType::Int), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_int(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_int) -> c_int {
-    put("nc_put_var1_int", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var1_int", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_int(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_int) -> c_int {
-    get("nc_get_var1_int", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var1_int", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_int(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_int) -> c_int {
-    put("nc_put_vara_int", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vara_int", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_int(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_int) -> c_int {
-    get("nc_get_vara_int", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vara_int", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -367,7 +413,8 @@ pub extern "C" fn nc_put_vars_int(
     stridep: *const isize,
     op: *const c_int,
 ) -> c_int {
-    put("nc_put_vars_int", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vars_int", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -379,7 +426,8 @@ pub extern "C" fn nc_get_vars_int(
     stridep: *const isize,
     ip: *mut c_int,
 ) -> c_int {
-    get("nc_get_vars_int", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vars_int", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -392,7 +440,8 @@ pub extern "C" fn nc_put_varm_int(
     imapp: *const isize,
     op: *const c_int,
 ) -> c_int {
-    put("nc_put_varm_int", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_varm_int", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -405,37 +454,44 @@ pub extern "C" fn nc_get_varm_int(
     imapp: *const isize,
     ip: *mut c_int,
 ) -> c_int {
-    get("nc_get_varm_int", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_varm_int", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_long(ncid: c_int, varid: c_int, op: *const c_long) -> c_int {
-    put("nc_put_var_long", ncid, varid, Shape::Var, Mem::Typed(LONG_TYPE), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var_long", ncid, varid, Shape::Var, Mem::Typed(LONG_TYPE), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_long(ncid: c_int, varid: c_int, ip: *mut c_long) -> c_int {
-    get("nc_get_var_long", ncid, varid, Shape::Var, Mem::Typed(LONG_TYPE), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var_long", ncid, varid, Shape::Var, Mem::Typed(LONG_TYPE), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_long(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_long) -> c_int {
-    put("nc_put_var1_long", ncid, varid, Shape::Var1(indexp), Mem::Typed(LONG_TYPE), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var1_long", ncid, varid, Shape::Var1(indexp), Mem::Typed(LONG_TYPE), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_long(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_long) -> c_int {
-    get("nc_get_var1_long", ncid, varid, Shape::Var1(indexp), Mem::Typed(LONG_TYPE), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var1_long", ncid, varid, Shape::Var1(indexp), Mem::Typed(LONG_TYPE), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_long(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_long) -> c_int {
-    put("nc_put_vara_long", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(LONG_TYPE), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vara_long", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(LONG_TYPE), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_long(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_long) -> c_int {
-    get("nc_get_vara_long", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(LONG_TYPE), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vara_long", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(LONG_TYPE), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -447,7 +503,8 @@ pub extern "C" fn nc_put_vars_long(
     stridep: *const isize,
     op: *const c_long,
 ) -> c_int {
-    put("nc_put_vars_long", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(LONG_TYPE), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vars_long", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(LONG_TYPE), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -459,7 +516,8 @@ pub extern "C" fn nc_get_vars_long(
     stridep: *const isize,
     ip: *mut c_long,
 ) -> c_int {
-    get("nc_get_vars_long", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(LONG_TYPE), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vars_long", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(LONG_TYPE), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -472,7 +530,8 @@ pub extern "C" fn nc_put_varm_long(
     imapp: *const isize,
     op: *const c_long,
 ) -> c_int {
-    put("nc_put_varm_long", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(LONG_TYPE), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_varm_long", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(LONG_TYPE), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -485,37 +544,44 @@ pub extern "C" fn nc_get_varm_long(
     imapp: *const isize,
     ip: *mut c_long,
 ) -> c_int {
-    get("nc_get_varm_long", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(LONG_TYPE), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_varm_long", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(LONG_TYPE), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_float(ncid: c_int, varid: c_int, op: *const f32) -> c_int {
-    put("nc_put_var_float", ncid, varid, Shape::Var, Mem::Typed(NcType::Float), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var_float", ncid, varid, Shape::Var, Mem::Typed(NcType::Float), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_float(ncid: c_int, varid: c_int, ip: *mut f32) -> c_int {
-    get("nc_get_var_float", ncid, varid, Shape::Var, Mem::Typed(NcType::Float), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var_float", ncid, varid, Shape::Var, Mem::Typed(NcType::Float), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_float(ncid: c_int, varid: c_int, indexp: *const usize, op: *const f32) -> c_int {
-    put("nc_put_var1_float", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Float), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var1_float", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Float), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_float(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut f32) -> c_int {
-    get("nc_get_var1_float", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Float), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var1_float", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Float), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_float(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const f32) -> c_int {
-    put("nc_put_vara_float", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Float), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vara_float", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Float), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_float(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut f32) -> c_int {
-    get("nc_get_vara_float", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Float), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vara_float", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Float), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -527,7 +593,8 @@ pub extern "C" fn nc_put_vars_float(
     stridep: *const isize,
     op: *const f32,
 ) -> c_int {
-    put("nc_put_vars_float", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Float), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vars_float", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Float), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -539,7 +606,8 @@ pub extern "C" fn nc_get_vars_float(
     stridep: *const isize,
     ip: *mut f32,
 ) -> c_int {
-    get("nc_get_vars_float", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Float), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vars_float", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Float), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -552,7 +620,8 @@ pub extern "C" fn nc_put_varm_float(
     imapp: *const isize,
     op: *const f32,
 ) -> c_int {
-    put("nc_put_varm_float", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Float), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_varm_float", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Float), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -565,37 +634,44 @@ pub extern "C" fn nc_get_varm_float(
     imapp: *const isize,
     ip: *mut f32,
 ) -> c_int {
-    get("nc_get_varm_float", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Float), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_varm_float", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Float), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_double(ncid: c_int, varid: c_int, op: *const f64) -> c_int {
-    put("nc_put_var_double", ncid, varid, Shape::Var, Mem::Typed(NcType::Double), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var_double", ncid, varid, Shape::Var, Mem::Typed(NcType::Double), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_double(ncid: c_int, varid: c_int, ip: *mut f64) -> c_int {
-    get("nc_get_var_double", ncid, varid, Shape::Var, Mem::Typed(NcType::Double), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var_double", ncid, varid, Shape::Var, Mem::Typed(NcType::Double), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_double(ncid: c_int, varid: c_int, indexp: *const usize, op: *const f64) -> c_int {
-    put("nc_put_var1_double", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Double), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var1_double", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Double), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_double(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut f64) -> c_int {
-    get("nc_get_var1_double", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Double), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var1_double", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Double), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_double(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const f64) -> c_int {
-    put("nc_put_vara_double", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Double), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vara_double", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Double), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_double(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut f64) -> c_int {
-    get("nc_get_vara_double", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Double), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vara_double", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Double), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -607,7 +683,8 @@ pub extern "C" fn nc_put_vars_double(
     stridep: *const isize,
     op: *const f64,
 ) -> c_int {
-    put("nc_put_vars_double", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Double), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vars_double", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Double), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -619,7 +696,8 @@ pub extern "C" fn nc_get_vars_double(
     stridep: *const isize,
     ip: *mut f64,
 ) -> c_int {
-    get("nc_get_vars_double", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Double), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vars_double", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Double), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -632,7 +710,8 @@ pub extern "C" fn nc_put_varm_double(
     imapp: *const isize,
     op: *const f64,
 ) -> c_int {
-    put("nc_put_varm_double", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Double), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_varm_double", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Double), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -645,37 +724,44 @@ pub extern "C" fn nc_get_varm_double(
     imapp: *const isize,
     ip: *mut f64,
 ) -> c_int {
-    get("nc_get_varm_double", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Double), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_varm_double", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Double), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_ushort(ncid: c_int, varid: c_int, op: *const c_ushort) -> c_int {
-    put("nc_put_var_ushort", ncid, varid, Shape::Var, Mem::Typed(NcType::UShort), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var_ushort", ncid, varid, Shape::Var, Mem::Typed(NcType::UShort), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_ushort(ncid: c_int, varid: c_int, ip: *mut c_ushort) -> c_int {
-    get("nc_get_var_ushort", ncid, varid, Shape::Var, Mem::Typed(NcType::UShort), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var_ushort", ncid, varid, Shape::Var, Mem::Typed(NcType::UShort), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_ushort(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_ushort) -> c_int {
-    put("nc_put_var1_ushort", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UShort), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var1_ushort", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UShort), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_ushort(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_ushort) -> c_int {
-    get("nc_get_var1_ushort", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UShort), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var1_ushort", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UShort), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_ushort(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_ushort) -> c_int {
-    put("nc_put_vara_ushort", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UShort), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vara_ushort", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UShort), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_ushort(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_ushort) -> c_int {
-    get("nc_get_vara_ushort", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UShort), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vara_ushort", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UShort), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -687,7 +773,8 @@ pub extern "C" fn nc_put_vars_ushort(
     stridep: *const isize,
     op: *const c_ushort,
 ) -> c_int {
-    put("nc_put_vars_ushort", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UShort), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vars_ushort", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UShort), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -699,7 +786,8 @@ pub extern "C" fn nc_get_vars_ushort(
     stridep: *const isize,
     ip: *mut c_ushort,
 ) -> c_int {
-    get("nc_get_vars_ushort", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UShort), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vars_ushort", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UShort), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -712,7 +800,8 @@ pub extern "C" fn nc_put_varm_ushort(
     imapp: *const isize,
     op: *const c_ushort,
 ) -> c_int {
-    put("nc_put_varm_ushort", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UShort), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_varm_ushort", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UShort), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -725,37 +814,44 @@ pub extern "C" fn nc_get_varm_ushort(
     imapp: *const isize,
     ip: *mut c_ushort,
 ) -> c_int {
-    get("nc_get_varm_ushort", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UShort), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_varm_ushort", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UShort), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_uint(ncid: c_int, varid: c_int, op: *const c_uint) -> c_int {
-    put("nc_put_var_uint", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var_uint", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_uint(ncid: c_int, varid: c_int, ip: *mut c_uint) -> c_int {
-    get("nc_get_var_uint", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var_uint", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_uint(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_uint) -> c_int {
-    put("nc_put_var1_uint", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var1_uint", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_uint(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_uint) -> c_int {
-    get("nc_get_var1_uint", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var1_uint", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_uint(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_uint) -> c_int {
-    put("nc_put_vara_uint", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vara_uint", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_uint(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_uint) -> c_int {
-    get("nc_get_vara_uint", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vara_uint", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -767,7 +863,8 @@ pub extern "C" fn nc_put_vars_uint(
     stridep: *const isize,
     op: *const c_uint,
 ) -> c_int {
-    put("nc_put_vars_uint", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vars_uint", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -779,7 +876,8 @@ pub extern "C" fn nc_get_vars_uint(
     stridep: *const isize,
     ip: *mut c_uint,
 ) -> c_int {
-    get("nc_get_vars_uint", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vars_uint", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -792,7 +890,8 @@ pub extern "C" fn nc_put_varm_uint(
     imapp: *const isize,
     op: *const c_uint,
 ) -> c_int {
-    put("nc_put_varm_uint", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_varm_uint", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -805,27 +904,32 @@ pub extern "C" fn nc_get_varm_uint(
     imapp: *const isize,
     ip: *mut c_uint,
 ) -> c_int {
-    get("nc_get_varm_uint", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_varm_uint", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_longlong(ncid: c_int, varid: c_int, op: *const c_longlong) -> c_int {
-    put("nc_put_var_longlong", ncid, varid, Shape::Var, Mem::Typed(NcType::Int64), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var_longlong", ncid, varid, Shape::Var, Mem::Typed(NcType::Int64), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_longlong(ncid: c_int, varid: c_int, ip: *mut c_longlong) -> c_int {
-    get("nc_get_var_longlong", ncid, varid, Shape::Var, Mem::Typed(NcType::Int64), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var_longlong", ncid, varid, Shape::Var, Mem::Typed(NcType::Int64), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_longlong(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_longlong) -> c_int {
-    put("nc_put_var1_longlong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int64), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var1_longlong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int64), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_longlong(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_longlong) -> c_int {
-    get("nc_get_var1_longlong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int64), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var1_longlong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int64), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -836,7 +940,8 @@ pub extern "C" fn nc_put_vara_longlong(
     countp: *const usize,
     op: *const c_longlong,
 ) -> c_int {
-    put("nc_put_vara_longlong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int64), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vara_longlong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int64), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -847,7 +952,8 @@ pub extern "C" fn nc_get_vara_longlong(
     countp: *const usize,
     ip: *mut c_longlong,
 ) -> c_int {
-    get("nc_get_vara_longlong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int64), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vara_longlong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int64), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -859,7 +965,8 @@ pub extern "C" fn nc_put_vars_longlong(
     stridep: *const isize,
     op: *const c_longlong,
 ) -> c_int {
-    put("nc_put_vars_longlong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int64), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vars_longlong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int64), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -871,7 +978,8 @@ pub extern "C" fn nc_get_vars_longlong(
     stridep: *const isize,
     ip: *mut c_longlong,
 ) -> c_int {
-    get("nc_get_vars_longlong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int64), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vars_longlong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int64), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -884,7 +992,8 @@ pub extern "C" fn nc_put_varm_longlong(
     imapp: *const isize,
     op: *const c_longlong,
 ) -> c_int {
-    put("nc_put_varm_longlong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int64), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_varm_longlong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int64), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -897,27 +1006,32 @@ pub extern "C" fn nc_get_varm_longlong(
     imapp: *const isize,
     ip: *mut c_longlong,
 ) -> c_int {
-    get("nc_get_varm_longlong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int64), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_varm_longlong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int64), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_ulonglong(ncid: c_int, varid: c_int, op: *const c_ulonglong) -> c_int {
-    put("nc_put_var_ulonglong", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt64), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var_ulonglong", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt64), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_ulonglong(ncid: c_int, varid: c_int, ip: *mut c_ulonglong) -> c_int {
-    get("nc_get_var_ulonglong", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt64), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var_ulonglong", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt64), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_ulonglong(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_ulonglong) -> c_int {
-    put("nc_put_var1_ulonglong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt64), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var1_ulonglong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt64), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_ulonglong(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_ulonglong) -> c_int {
-    get("nc_get_var1_ulonglong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt64), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var1_ulonglong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt64), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -928,7 +1042,8 @@ pub extern "C" fn nc_put_vara_ulonglong(
     countp: *const usize,
     op: *const c_ulonglong,
 ) -> c_int {
-    put("nc_put_vara_ulonglong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt64), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vara_ulonglong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt64), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -939,7 +1054,8 @@ pub extern "C" fn nc_get_vara_ulonglong(
     countp: *const usize,
     ip: *mut c_ulonglong,
 ) -> c_int {
-    get("nc_get_vara_ulonglong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt64), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vara_ulonglong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt64), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -951,7 +1067,8 @@ pub extern "C" fn nc_put_vars_ulonglong(
     stridep: *const isize,
     op: *const c_ulonglong,
 ) -> c_int {
-    put("nc_put_vars_ulonglong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt64), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vars_ulonglong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt64), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -963,7 +1080,8 @@ pub extern "C" fn nc_get_vars_ulonglong(
     stridep: *const isize,
     ip: *mut c_ulonglong,
 ) -> c_int {
-    get("nc_get_vars_ulonglong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt64), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vars_ulonglong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt64), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -976,7 +1094,8 @@ pub extern "C" fn nc_put_varm_ulonglong(
     imapp: *const isize,
     op: *const c_ulonglong,
 ) -> c_int {
-    put("nc_put_varm_ulonglong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt64), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_varm_ulonglong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt64), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -989,27 +1108,32 @@ pub extern "C" fn nc_get_varm_ulonglong(
     imapp: *const isize,
     ip: *mut c_ulonglong,
 ) -> c_int {
-    get("nc_get_varm_ulonglong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt64), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_varm_ulonglong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt64), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_string(ncid: c_int, varid: c_int, op: *mut *const c_char) -> c_int {
-    put("nc_put_var_string", ncid, varid, Shape::Var, Mem::Typed(NcType::String), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var_string", ncid, varid, Shape::Var, Mem::Typed(NcType::String), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_string(ncid: c_int, varid: c_int, ip: *mut *mut c_char) -> c_int {
-    get("nc_get_var_string", ncid, varid, Shape::Var, Mem::Typed(NcType::String), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var_string", ncid, varid, Shape::Var, Mem::Typed(NcType::String), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_string(ncid: c_int, varid: c_int, indexp: *const usize, op: *mut *const c_char) -> c_int {
-    put("nc_put_var1_string", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::String), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var1_string", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::String), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_string(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut *mut c_char) -> c_int {
-    get("nc_get_var1_string", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::String), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var1_string", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::String), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -1020,12 +1144,14 @@ pub extern "C" fn nc_put_vara_string(
     countp: *const usize,
     op: *mut *const c_char,
 ) -> c_int {
-    put("nc_put_vara_string", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::String), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vara_string", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::String), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_string(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut *mut c_char) -> c_int {
-    get("nc_get_vara_string", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::String), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vara_string", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::String), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -1037,7 +1163,8 @@ pub extern "C" fn nc_put_vars_string(
     stridep: *const isize,
     op: *mut *const c_char,
 ) -> c_int {
-    put("nc_put_vars_string", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::String), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vars_string", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::String), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -1049,7 +1176,8 @@ pub extern "C" fn nc_get_vars_string(
     stridep: *const isize,
     ip: *mut *mut c_char,
 ) -> c_int {
-    get("nc_get_vars_string", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::String), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vars_string", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::String), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -1062,7 +1190,8 @@ pub extern "C" fn nc_put_varm_string(
     imapp: *const isize,
     op: *mut *const c_char,
 ) -> c_int {
-    put("nc_put_varm_string", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::String), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_varm_string", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::String), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -1075,37 +1204,44 @@ pub extern "C" fn nc_get_varm_string(
     imapp: *const isize,
     ip: *mut *mut c_char,
 ) -> c_int {
-    get("nc_get_varm_string", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::String), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_varm_string", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::String), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_ubyte(ncid: c_int, varid: c_int, op: *const c_uchar) -> c_int {
-    put("nc_put_var_ubyte", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var_ubyte", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_ubyte(ncid: c_int, varid: c_int, ip: *mut c_uchar) -> c_int {
-    get("nc_get_var_ubyte", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var_ubyte", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_ubyte(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_uchar) -> c_int {
-    put("nc_put_var1_ubyte", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var1_ubyte", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_ubyte(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_uchar) -> c_int {
-    get("nc_get_var1_ubyte", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var1_ubyte", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_ubyte(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_uchar) -> c_int {
-    put("nc_put_vara_ubyte", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vara_ubyte", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_ubyte(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_uchar) -> c_int {
-    get("nc_get_vara_ubyte", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vara_ubyte", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -1117,7 +1253,8 @@ pub extern "C" fn nc_put_vars_ubyte(
     stridep: *const isize,
     op: *const c_uchar,
 ) -> c_int {
-    put("nc_put_vars_ubyte", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vars_ubyte", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -1129,7 +1266,8 @@ pub extern "C" fn nc_get_vars_ubyte(
     stridep: *const isize,
     ip: *mut c_uchar,
 ) -> c_int {
-    get("nc_get_vars_ubyte", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vars_ubyte", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -1142,7 +1280,8 @@ pub extern "C" fn nc_put_varm_ubyte(
     imapp: *const isize,
     op: *const c_uchar,
 ) -> c_int {
-    put("nc_put_varm_ubyte", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_varm_ubyte", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -1155,37 +1294,44 @@ pub extern "C" fn nc_get_varm_ubyte(
     imapp: *const isize,
     ip: *mut c_uchar,
 ) -> c_int {
-    get("nc_get_varm_ubyte", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_varm_ubyte", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var(ncid: c_int, varid: c_int, op: *const c_void) -> c_int {
-    put("nc_put_var", ncid, varid, Shape::Var, Mem::Native, op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var", ncid, varid, Shape::Var, Mem::Native, op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var(ncid: c_int, varid: c_int, ip: *mut c_void) -> c_int {
-    get("nc_get_var", ncid, varid, Shape::Var, Mem::Native, ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var", ncid, varid, Shape::Var, Mem::Native, ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_void) -> c_int {
-    put("nc_put_var1", ncid, varid, Shape::Var1(indexp), Mem::Native, op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_var1", ncid, varid, Shape::Var1(indexp), Mem::Native, op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_void) -> c_int {
-    get("nc_get_var1", ncid, varid, Shape::Var1(indexp), Mem::Native, ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_var1", ncid, varid, Shape::Var1(indexp), Mem::Native, ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_void) -> c_int {
-    put("nc_put_vara", ncid, varid, Shape::Vara(startp, countp), Mem::Native, op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vara", ncid, varid, Shape::Vara(startp, countp), Mem::Native, op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_void) -> c_int {
-    get("nc_get_vara", ncid, varid, Shape::Vara(startp, countp), Mem::Native, ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vara", ncid, varid, Shape::Vara(startp, countp), Mem::Native, ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -1197,7 +1343,8 @@ pub extern "C" fn nc_put_vars(
     stridep: *const isize,
     op: *const c_void,
 ) -> c_int {
-    put("nc_put_vars", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Native, op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_vars", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Native, op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -1209,7 +1356,8 @@ pub extern "C" fn nc_get_vars(
     stridep: *const isize,
     ip: *mut c_void,
 ) -> c_int {
-    get("nc_get_vars", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Native, ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_vars", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Native, ip as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -1222,7 +1370,8 @@ pub extern "C" fn nc_put_varm(
     imapp: *const isize,
     op: *const c_void,
 ) -> c_int {
-    put("nc_put_varm", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Native, op as _)
+    // SAFETY: this export's own contract.
+    unsafe { put("nc_put_varm", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Native, op as _) }
 }
 
 #[unsafe(no_mangle)]
@@ -1235,5 +1384,6 @@ pub extern "C" fn nc_get_varm(
     imapp: *const isize,
     ip: *mut c_void,
 ) -> c_int {
-    get("nc_get_varm", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Native, ip as _)
+    // SAFETY: this export's own contract.
+    unsafe { get("nc_get_varm", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Native, ip as _) }
 }

@@ -539,6 +539,16 @@ fn build_var(
     } else {
         (pure_dims(model, gid, &what, &shape, xarray_names)?, chunks)
     };
+    if layout == Layout::Pure {
+        // Untyped JSON cannot say `_FillValue`'s type; CF requires the variable's own.
+        if let Some(a) = atts.iter_mut().find(|a| a.name == "_FillValue" && a.value.nctype() != dt.nctype) {
+            let raw = zattrs.and_then(|z| z.get("_FillValue")).cloned().unwrap_or(Value::Null);
+            if let Ok((v, _)) = attrs::typed(&raw, dt.nctype) {
+                a.value = v;
+                a.json = None;
+            }
+        }
+    }
     if layout == Layout::Pure && !atts.iter().any(|a| a.name == "_FillValue") {
         // D3: CF clients should see the fill a pure Zarr array declares.
         if let Some(f) = &fill
@@ -601,6 +611,11 @@ fn build_var(
         extra_zarray: extra,
         maxstrlen,
         fortran_order,
+        storage: match dt.storage {
+            Storage::Utf32(n) => crate::model::StorageKind::Utf32(n),
+            Storage::Object => crate::model::StorageKind::Vlen,
+            _ => crate::model::StorageKind::Native,
+        },
     }))
 }
 

@@ -1,0 +1,858 @@
+//! The chunk engine: every get/put call becomes a plan (which chunks, which part of each,
+//! where in user memory), missing chunks are fetched in one batch and decoded in parallel,
+//! then elements move between chunk buffers and user memory with netcdf-c's conversions.
+//!
+//! Decoded chunks live in a per-variable LRU cache in native byte order; writes land in the
+//! cache and reach storage, encoded in parallel, when evicted or at sync/close. A chunk that
+//! was only read is never written back (C7); a chunk a write covers entirely is never read.
+
+use crate::codec;
+use crate::error::{Error, Kind, Result, err};
+use crate::model::{Endian, Model, StorageKind, Var};
+use crate::types::NcType;
+use crate::values::{Scalar, Values, convert_scalar};
+use crate::zmap::Zmap;
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+/// A validated hyperslab: per dimension start, count and stride, and the memory map in
+/// elements (C order for everything but `varm`).
+#[derive(Debug, Clone)]
+pub struct Selection {
+    pub start: Vec<u64>,
+    pub count: Vec<u64>,
+    pub stride: Vec<u64>,
+    pub imap: Vec<i64>,
+}
+
+impl Selection {
+    pub fn nelems(&self) -> u64 {
+        self.count.iter().product()
+    }
+
+    /// Number of memory slots the selection spans (the user buffer must hold this many).
+    pub fn mem_span(&self) -> Result<usize> {
+        let mut max: i64 = 0;
+        for (&c, &m) in self.count.iter().zip(&self.imap) {
+            if c == 0 {
+                return Ok(0);
+            }
+            if m < 0 {
+                return err(Kind::Invalid, "negative imap entries are not supported");
+            }
+            max =
+                (c as i64 - 1).checked_mul(m).and_then(|x| x.checked_add(max)).ok_or_else(|| Error::new(Kind::Invalid, "imap overflow"))?;
+        }
+        usize::try_from(max + 1).map_err(|_| Error::new(Kind::NoMem, "selection too large"))
+    }
+}
+
+/// The raw pointer-free description of a data call's arguments (NULL = `None`).
+pub struct Request<'a> {
+    pub start: Option<&'a [usize]>,
+    pub count: Option<&'a [usize]>,
+    pub stride: Option<&'a [isize]>,
+    pub imap: Option<&'a [isize]>,
+}
+
+/// Checks a request in netcdf-c's order and resolves its defaults (c-api.md §9.2).
+pub fn select(shape: &[u64], unlimited: &[bool], write: bool, req: &Request<'_>) -> Result<Selection> {
+    let rank = shape.len();
+    if rank == 0 {
+        return Ok(Selection { start: vec![], count: vec![], stride: vec![], imap: vec![] });
+    }
+    let start: Vec<u64> = match req.start {
+        Some(s) => s.iter().map(|&x| x as u64).collect(),
+        None => return err(Kind::InvalidCoords, "NULL start"),
+    };
+    let count: Vec<u64> = match req.count {
+        Some(c) => c.iter().map(|&x| x as u64).collect(),
+        None => shape.to_vec(),
+    };
+    let stride: Vec<u64> = match req.stride {
+        Some(st) => {
+            if st.iter().any(|&x| x <= 0) {
+                return err(Kind::Stride, "stride must be positive");
+            }
+            st.iter().map(|&x| x as u64).collect()
+        }
+        None => vec![1; rank],
+    };
+    for d in 0..rank {
+        if write && unlimited[d] {
+            continue;
+        }
+        if start[d] > shape[d] || (start[d] == shape[d] && count[d] > 0) {
+            return err(Kind::InvalidCoords, format!("start {} beyond dimension length {}", start[d], shape[d]));
+        }
+    }
+    for d in 0..rank {
+        if count[d] == 0 || (write && unlimited[d]) {
+            continue;
+        }
+        let last = (count[d] - 1).checked_mul(stride[d]).and_then(|x| x.checked_add(start[d] + 1));
+        if last.is_none_or(|l| l > shape[d]) {
+            return err(Kind::Edge, "start + count exceeds dimension length");
+        }
+    }
+    let imap: Vec<i64> = match req.imap {
+        Some(m) => m.iter().map(|&x| x as i64).collect(),
+        None => {
+            let mut m = vec![1i64; rank];
+            for d in (0..rank - 1).rev() {
+                m[d] = m[d + 1].saturating_mul(count[d + 1] as i64);
+            }
+            m
+        }
+    };
+    Ok(Selection { start, count, stride, imap })
+}
+
+/// One dimension's part of one chunk: `n` selected positions, the first at `first_off`
+/// inside the chunk (then every `stride`), being the `first_k`-th..of the selection.
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    chunk: u64,
+    first_off: u64,
+    first_k: u64,
+    n: u64,
+}
+
+fn project(start: u64, count: u64, stride: u64, chunk_len: u64) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < count {
+        let idx = start + k * stride;
+        let chunk = idx / chunk_len;
+        let chunk_end = (chunk + 1) * chunk_len;
+        let kmax = ((chunk_end - 1 - start) / stride).min(count - 1);
+        out.push(Piece { chunk, first_off: idx - chunk * chunk_len, first_k: k, n: kmax - k + 1 });
+        k = kmax + 1;
+    }
+    out
+}
+
+/// Decoded chunk contents in native byte order.
+#[derive(Debug, Clone)]
+pub enum ChunkBuf {
+    Fixed(Vec<u8>),
+    Strings(Vec<Option<String>>),
+}
+
+impl ChunkBuf {
+    fn bytes(&self) -> usize {
+        match self {
+            ChunkBuf::Fixed(b) => b.len(),
+            ChunkBuf::Strings(s) => s.iter().map(|x| x.as_ref().map_or(8, |s| s.len() + 24)).sum(),
+        }
+    }
+}
+
+/// Everything needed to turn a variable's chunks into bytes and back.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub nctype: NcType,
+    pub chunk_shape: Vec<u64>,
+    pub nelems: usize,
+    pub item: usize,
+    pub big_endian: bool,
+    pub storage: StorageKind,
+    pub width: usize,
+    pub filters: Vec<crate::model::Filter>,
+    pub key: String,
+    pub sep: char,
+    pub fill: Option<Values>,
+    pub fortran: bool,
+}
+
+impl Layout {
+    pub fn new(model: &Model, var: &Var, key: String) -> Result<Layout> {
+        let chunk_shape = if var.dimids.is_empty() { vec![] } else { var.chunks.clone() };
+        let nelems = chunk_shape
+            .iter()
+            .try_fold(1usize, |a, &c| a.checked_mul(c as usize))
+            .ok_or_else(|| Error::new(Kind::NoMem, "chunk too large"))?;
+        if let Some(f) = var.filters.iter().find(|f| !codec::is_supported(f) && !is_object_codec(f)) {
+            let id = f.raw.as_ref().and_then(|r| r.get("id")).map(|v| v.to_string()).unwrap_or_else(|| f.id.to_string());
+            return err(Kind::NoFilter, format!("codec {id} is not available"));
+        }
+        Ok(Layout {
+            nctype: var.nctype,
+            chunk_shape,
+            nelems,
+            item: var.nctype.size(),
+            big_endian: var.endian == Endian::Big && var.nctype.is_numeric(),
+            storage: var.storage,
+            width: crate::format::write::maxstrlen(model, var),
+            filters: var.filters.iter().filter(|f| !is_object_codec(f)).cloned().collect(),
+            key,
+            sep: var.dim_separator,
+            fill: if var.no_fill { None } else { Some(var.fill_value()) },
+            fortran: var.fortran_order,
+        })
+    }
+
+    pub fn chunk_key(&self, idx: &[u64]) -> String {
+        let name = if idx.is_empty() {
+            "0".to_string()
+        } else {
+            idx.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(&self.sep.to_string())
+        };
+        crate::model::join_key(&self.key, &name)
+    }
+
+    /// Element strides inside a chunk (C order, or Fortran order for `order: "F"` arrays).
+    fn chunk_strides(&self) -> Vec<usize> {
+        let r = self.chunk_shape.len();
+        let mut s = vec![1usize; r];
+        if self.fortran {
+            for d in 1..r {
+                s[d] = s[d - 1] * self.chunk_shape[d - 1] as usize;
+            }
+        } else {
+            for d in (0..r.saturating_sub(1)).rev() {
+                s[d] = s[d + 1] * self.chunk_shape[d + 1] as usize;
+            }
+        }
+        s
+    }
+
+    fn is_text(&self) -> bool {
+        self.nctype == NcType::String
+    }
+
+    pub fn fill_chunk(&self) -> ChunkBuf {
+        if self.is_text() {
+            let s = match &self.fill {
+                Some(Values::Str(v)) => v.first().cloned().flatten().unwrap_or_default(),
+                _ => String::new(),
+            };
+            return ChunkBuf::Strings(vec![Some(s); self.nelems]);
+        }
+        match &self.fill {
+            Some(f) => ChunkBuf::Fixed(f.to_ne_bytes().repeat(self.nelems)),
+            None => ChunkBuf::Fixed(vec![0u8; self.nelems * self.item]),
+        }
+    }
+
+    pub fn decode(&self, stored: Option<Vec<u8>>) -> Result<ChunkBuf> {
+        let Some(bytes) = stored else { return Ok(self.fill_chunk()) };
+        let ctx = |e: Error| Error::new(e.kind, format!("{}: {}", self.key, e.context));
+        match (self.is_text(), self.storage) {
+            (false, _) => {
+                let mut raw = codec::decode(&self.filters, bytes, self.item, self.nelems * self.item).map_err(ctx)?;
+                if self.big_endian {
+                    swap_bytes(&mut raw, self.item);
+                }
+                Ok(ChunkBuf::Fixed(raw))
+            }
+            (true, StorageKind::Native) => {
+                let raw = codec::decode(&self.filters, bytes, self.width, self.nelems * self.width).map_err(ctx)?;
+                Ok(ChunkBuf::Strings(
+                    raw.chunks_exact(self.width)
+                        .map(|b| {
+                            let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+                            Some(String::from_utf8_lossy(&b[..end]).into_owned())
+                        })
+                        .collect(),
+                ))
+            }
+            (true, StorageKind::Utf32(n)) if self.filters.is_empty() && bytes.len() == self.nelems * n => {
+                // netcdf-c 4.8.1-4.9.0 typed char data `<U1` but stored one byte per character.
+                Ok(ChunkBuf::Strings(
+                    bytes
+                        .chunks_exact(n)
+                        .map(|b| {
+                            let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+                            Some(String::from_utf8_lossy(&b[..end]).into_owned())
+                        })
+                        .collect(),
+                ))
+            }
+            (true, StorageKind::Utf32(n)) => {
+                let raw = codec::decode(&self.filters, bytes, 4, self.nelems * 4 * n).map_err(ctx)?;
+                Ok(ChunkBuf::Strings(
+                    raw.chunks_exact(4 * n)
+                        .map(|b| {
+                            let s: String = b
+                                .chunks_exact(4)
+                                .map(|c| {
+                                    if self.big_endian {
+                                        u32::from_be_bytes([c[0], c[1], c[2], c[3]])
+                                    } else {
+                                        u32::from_le_bytes([c[0], c[1], c[2], c[3]])
+                                    }
+                                })
+                                .take_while(|&c| c != 0)
+                                .map(|c| char::from_u32(c).unwrap_or('\u{fffd}'))
+                                .collect();
+                            Some(s)
+                        })
+                        .collect(),
+                ))
+            }
+            (true, StorageKind::Vlen) => {
+                let raw = codec::decode_unsized(&self.filters, bytes, 1).map_err(ctx)?;
+                decode_vlen(&raw, self.nelems).map_err(ctx)
+            }
+        }
+    }
+
+    pub fn encode(&self, buf: &ChunkBuf) -> Result<Vec<u8>> {
+        match buf {
+            ChunkBuf::Fixed(b) => {
+                let mut raw = b.clone();
+                if self.big_endian {
+                    swap_bytes(&mut raw, self.item);
+                }
+                codec::encode(&self.filters, raw, self.item)
+            }
+            ChunkBuf::Strings(items) => match self.storage {
+                StorageKind::Native => {
+                    let mut raw = vec![0u8; items.len() * self.width];
+                    for (slot, s) in raw.chunks_exact_mut(self.width).zip(items) {
+                        let b = s.as_deref().unwrap_or("").as_bytes();
+                        let n = b.len().min(self.width);
+                        slot[..n].copy_from_slice(&b[..n]);
+                    }
+                    codec::encode(&self.filters, raw, self.width)
+                }
+                StorageKind::Utf32(n) => {
+                    let mut raw = vec![0u8; items.len() * 4 * n];
+                    for (slot, s) in raw.chunks_exact_mut(4 * n).zip(items) {
+                        for (c, out) in s.as_deref().unwrap_or("").chars().zip(slot.chunks_exact_mut(4)) {
+                            out.copy_from_slice(&if self.big_endian { (c as u32).to_be_bytes() } else { (c as u32).to_le_bytes() });
+                        }
+                    }
+                    codec::encode(&self.filters, raw, 4)
+                }
+                StorageKind::Vlen => {
+                    let mut raw = (items.len() as u32).to_le_bytes().to_vec();
+                    for s in items {
+                        let b = s.as_deref().unwrap_or("").as_bytes();
+                        raw.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                        raw.extend_from_slice(b);
+                    }
+                    codec::encode(&self.filters, raw, 1)
+                }
+            },
+        }
+    }
+
+    /// A string as the storage keeps it: fixed widths cut at a character boundary.
+    fn clip(&self, s: String) -> String {
+        if self.storage != StorageKind::Native || s.len() <= self.width {
+            return s;
+        }
+        let mut end = self.width;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s[..end].to_string()
+    }
+}
+
+fn is_object_codec(f: &crate::model::Filter) -> bool {
+    f.raw.as_ref().and_then(|r| r.get("id")).and_then(|v| v.as_str()).is_some_and(|id| id == "vlen-utf8" || id == "vlen-bytes")
+}
+
+fn decode_vlen(raw: &[u8], nelems: usize) -> Result<ChunkBuf> {
+    let bad = || Error::new(Kind::NcZarr, "malformed vlen-utf8 chunk");
+    let u32_at = |i: usize| raw.get(i..i + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
+    let n = u32_at(0).ok_or_else(bad)?;
+    if n != nelems {
+        return Err(bad());
+    }
+    let mut pos = 4;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let len = u32_at(pos).ok_or_else(bad)?;
+        let bytes = raw.get(pos + 4..pos + 4 + len).ok_or_else(bad)?;
+        out.push(Some(String::from_utf8_lossy(bytes).into_owned()));
+        pos += 4 + len;
+    }
+    Ok(ChunkBuf::Strings(out))
+}
+
+fn swap_bytes(raw: &mut [u8], item: usize) {
+    if item > 1 {
+        for e in raw.chunks_exact_mut(item) {
+            e.reverse();
+        }
+    }
+}
+
+// ---- the cache -----------------------------------------------------------------------------
+
+struct Entry {
+    buf: ChunkBuf,
+    dirty: bool,
+    last_use: u64,
+}
+
+#[derive(Default)]
+struct VarChunks {
+    entries: HashMap<Vec<u64>, Entry>,
+    bytes: usize,
+}
+
+/// Decoded chunks of every variable of one dataset.
+#[derive(Default)]
+pub struct Cache {
+    vars: HashMap<(usize, usize), VarChunks>,
+    clock: u64,
+}
+
+/// Memory as the engine sees it: bytes of a numeric/char memory type, or string slots.
+pub enum Mem<'a> {
+    Bytes(&'a mut [u8], MemType),
+    Strings(&'a mut [Option<Option<String>>]),
+}
+
+/// The memory side's element type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemType {
+    Text,
+    Num(NcType),
+}
+
+impl MemType {
+    fn size(self) -> usize {
+        match self {
+            MemType::Text => 1,
+            MemType::Num(t) => t.size(),
+        }
+    }
+}
+
+/// One contiguous-in-loop transfer: `n` elements, chunk offset/step and memory offset/step.
+struct Run {
+    coff: usize,
+    cstep: usize,
+    moff: usize,
+    mstep: usize,
+    n: usize,
+}
+
+struct ChunkPlan {
+    idx: Vec<u64>,
+    /// Does the selection cover every in-bounds element of the chunk?
+    whole: bool,
+    runs: Vec<Run>,
+}
+
+fn plan(layout: &Layout, shape: &[u64], sel: &Selection) -> Vec<ChunkPlan> {
+    let rank = sel.count.len();
+    if rank == 0 {
+        return vec![ChunkPlan { idx: vec![], whole: true, runs: vec![Run { coff: 0, cstep: 1, moff: 0, mstep: 1, n: 1 }] }];
+    }
+    let per_dim: Vec<Vec<Piece>> = (0..rank).map(|d| project(sel.start[d], sel.count[d], sel.stride[d], layout.chunk_shape[d])).collect();
+    let cstr = layout.chunk_strides();
+    let mut plans = Vec::new();
+    let mut which = vec![0usize; rank];
+    'chunks: loop {
+        let pieces: Vec<Piece> = (0..rank).map(|d| per_dim[d][which[d]]).collect();
+        let whole = (0..rank).all(|d| {
+            let p = pieces[d];
+            let cl = layout.chunk_shape[d];
+            let valid = cl.min(shape[d].saturating_sub(p.chunk * cl)).max(1);
+            p.first_off == 0 && p.n >= valid && (sel.stride[d] == 1 || p.n == 1 && valid == 1)
+        });
+        let mut runs = Vec::new();
+        let last = rank - 1;
+        let mut j = vec![0u64; rank];
+        loop {
+            let mut coff = 0usize;
+            let mut moff = 0i64;
+            for d in 0..last {
+                coff += ((pieces[d].first_off + j[d] * sel.stride[d]) as usize) * cstr[d];
+                moff += (pieces[d].first_k + j[d]) as i64 * sel.imap[d];
+            }
+            coff += pieces[last].first_off as usize * cstr[last];
+            moff += pieces[last].first_k as i64 * sel.imap[last];
+            runs.push(Run {
+                coff,
+                cstep: sel.stride[last] as usize * cstr[last],
+                moff: moff as usize,
+                mstep: sel.imap[last] as usize,
+                n: pieces[last].n as usize,
+            });
+            let mut d = last;
+            loop {
+                if d == 0 {
+                    break;
+                }
+                d -= 1;
+                j[d] += 1;
+                if j[d] < pieces[d].n {
+                    break;
+                }
+                j[d] = 0;
+                if d == 0 {
+                    d = usize::MAX;
+                    break;
+                }
+            }
+            if d == usize::MAX || last == 0 {
+                break;
+            }
+        }
+        plans.push(ChunkPlan { idx: pieces.iter().map(|p| p.chunk).collect(), whole, runs });
+        let mut d = rank;
+        loop {
+            if d == 0 {
+                break 'chunks;
+            }
+            d -= 1;
+            which[d] += 1;
+            if which[d] < per_dim[d].len() {
+                break;
+            }
+            which[d] = 0;
+        }
+    }
+    plans
+}
+
+/// Reads the element at `i` of a native buffer of type `t` as a scalar.
+fn load(b: &[u8], i: usize, t: NcType) -> Scalar {
+    macro_rules! rd {
+        ($ty:ty) => {{
+            const N: usize = std::mem::size_of::<$ty>();
+            <$ty>::from_ne_bytes(b[i * N..i * N + N].try_into().expect("element"))
+        }};
+    }
+    match t {
+        NcType::Byte => Scalar::Int(rd!(i8) as i128),
+        NcType::UByte | NcType::Char => Scalar::Int(b[i] as i128),
+        NcType::Short => Scalar::Int(rd!(i16) as i128),
+        NcType::UShort => Scalar::Int(rd!(u16) as i128),
+        NcType::Int => Scalar::Int(rd!(i32) as i128),
+        NcType::UInt => Scalar::Int(rd!(u32) as i128),
+        NcType::Int64 => Scalar::Int(rd!(i64) as i128),
+        NcType::UInt64 => Scalar::Int(rd!(u64) as i128),
+        NcType::Float => Scalar::F32(rd!(f32)),
+        NcType::Double => Scalar::F64(rd!(f64)),
+        NcType::String => Scalar::Int(0),
+    }
+}
+
+fn store(b: &mut [u8], i: usize, t: NcType, s: Scalar) {
+    let as_i = |s: Scalar| match s {
+        Scalar::Int(v) => v,
+        Scalar::F32(v) => v as i128,
+        Scalar::F64(v) => v as i128,
+    };
+    let as_f = |s: Scalar| match s {
+        Scalar::Int(v) => v as f64,
+        Scalar::F32(v) => v as f64,
+        Scalar::F64(v) => v,
+    };
+    macro_rules! wr {
+        ($v:expr, $ty:ty) => {{
+            const N: usize = std::mem::size_of::<$ty>();
+            b[i * N..i * N + N].copy_from_slice(&($v).to_ne_bytes());
+        }};
+    }
+    match t {
+        NcType::Byte => wr!(as_i(s) as i8, i8),
+        NcType::UByte | NcType::Char => b[i] = as_i(s) as u8,
+        NcType::Short => wr!(as_i(s) as i16, i16),
+        NcType::UShort => wr!(as_i(s) as u16, u16),
+        NcType::Int => wr!(as_i(s) as i32, i32),
+        NcType::UInt => wr!(as_i(s) as u32, u32),
+        NcType::Int64 => wr!(as_i(s) as i64, i64),
+        NcType::UInt64 => wr!(as_i(s) as u64, u64),
+        NcType::Float => wr!(as_f(s) as f32, f32),
+        NcType::Double => wr!(as_f(s), f64),
+        NcType::String => {}
+    }
+}
+
+/// Moves one run between a chunk buffer (`file`) and memory; returns "out of range seen".
+fn copy_run(run: &Run, chunk: &mut [u8], file: NcType, mem: &mut [u8], mt: MemType, to_mem: bool) -> bool {
+    let fs = file.size();
+    let ms = mt.size();
+    let mem_t = match mt {
+        MemType::Text => NcType::Char,
+        MemType::Num(t) => t,
+    };
+    if mem_t == file {
+        if run.cstep == 1 && run.mstep == 1 {
+            let (c, m) = (run.coff * fs, run.moff * ms);
+            let len = run.n * fs;
+            if to_mem {
+                mem[m..m + len].copy_from_slice(&chunk[c..c + len]);
+            } else {
+                chunk[c..c + len].copy_from_slice(&mem[m..m + len]);
+            }
+        } else {
+            for j in 0..run.n {
+                let c = (run.coff + j * run.cstep) * fs;
+                let m = (run.moff + j * run.mstep) * ms;
+                if to_mem {
+                    mem[m..m + fs].copy_from_slice(&chunk[c..c + fs]);
+                } else {
+                    chunk[c..c + fs].copy_from_slice(&mem[m..m + fs]);
+                }
+            }
+        }
+        return false;
+    }
+    let mut range = false;
+    for j in 0..run.n {
+        let c = run.coff + j * run.cstep;
+        let m = run.moff + j * run.mstep;
+        if to_mem {
+            let (v, r) = convert_scalar(load(chunk, c, file), mem_t);
+            store(mem, m, mem_t, v);
+            range |= r;
+        } else {
+            let (v, r) = convert_scalar(load(mem, m, mem_t), file);
+            store(chunk, c, file, v);
+            range |= r;
+        }
+    }
+    range
+}
+
+/// Checks that memory and variable types can meet (c-api.md §9.4).
+pub fn check_types(file: NcType, mem: &Mem<'_>) -> Result<()> {
+    match (file, mem) {
+        (NcType::Char, Mem::Bytes(_, MemType::Text)) | (NcType::String, Mem::Strings(_)) => Ok(()),
+        (NcType::Char, Mem::Bytes(_, MemType::Num(_))) => err(Kind::Char, "numbers into a char variable"),
+        (NcType::String, Mem::Bytes(_, MemType::Text)) => err(Kind::Char, "text into a string variable"),
+        (NcType::String, Mem::Bytes(..)) | (_, Mem::Strings(_)) => err(Kind::BadType, "strings and numbers do not convert"),
+        (_, Mem::Bytes(_, MemType::Text)) => err(Kind::Char, "text into a numeric variable"),
+        (_, Mem::Bytes(_, MemType::Num(_))) => Ok(()),
+    }
+}
+
+impl Cache {
+    fn var(&mut self, key: (usize, usize)) -> &mut VarChunks {
+        self.vars.entry(key).or_default()
+    }
+
+    /// Brings every chunk of `idxs` that is not cached into the cache: one batched fetch,
+    /// parallel decode. `skip_read` chunks (fully overwritten) become fill chunks unread.
+    fn load(&mut self, store: &dyn Zmap, var: (usize, usize), layout: &Layout, idxs: &[(Vec<u64>, bool)]) -> Result<()> {
+        let missing: Vec<&(Vec<u64>, bool)> = {
+            let vc = self.var(var);
+            idxs.iter().filter(|(i, _)| !vc.entries.contains_key(i)).collect()
+        };
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let to_read: Vec<&Vec<u64>> = missing.iter().filter(|(_, skip)| !skip).map(|(i, _)| i).collect();
+        let keys: Vec<String> = to_read.iter().map(|i| layout.chunk_key(i)).collect();
+        let fetched = if keys.is_empty() { Vec::new() } else { store.get_many(&keys)? };
+        let decoded: Vec<Result<ChunkBuf>> = if fetched.len() > 1 {
+            fetched.into_par_iter().map(|b| layout.decode(b)).collect()
+        } else {
+            fetched.into_iter().map(|b| layout.decode(b)).collect()
+        };
+        self.clock += 1;
+        let clock = self.clock;
+        let vc = self.var(var);
+        for (idx, buf) in to_read.into_iter().zip(decoded) {
+            let buf = buf?;
+            vc.bytes += buf.bytes();
+            vc.entries.insert(idx.clone(), Entry { buf, dirty: false, last_use: clock });
+        }
+        for (idx, _) in missing.iter().filter(|(_, skip)| *skip) {
+            let buf = layout.fill_chunk();
+            vc.bytes += buf.bytes();
+            vc.entries.insert(idx.clone(), Entry { buf, dirty: false, last_use: clock });
+        }
+        Ok(())
+    }
+
+    /// Reads a selection into memory. Returns whether any element was out of range.
+    pub fn get(
+        &mut self,
+        store: &dyn Zmap,
+        var: (usize, usize),
+        layout: &Layout,
+        shape: &[u64],
+        sel: &Selection,
+        mem: Mem<'_>,
+    ) -> Result<bool> {
+        let plans = plan(layout, shape, sel);
+        let idxs: Vec<(Vec<u64>, bool)> = plans.iter().map(|p| (p.idx.clone(), false)).collect();
+        self.load(store, var, layout, &idxs)?;
+        self.clock += 1;
+        let clock = self.clock;
+        let vc = self.var(var);
+        let mut range = false;
+        match mem {
+            Mem::Bytes(buf, mt) => {
+                for p in &plans {
+                    let e = vc.entries.get_mut(&p.idx).ok_or_else(|| Error::new(Kind::Internal, "chunk not cached"))?;
+                    e.last_use = clock;
+                    let ChunkBuf::Fixed(chunk) = &mut e.buf else { return err(Kind::Internal, "string chunk for numbers") };
+                    for r in &p.runs {
+                        range |= copy_run(r, chunk, layout.nctype, buf, mt, true);
+                    }
+                }
+            }
+            Mem::Strings(slots) => {
+                for p in &plans {
+                    let e = vc.entries.get_mut(&p.idx).ok_or_else(|| Error::new(Kind::Internal, "chunk not cached"))?;
+                    e.last_use = clock;
+                    let ChunkBuf::Strings(items) = &e.buf else { return err(Kind::Internal, "number chunk for strings") };
+                    for r in &p.runs {
+                        for j in 0..r.n {
+                            slots[r.moff + j * r.mstep] = Some(items[r.coff + j * r.cstep].clone());
+                        }
+                    }
+                }
+            }
+        }
+        Ok(range)
+    }
+
+    /// Writes a selection from memory into cached chunks (marked dirty).
+    pub fn put(
+        &mut self,
+        store: &dyn Zmap,
+        var: (usize, usize),
+        layout: &Layout,
+        shape: &[u64],
+        sel: &Selection,
+        mut mem: Mem<'_>,
+    ) -> Result<bool> {
+        let plans = plan(layout, shape, sel);
+        let idxs: Vec<(Vec<u64>, bool)> = plans.iter().map(|p| (p.idx.clone(), p.whole)).collect();
+        self.load(store, var, layout, &idxs)?;
+        self.clock += 1;
+        let clock = self.clock;
+        let vc = self.var(var);
+        let mut range = false;
+        for p in &plans {
+            let e = vc.entries.get_mut(&p.idx).ok_or_else(|| Error::new(Kind::Internal, "chunk not cached"))?;
+            e.last_use = clock;
+            e.dirty = true;
+            match (&mut e.buf, &mut mem) {
+                (ChunkBuf::Fixed(chunk), Mem::Bytes(buf, mt)) => {
+                    for r in &p.runs {
+                        range |= copy_run(r, chunk, layout.nctype, buf, *mt, false);
+                    }
+                }
+                (ChunkBuf::Strings(items), Mem::Strings(slots)) => {
+                    for r in &p.runs {
+                        for j in 0..r.n {
+                            let v = slots[r.moff + j * r.mstep].clone().flatten();
+                            items[r.coff + j * r.cstep] = v.map(|s| layout.clip(s));
+                        }
+                    }
+                }
+                _ => return err(Kind::Internal, "memory kind does not match the chunk"),
+            }
+        }
+        Ok(range)
+    }
+
+    /// Keeps a variable's cache within `budget` bytes, writing dirty chunks it drops.
+    pub fn trim(&mut self, store: &dyn Zmap, var: (usize, usize), layout: &Layout, budget: usize) -> Result<()> {
+        let vc = self.var(var);
+        if vc.bytes <= budget {
+            return Ok(());
+        }
+        let mut order: Vec<(u64, Vec<u64>)> = vc.entries.iter().map(|(k, e)| (e.last_use, k.clone())).collect();
+        order.sort();
+        let mut victims = Vec::new();
+        let mut bytes = vc.bytes;
+        for (_, k) in order {
+            if bytes <= budget {
+                break;
+            }
+            if let Some(e) = vc.entries.get(&k) {
+                bytes -= e.buf.bytes();
+                victims.push(k);
+            }
+        }
+        let dirty: Vec<(Vec<u64>, ChunkBuf)> =
+            victims.iter().filter_map(|k| vc.entries.get(k).filter(|e| e.dirty).map(|e| (k.clone(), e.buf.clone()))).collect();
+        write_chunks(store, layout, dirty)?;
+        let vc = self.var(var);
+        for k in victims {
+            if let Some(e) = vc.entries.remove(&k) {
+                vc.bytes -= e.buf.bytes();
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes every dirty chunk of one variable (they stay cached, now clean).
+    pub fn flush_var(&mut self, store: &dyn Zmap, var: (usize, usize), layout: &Layout) -> Result<()> {
+        let Some(vc) = self.vars.get_mut(&var) else { return Ok(()) };
+        let dirty: Vec<(Vec<u64>, ChunkBuf)> =
+            vc.entries.iter().filter(|(_, e)| e.dirty).map(|(k, e)| (k.clone(), e.buf.clone())).collect();
+        if dirty.is_empty() {
+            return Ok(());
+        }
+        let keys: Vec<Vec<u64>> = dirty.iter().map(|(k, _)| k.clone()).collect();
+        write_chunks(store, layout, dirty)?;
+        for k in keys {
+            if let Some(e) = vc.entries.get_mut(&k) {
+                e.dirty = false;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn dirty_vars(&self) -> Vec<(usize, usize)> {
+        self.vars.iter().filter(|(_, vc)| vc.entries.values().any(|e| e.dirty)).map(|(k, _)| *k).collect()
+    }
+
+    /// Forgets a variable's chunks (its storage moved or its layout changed).
+    pub fn forget(&mut self, var: (usize, usize)) {
+        self.vars.remove(&var);
+    }
+}
+
+/// Encodes chunks in parallel and stores them.
+fn write_chunks(store: &dyn Zmap, layout: &Layout, chunks: Vec<(Vec<u64>, ChunkBuf)>) -> Result<()> {
+    let encoded: Vec<Result<(String, Vec<u8>)>> = if chunks.len() > 1 {
+        chunks.par_iter().map(|(k, b)| Ok((layout.chunk_key(k), layout.encode(b)?))).collect()
+    } else {
+        chunks.iter().map(|(k, b)| Ok((layout.chunk_key(k), layout.encode(b)?))).collect()
+    };
+    for item in encoded {
+        let (key, bytes) = item?;
+        store.put(&key, &bytes)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn projections() {
+        let p = project(3, 5, 1, 4);
+        assert_eq!(p.iter().map(|x| (x.chunk, x.first_off, x.first_k, x.n)).collect::<Vec<_>>(), vec![(0, 3, 0, 1), (1, 0, 1, 4)]);
+        let p = project(1, 4, 3, 4);
+        assert_eq!(
+            p.iter().map(|x| (x.chunk, x.first_off, x.first_k, x.n)).collect::<Vec<_>>(),
+            vec![(0, 1, 0, 1), (1, 0, 1, 2), (2, 2, 3, 1)]
+        );
+    }
+
+    #[test]
+    fn selection_rules() {
+        let shape = [4u64, 6];
+        let req = |start: Option<&'static [usize]>, count: Option<&'static [usize]>| Request { start, count, stride: None, imap: None };
+        assert_eq!(select(&shape, &[false, false], false, &req(None, Some(&[1, 1]))).unwrap_err().kind, Kind::InvalidCoords);
+        assert_eq!(select(&shape, &[false, false], false, &req(Some(&[4, 0]), Some(&[1, 1]))).unwrap_err().kind, Kind::InvalidCoords);
+        assert!(select(&shape, &[false, false], false, &req(Some(&[4, 0]), Some(&[0, 1]))).is_ok());
+        assert_eq!(select(&shape, &[false, false], false, &req(Some(&[1, 0]), None)).unwrap_err().kind, Kind::Edge);
+        assert_eq!(select(&shape, &[false, false], false, &req(Some(&[3, 0]), Some(&[2, 1]))).unwrap_err().kind, Kind::Edge);
+        assert!(select(&shape, &[true, false], true, &req(Some(&[10, 0]), Some(&[2, 6]))).is_ok());
+        let s = select(&shape, &[false, false], false, &req(Some(&[0, 0]), None)).unwrap();
+        assert_eq!(s.imap, vec![6, 1]);
+        let bad = Request { start: Some(&[0, 0]), count: Some(&[0, 0]), stride: Some(&[1, 0]), imap: None };
+        assert_eq!(select(&shape, &[false, false], false, &bad).unwrap_err().kind, Kind::Stride);
+    }
+}
