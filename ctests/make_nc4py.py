@@ -28,16 +28,19 @@ ds.title = "probe"
 ds.ints = np.array([1, 2, 3], dtype="i4")
 ds.d = 3.141592653589793
 ds.setncattr_string("sattr", ["a", "bb"])
-ds.createVariable("s", str, ("x",))
-ds.createVariable("c", "S1", ("x",))
+v[0:2] = np.array([[1.5, -2.25, 3], [4, 5, 6.125]], dtype="f4")
+s = ds.createVariable("s", str, ("x",))
+s[:] = np.array(["alpha", "beta", "gamma"], dtype=object)  # 4.10.1 reads "" back as NULL; ours keeps ""
+c = ds.createVariable("c", "S1", ("x",))
+c[:] = np.array([b"a", b"b", b"c"])
 g = ds.createGroup("sub")
 g.createDimension("k", 2)
-g.createVariable("gv", "i8", ("x", "k"))
+g.createVariable("gv", "i8", ("x", "k"))[:] = np.arange(6).reshape(3, 2) - 3
 g.gattr = np.int16(5)
 g2 = g.createGroup("deeper")
 g2.createVariable("dv", "u2", ("k",))
-ds.createVariable("sc", "f8", ())
-ds.createVariable("u8", "u1", ("x",))
+ds.createVariable("sc", "f8", ())[...] = 2.5
+ds.createVariable("u8", "u1", ("x",))[:] = [0, 128, 255]
 ds.close()
 
 ds = new("types.file")
@@ -46,6 +49,8 @@ for code in ["i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f4", "f8"]:
     var = ds.createVariable(f"v_{code}", code, ("n",))
     var.setncattr(f"a_{code}", np.array([1, 2], dtype=code))
     var.setncattr("valid_max", np.array(100, dtype=code))
+    info = np.iinfo(code) if code[0] in "iu" else np.finfo(code)
+    var[:] = np.array([info.min, 0, 1, info.max], dtype=code)
 ds.setncattr("neg", np.int8(-5))
 ds.setncattr("big", np.uint64(18000000000000000000))
 ds.setncattr("tiny", 1e-300)
@@ -63,6 +68,11 @@ ds.createVariable("zs", "f4", ("y",), compression="zstd", complevel=4)
 ds.createVariable("bz", "i2", ("x",), compression="bzip2", complevel=9)
 ds.createVariable("nf", "i4", ("x",), fill_value=False)
 z[0] = np.ones((10, 20))
+z[1] = -np.ones((10, 20))
+z[2] = np.arange(200.0).reshape(10, 20) / 7
+ds["f"][:] = np.arange(200, dtype="i4").reshape(10, 20)
+ds["zs"][:] = np.linspace(0, 1, 10, dtype="f4")
+ds["bz"][:] = np.arange(20, dtype="i2") * -3
 ds.close()
 
 print("\n".join(urls))

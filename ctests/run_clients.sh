@@ -41,7 +41,7 @@ plugins=$(python3 -c "import netCDF4,os;print(os.path.dirname(netCDF4.__file__)+
 mkdir -p "$scratch/py"
 HDF5_PLUGIN_PATH="$plugins" python3 "$top/ctests/make_nc4py.py" "$scratch/py" > "$scratch/urls.txt" || bad "netCDF4-python writer"
 while read -r url; do
-    for opt in -h -hs; do
+    for opt in -h -hs "" -s; do
         HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$wheel" ncdump $opt "$url" > "$scratch/ref.cdl" 2>&1
         LD_PRELOAD="$pre" ncdump $opt "$url" > "$scratch/got.cdl" 2>&1
         same "netCDF4-python ncdump $opt $url" "$scratch/ref.cdl" "$scratch/got.cdl"
