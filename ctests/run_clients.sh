@@ -68,6 +68,38 @@ ncgen -k nc4 -o "$debs" "$top/ctests/data/debian_scalar.cdl" || bad "Debian ncge
 LD_PRELOAD="$pre" ncdump -h "$debs" > "$scratch/got_scalar.cdl" 2>&1
 same "Debian 4.9.0 scalars" "$top/ctests/data/debian_scalar.cdl" "$scratch/got_scalar.cdl"
 
+# ncgen -lb under LD_PRELOAD writes the legacy fixtures' CDL sources with their data; ncdump
+# prints the expected CDL (the `partial` variable's data was written by a program, not CDL).
+nopartial() { python3 -c "import re,sys; print(re.sub(r' partial =.*?;\n', '', open(sys.argv[1]).read(), flags=re.S))" "$1"; }
+for n in public scalars fills; do
+    gen="file://$scratch/gen_$n.file#mode=nczarr,file"
+    LD_PRELOAD="$pre" ncgen -lb -k nc4 -o "$gen" "$fixtures/4.9.2/$n.src.cdl" && ok || bad "ncgen -lb $n"
+    LD_PRELOAD="$pre" ncdump "$gen" | sed "1s/.*/netcdf $n {/" > "$scratch/gen.cdl"
+    nopartial "$scratch/gen.cdl" > "$scratch/got.cdl"
+    nopartial "$fixtures/4.9.2/$n.cdl" > "$scratch/want.cdl"
+    same "ncgen -lb then ncdump: $n" "$scratch/want.cdl" "$scratch/got.cdl"
+done
+
+# nccopy under LD_PRELOAD: NCZarr directory -> zip -> pure Zarr -> NCZarr with -d5 -s.
+src="$(head -1 "$scratch/urls.txt")"
+LD_PRELOAD="$pre" nccopy "$src" "file://$scratch/cp.zip#mode=nczarr,zip" && ok || bad "nccopy file -> zip"
+LD_PRELOAD="$pre" ncdump "$src" | sed 1d > "$scratch/a.cdl"
+LD_PRELOAD="$pre" ncdump "file://$scratch/cp.zip#mode=nczarr,zip" | sed 1d > "$scratch/b.cdl"
+same "nccopy to zip keeps everything" "$scratch/a.cdl" "$scratch/b.cdl"
+LD_PRELOAD="$pre" nccopy "file://$scratch/cp.zip#mode=nczarr,zip" "file://$scratch/cp.zarr#mode=zarr,file" && ok || bad "nccopy zip -> pure zarr"
+LD_PRELOAD="$pre" nccopy -d5 -s "file://$scratch/cp.zarr#mode=zarr,file" "file://$scratch/cp2.file#mode=nczarr,file" && ok || bad "nccopy -d5 -s"
+LD_PRELOAD="$pre" ncdump "file://$scratch/cp.zarr#mode=zarr,file" | sed 1d > "$scratch/c.cdl"
+LD_PRELOAD="$pre" ncdump "file://$scratch/cp2.file#mode=nczarr,file" | sed 1d > "$scratch/d.cdl"
+same "nccopy from pure zarr back to NCZarr keeps values" "$scratch/c.cdl" "$scratch/d.cdl"
+LD_PRELOAD="$pre" ncdump -hs "file://$scratch/cp2.file#mode=nczarr,file" | grep -q 't:_DeflateLevel = 5' && ok || bad "nccopy -d5 recompressed"
+LD_PRELOAD="$pre" ncdump -hs "file://$scratch/cp2.file#mode=nczarr,file" | grep -q 't:_Shuffle = "true"' && ok || bad "nccopy -s shuffled"
+python3 -c "
+import zarr, numpy as np, sys
+g = zarr.open_group(sys.argv[1], mode='r', zarr_format=2)
+assert np.allclose(g['t'][:2], [[3, -4.5, 6], [8, 10, 12.25]]), g['t'][:]  # packed: scale_factor 0.5
+assert list(g['u8'][:]) == [0, 128, 255]
+" "$scratch/cp2.file" && ok || bad "zarr-python reads nccopy -d5 -s output"
+
 # 4. The drop-in library replaces Debian's libnetcdf.so.19 outright (tools are BIND_NOW).
 url="file://$fixtures/4.9.2/public.file#mode=nczarr,file"
 LD_LIBRARY_PATH="$build" ncdump -h "$url" > "$scratch/dropin.cdl" 2>&1
