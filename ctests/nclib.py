@@ -91,3 +91,47 @@ def describe(url):
         return describe_group(ncid.value)
     finally:
         lib.nc_close(ncid.value)
+
+
+def _find(ncid, path):
+    """(group ncid, varid) of a variable given as 'g1/g2/name'."""
+    *groups, name = path.split("/")
+    gid = ncid
+    for g in groups:
+        child = ctypes.c_int()
+        call(lib.nc_inq_grp_ncid, gid, g.encode(), ctypes.byref(child))
+        gid = child.value
+    varid = ctypes.c_int()
+    call(lib.nc_inq_varid, gid, name.encode(), ctypes.byref(varid))
+    return gid, varid.value
+
+
+def read(url, path):
+    """A variable's values, flattened: floats for numbers, str for strings and chars."""
+    ncid = ctypes.c_int()
+    call(lib.nc_open, url.encode(), 0, ctypes.byref(ncid))
+    try:
+        gid, varid = _find(ncid.value, path)
+        t, nd = ctypes.c_int(), ctypes.c_int()
+        ids = (ctypes.c_int * 1024)()
+        call(lib.nc_inq_var, gid, varid, None, ctypes.byref(t), ctypes.byref(nd), ids, None)
+        n = 1
+        for i in range(nd.value):
+            ln = ctypes.c_size_t()
+            call(lib.nc_inq_dimlen, gid, ids[i], ctypes.byref(ln))
+            n *= ln.value
+        if t.value == 12:
+            arr = (ctypes.c_char_p * max(n, 1))()
+            call(lib.nc_get_var_string, gid, varid, arr)
+            out = [arr[i].decode() if arr[i] is not None else None for i in range(n)]
+            lib.nc_free_string(ctypes.c_size_t(n), arr)
+            return out
+        if t.value == 2:
+            buf = ctypes.create_string_buffer(max(n, 1))
+            call(lib.nc_get_var_text, gid, varid, buf)
+            return buf.raw[:n].decode("latin-1")
+        arr = (ctypes.c_double * max(n, 1))()
+        call(lib.nc_get_var_double, gid, varid, arr)
+        return [arr[i] for i in range(n)]
+    finally:
+        lib.nc_close(ncid.value)

@@ -55,29 +55,42 @@ for url in sys.stdin.read().split():
         arr = root[name]
         check(arr.shape == (3, 4), f"{url}: {name} shape {arr.shape}")
         check(str(arr.dtype) == dtype or arr.dtype == np.dtype(dtype), f"{url}: {name} dtype {arr.dtype}")
+        data = arr[:]
         if name in FILLS:
             check(arr.fill_value == FILLS[name], f"{url}: {name} fill {arr.fill_value!r}")
-            data = arr[:]
-            check(bool(np.all(data == FILLS[name])), f"{url}: {name} unwritten data reads as fill")
+            want = np.array(list(range(8)) + [FILLS[name]] * 4, dtype=dtype).reshape(3, 4)
+            check(np.array_equal(data, want), f"{url}: {name} data {data.tolist()}")
+        elif name == "v_char":
+            check(data.tolist() == [[b"a", b"b", b"c", b"d"], [b"e", b"f", b"g", b"h"], [b"", b"", b"", b""]], f"{url}: chars {data.tolist()}")
+        else:
+            check(data[0].tolist() == [b"s0", b"", b"s2", b"s3"] and data[1, 3] == b"a longer string" and data[2, 0] == b"",
+                  f"{url}: strings {data.tolist()}")
         check(arr.attrs.get("_ARRAY_DIMENSIONS") == ["y", "x"], f"{url}: {name} dims")
     temp = root["temp"]
-    check(temp.shape == (0, 4), f"{url}: temp shape {temp.shape}")
+    check(temp.shape == (2, 4), f"{url}: temp shape {temp.shape}")
+    check(temp[:].tolist() == [[1.5, -2.5, 3.25, 273.15002441406], [5, 6, 7, 8]] or
+          np.array_equal(temp[:], np.array([[1.5, -2.5, 3.25, 273.15], [5, 6, 7, 8]], dtype="f4")), f"{url}: temp data (zlib+shuffle)")
     check(temp.fill_value == -999.0, f"{url}: temp fill")
     md = temp.metadata.to_dict()
     check(md["compressor"]["id"] == "zlib" and md["filters"][0] == {"id": "shuffle", "elementsize": 4},
           f"{url}: temp codecs {md['compressor']} {md['filters']}")
     scalar = root["scalar"]
     check(scalar.shape == (() if pure else (1,)), f"{url}: scalar shape {scalar.shape}")
+    check(float(np.asarray(scalar[...]).reshape(-1)[0]) == 42.5, f"{url}: scalar value")
     gv = root["g1/gv"]
     check(gv.shape == (3, 2) and gv.attrs.get("_ARRAY_DIMENSIONS") == ["y", "k"], f"{url}: g1/gv")
+    check(gv[:].tolist() == [[1, 2], [3, 4], [5, 6]], f"{url}: g1/gv data")
     check(dict(root["g1/g2"].attrs).get("level") == 2, f"{url}: g1/g2 attribute")
 
     # xarray: dimensions and CF attributes, every group.
     kw = dict(consolidated=consolidated, zarr_format=2, mask_and_scale=False)
     ds = xr.open_zarr(store, group=prefix or None, **kw)
-    check(dict(ds.sizes) == ({"y": 3, "x": 4, "time": 0} if pure else {"y": 3, "x": 4, "time": 0, "_scalar_": 1}),
+    check(dict(ds.sizes) == ({"y": 3, "x": 4, "time": 2} if pure else {"y": 3, "x": 4, "time": 2, "_scalar_": 1}),
           f"{url}: xarray sizes {dict(ds.sizes)}")
     check(ds["temp"].attrs.get("units") == "K", f"{url}: xarray temp units")
+    dsm = xr.open_zarr(store, group=prefix or None, consolidated=consolidated, zarr_format=2)
+    check(float(dsm["v_int"].values[2, 0]) != float(dsm["v_int"].values[2, 0]), f"{url}: xarray masks fill as NaN")
+    check(float(dsm["temp"].values[0, 3]) == np.float32(273.15), f"{url}: xarray temp values")
     check(ds["v_int"].dtype == np.int32 and ds["v_string"].dims == ("y", "x"), f"{url}: xarray variables")
     check(ds.attrs.get("title") == "interop sample", f"{url}: xarray global attributes")
     g1 = xr.open_zarr(store, group=(prefix + "/g1") if prefix else "g1", **kw)

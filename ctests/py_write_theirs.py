@@ -13,7 +13,7 @@ import pandas as pd
 import xarray as xr
 import zarr
 
-from nclib import describe
+from nclib import describe, read
 
 warnings.simplefilter("ignore")
 passed = failed = 0
@@ -62,6 +62,13 @@ check(d["atts"]["version"] == ("int", [3]), "global int")
 check(d["atts"]["ratio"] == ("double", [0.5]), "global double")
 check(d["atts"]["tags"] == ("string", ["a", "b"]), "list of strings -> string")
 check(d["atts"]["flag"] == ("ubyte", [1]), "bool -> ubyte")
+u = f"file://{xpath}#mode=zarr,file"
+check(read(u, "temp") == list(np.arange(24, dtype="f4")), "xarray temp values")
+check(read(u, "packed") == [0.0] * 8, f"packed raw values {read(u, 'packed')}")
+check(read(u, "name") == ["north", "south"], f"vlen-utf8 values {read(u, 'name')}")
+check(read(u, "flag") == [1, 0, 1, 0], "bool values")
+check(read(u, "time") == [0, 1, 2], f"datetime values {read(u, 'time')}")
+check(read(u, "lat") == [10.0, 20.0], "coordinate values")
 d2 = describe(xpath)  # a plain path to a Zarr directory works too
 check(d2["dims"] == d["dims"], "plain path")
 d3 = describe(f"file://{xpath}#mode=zarr,file,noconsolidated")
@@ -73,15 +80,27 @@ root = zarr.open_group(zpath, mode="w", zarr_format=2)
 root.attrs.update({"nested": {"a": [1, 2]}, "mixed": [1, "x"], "big": 2**40, "neg": -5, "empty": []})
 a = root.create_array("forder", shape=(3, 5), dtype="i2", order="F", chunks=(2, 2))
 a[:] = np.arange(15, dtype="i2").reshape(3, 5)
-root.create_array("slash", shape=(4, 4), dtype="f8", chunks=(2, 2), chunk_key_encoding={"name": "v2", "separator": "/"})
-root.create_array("ustr", shape=(3,), dtype="<U7")
-root.create_array("zero_d", shape=(), dtype="f4")
-root.create_array("gz", shape=(10,), dtype="u4", compressors=numcodecs.GZip(level=5))
+root.create_array("slash", shape=(4, 4), dtype="f8", chunks=(2, 2), chunk_key_encoding={"name": "v2", "separator": "/"})[:] = np.arange(16.0).reshape(4, 4)
+root.create_array("ustr", shape=(3,), dtype="<U7")[:] = np.array(["a", "bé", "ccccccc"])
+root.create_array("zero_d", shape=(), dtype="f4")[...] = 7.5
+root.create_array("gz", shape=(10,), dtype="u4", compressors=numcodecs.GZip(level=5))[:] = np.arange(10, dtype="u4") * 1000
+root.create_array("lz", shape=(10,), dtype="i8", compressors=numcodecs.LZ4())[:] = np.arange(10) - 5
+root.create_array("bl", shape=(6,), dtype="f4", compressors=numcodecs.Blosc(cname="zstd", shuffle=2))[:] = np.arange(6, dtype="f4") / 4
+root.create_array("zs", shape=(6,), dtype="i2", compressors=numcodecs.Zstd(level=3, checksum=True))[:] = np.arange(6, dtype="i2")
 sub = root.create_group("sub")
 sub.attrs["depth"] = 1
 sub.create_array("inner", shape=(6,), dtype="i8", attributes={"_ARRAY_DIMENSIONS": ["n"]})
 d = describe(f"file://{zpath}#mode=zarr,file")
 check(d["vars"]["forder"]["type"] == "short" and len(d["vars"]["forder"]["dims"]) == 2, "F order array")
+u = f"file://{zpath}#mode=zarr,file"
+check(read(u, "forder") == list(range(15)), f"F order values, not transposed: {read(u, 'forder')}")
+check(read(u, "slash") == list(range(16)), "'/' separator values")
+check(read(u, "ustr") == ["a", "bé", "ccccccc"], f"<U values {read(u, 'ustr')}")
+check(read(u, "zero_d") == [7.5], "0-d value")
+check(read(u, "gz") == [i * 1000 for i in range(10)], "gzip values")
+check(read(u, "lz") == [i - 5 for i in range(10)], "lz4 values")
+check(read(u, "bl") == [i / 4 for i in range(6)], "blosc zstd bitshuffle values")
+check(read(u, "zs") == list(range(6)), "zstd with checksum values")
 check(d["vars"]["forder"]["dims"] == ["_Anonymous_Dim_3", "_Anonymous_Dim_5"], f"anonymous dims {d['vars']['forder']['dims']}")
 check("slash" in d["vars"] and d["vars"]["slash"]["type"] == "double", "'/' separator array")
 check(d["vars"]["ustr"]["type"] == "string", "<U -> string")

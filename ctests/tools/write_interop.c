@@ -51,6 +51,32 @@ static void define(const char *url)
     E(nc_def_grp(g, "g2", &g2));
     E(nc_def_var(g2, "deep", NC_SHORT, 1, &k, &v));
     E(nc_put_att_int(g2, NC_GLOBAL, "level", NC_INT, 1, (int[]){2}));
+
+    /* Data: every type gets 0..11 (chars 'a'.., strings "s0".., one left unwritten as fill). */
+    double vals[12];
+    for (int i = 0; i < 12; i++) vals[i] = i;
+    size_t start[2] = {0, 0}, count[2] = {3, 4}, part[2] = {2, 4};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        E(nc_inq_varid(nc, types[i].name, &v));
+        if (types[i].type == NC_CHAR) {
+            E(nc_put_vara_text(nc, v, start, part, "abcdefgh"));
+        } else if (types[i].type == NC_STRING) {
+            const char *s[8] = {"s0", "", "s2", "s3", "s4", "s5", "s6", "a longer string"};
+            E(nc_put_vara_string(nc, v, start, part, s));
+        } else {
+            E(nc_put_vara_double(nc, v, start, part, vals));
+        }
+    }
+    E(nc_inq_varid(nc, "temp", &v));
+    float tv[8] = {1.5f, -2.5f, 3.25f, 273.15f, 5, 6, 7, 8};
+    size_t tc[2] = {2, 4};
+    E(nc_put_vara_float(nc, v, start, tc, tv)); /* grows time to 2 */
+    E(nc_inq_varid(nc, "scalar", &v));
+    E(nc_put_var_double(nc, v, (double[]){42.5}));
+    E(nc_inq_varid(g, "gv", &v));
+    int gvals[6] = {1, 2, 3, 4, 5, 6};
+    E(nc_put_var_int(g, v, gvals));
+    (void)count;
     E(nc_close(nc));
 }
 
