@@ -5,10 +5,11 @@
 # cannot be installed fails the run.
 set -eu
 need_apt=""
-for tool in ncdump:netcdf-bin cmake:cmake pkg-config:pkg-config; do
+for tool in ncdump:netcdf-bin cmake:cmake pkg-config:pkg-config gfortran:gfortran; do
     command -v "${tool%%:*}" > /dev/null 2>&1 || need_apt="$need_apt ${tool#*:}"
 done
 [ -f /usr/include/netcdf.h ] || need_apt="$need_apt libnetcdf-dev"
+[ -f /usr/include/netcdf.mod ] || need_apt="$need_apt libnetcdff-dev"
 if [ -n "$need_apt" ]; then
     echo "installing:$need_apt"
     SUDO=""

@@ -133,6 +133,13 @@ readelf -d "$build/libnetcdf.so.19" | grep -q 'SONAME.*libnetcdf.so.19' && ok ||
 cc -o "$scratch/preload_ids" "$top/ctests/tools/preload_ids.c" -lnetcdf
 [ "$(LD_PRELOAD="$pre" "$scratch/preload_ids" "$scratch")" = "7fff0000 7ffe0000" ] && ok || bad "preload ncid numbering"
 
+# netcdf-fortran (Debian's libnetcdff) through the drop-in and through the preload library.
+command -v gfortran > /dev/null || { echo "missing tool: gfortran (apt-get install gfortran libnetcdff-dev)"; exit 1; }
+gfortran -I/usr/include -o "$scratch/f90" "$top/ctests/fortran/f90_roundtrip.f90" -lnetcdff || bad "fortran build"
+mkdir -p "$scratch/f1" "$scratch/f2"
+LD_LIBRARY_PATH="$build" "$scratch/f90" "$scratch/f1" && ok || bad "fortran with the drop-in"
+LD_PRELOAD="$pre" "$scratch/f90" "$scratch/f2" && ok || bad "fortran with the preload library"
+
 # 7. Bad and hostile stores.
 python3 "$top/ctests/bad_inputs.py" && ok || bad "bad-input suite"
 

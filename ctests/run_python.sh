@@ -13,4 +13,6 @@ fail=0
 python3 "$top/ctests/py_read_ours.py" < "$scratch/urls.txt" || fail=1
 (cd "$top/ctests" && python3 py_write_theirs.py) || fail=1
 (cd "$top/ctests" && python3 py_modify_theirs.py) || fail=1
+mkdir -p "$scratch/nc4py"
+LD_PRELOAD="$build/libnczarr_preload.so" python3 "$top/ctests/py_netcdf4_preload.py" "$scratch/nc4py" || fail=1
 exit $fail
