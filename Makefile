@@ -120,6 +120,10 @@ check-cmake: all
 demo: all
 	sh ctests/demo.sh
 
+bench: all
+	sh ctests/ensure_deps.sh
+	python3 bench/run.py
+
 clean:
 	rm -rf $(BUILD)
 	$(CARGO) clean

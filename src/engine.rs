@@ -298,15 +298,25 @@ impl Layout {
         }
     }
 
-    pub fn encode(&self, buf: &ChunkBuf) -> Result<Vec<u8>> {
+    pub fn encode<'b>(&self, buf: &'b ChunkBuf) -> Result<std::borrow::Cow<'b, [u8]>> {
+        use std::borrow::Cow;
+        if let ChunkBuf::Fixed(b) = buf
+            && self.filters.is_empty()
+            && !self.big_endian
+        {
+            return Ok(Cow::Borrowed(b));
+        }
+        self.encode_owned(buf).map(Cow::Owned)
+    }
+
+    fn encode_owned(&self, buf: &ChunkBuf) -> Result<Vec<u8>> {
         match buf {
-            ChunkBuf::Fixed(b) => {
+            ChunkBuf::Fixed(b) if self.big_endian => {
                 let mut raw = b.clone();
-                if self.big_endian {
-                    swap_bytes(&mut raw, self.item);
-                }
-                codec::encode(&self.filters, raw, self.item)
+                swap_bytes(&mut raw, self.item);
+                codec::encode(&self.filters, &raw, self.item)
             }
+            ChunkBuf::Fixed(b) => codec::encode(&self.filters, b, self.item),
             ChunkBuf::Strings(items) => match self.storage {
                 StorageKind::Native => {
                     let mut raw = vec![0u8; items.len() * self.width];
@@ -315,7 +325,7 @@ impl Layout {
                         let n = b.len().min(self.width);
                         slot[..n].copy_from_slice(&b[..n]);
                     }
-                    codec::encode(&self.filters, raw, self.width)
+                    codec::encode(&self.filters, &raw, self.width)
                 }
                 StorageKind::Utf32(n) => {
                     let mut raw = vec![0u8; items.len() * 4 * n];
@@ -324,7 +334,7 @@ impl Layout {
                             out.copy_from_slice(&if self.big_endian { (c as u32).to_be_bytes() } else { (c as u32).to_le_bytes() });
                         }
                     }
-                    codec::encode(&self.filters, raw, 4)
+                    codec::encode(&self.filters, &raw, 4)
                 }
                 StorageKind::Vlen => {
                     let mut raw = (items.len() as u32).to_le_bytes().to_vec();
@@ -333,10 +343,19 @@ impl Layout {
                         raw.extend_from_slice(&(b.len() as u32).to_le_bytes());
                         raw.extend_from_slice(b);
                     }
-                    codec::encode(&self.filters, raw, 1)
+                    codec::encode(&self.filters, &raw, 1)
                 }
             },
         }
+    }
+
+    /// Chunks stored as plain native bytes, read in the memory type itself: no decode step.
+    fn is_plain(&self, mt: MemType) -> bool {
+        let mem_t = match mt {
+            MemType::Text => NcType::Char,
+            MemType::Num(t) => t,
+        };
+        self.filters.is_empty() && !self.big_endian && self.nctype != NcType::String && mem_t == self.nctype && !self.fortran
     }
 
     /// A string as the storage keeps it: fixed widths cut at a character boundary.
@@ -616,6 +635,153 @@ fn copy_run(run: &Run, chunk: &mut [u8], file: NcType, mem: &mut [u8], mt: MemTy
     range
 }
 
+/// `(memory offset, elements)` when a plan covers its whole chunk and the chunk's elements
+/// sit contiguously and in order in memory (then chunk bytes and memory bytes coincide).
+fn contiguous_span(layout: &Layout, p: &ChunkPlan) -> Option<(usize, usize)> {
+    let total: usize = p.runs.iter().map(|r| r.n).sum();
+    let first = p.runs.first()?;
+    let mut next = (0usize, first.moff);
+    let ok = total == layout.nelems
+        && p.runs.iter().all(|r| {
+            let ok = r.cstep == 1 && (r.mstep == 1 || r.n == 1) && (r.coff, r.moff) == next;
+            next = (r.coff + r.n, r.moff + r.n);
+            ok
+        });
+    ok.then_some((first.moff, total))
+}
+
+/// Reads an uncompressed chunk's selected part without the cache: a chunk whose elements
+/// land contiguously in memory is read straight into the user's buffer; a chunk of which a
+/// small part is wanted is read by byte ranges, anything else whole into a scratch buffer.
+/// Uncompressed chunks cost nothing to decode, so they are not cached. Absent chunks read
+/// as fill.
+fn read_direct(store: &dyn Zmap, layout: &Layout, p: &ChunkPlan, out: &MemOut, scratch: &mut Vec<u8>) -> Result<()> {
+    let fs = layout.item;
+    let fill: Vec<u8> = layout.fill.as_ref().map(|f| f.to_ne_bytes()).unwrap_or_else(|| vec![0u8; fs]);
+    let key = layout.chunk_key(&p.idx);
+    let total: usize = p.runs.iter().map(|r| r.n).sum();
+    let write_fill = |r: &Run| {
+        for j in 0..r.n {
+            out.write((r.moff + j * r.mstep) * fs, &fill);
+        }
+    };
+    if let Some((moff, n)) = contiguous_span(layout, p) {
+        assert!((moff + n) * fs <= out.len, "selection outside the user buffer");
+        // SAFETY: in bounds; this chunk's memory range is written by this task only (MemOut).
+        let dst = unsafe { std::slice::from_raw_parts_mut(out.ptr.add(moff * fs), n * fs) };
+        if !store.read_into(&key, dst)? {
+            p.runs.iter().for_each(write_fill);
+        }
+        return Ok(());
+    }
+    if total * 4 > layout.nelems {
+        // Most of the chunk is wanted: read it whole into this thread's scratch buffer.
+        scratch.resize(layout.nelems * fs, 0);
+        if !store.read_into(&key, scratch)? {
+            p.runs.iter().for_each(write_fill);
+            return Ok(());
+        }
+        for r in &p.runs {
+            if r.cstep == 1 && r.mstep == 1 {
+                out.write(r.moff * fs, &scratch[r.coff * fs..(r.coff + r.n) * fs]);
+            } else {
+                for j in 0..r.n {
+                    let c = (r.coff + j * r.cstep) * fs;
+                    out.write((r.moff + j * r.mstep) * fs, &scratch[c..c + fs]);
+                }
+            }
+        }
+        return Ok(());
+    }
+    // A small part is wanted: byte ranges.
+    let mut ranges = Vec::new();
+    for r in &p.runs {
+        if r.cstep == 1 {
+            ranges.push(((r.coff * fs) as u64, r.n * fs));
+        } else {
+            ranges.extend((0..r.n).map(|j| (((r.coff + j * r.cstep) * fs) as u64, fs)));
+        }
+    }
+    let Some(got) = store.get_ranges(&key, (layout.nelems * fs) as u64, &ranges)? else {
+        p.runs.iter().for_each(write_fill);
+        return Ok(());
+    };
+    let mut pieces = got.into_iter();
+    for r in &p.runs {
+        if r.cstep == 1 {
+            let piece = pieces.next().unwrap_or_default();
+            if r.mstep == 1 {
+                out.write(r.moff * fs, &piece);
+            } else {
+                for j in 0..r.n {
+                    out.write((r.moff + j * r.mstep) * fs, &piece[j * fs..(j + 1) * fs]);
+                }
+            }
+        } else {
+            for j in 0..r.n {
+                out.write((r.moff + j * r.mstep) * fs, &pieces.next().unwrap_or_default());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The user's buffer, shared by the parallel copy of a get.
+struct MemOut {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: a get's chunks hold disjoint sets of selected elements, and each element has one
+// memory slot, so concurrent `copy_out` calls never write the same byte; every write is
+// bounds-checked against `len`.
+unsafe impl Send for MemOut {}
+unsafe impl Sync for MemOut {}
+
+impl MemOut {
+    fn write(&self, off: usize, bytes: &[u8]) {
+        assert!(off + bytes.len() <= self.len, "selection outside the user buffer");
+        // SAFETY: in bounds (checked) and disjoint from other threads' writes (see above).
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.add(off), bytes.len()) }
+    }
+}
+
+/// `copy_run` towards memory through a shared `MemOut`.
+fn copy_out(run: &Run, chunk: &[u8], file: NcType, out: &MemOut, mt: MemType) -> bool {
+    let fs = file.size();
+    let ms = mt.size();
+    let mem_t = match mt {
+        MemType::Text => NcType::Char,
+        MemType::Num(t) => t,
+    };
+    let last = (run.moff + run.n.saturating_sub(1) * run.mstep + 1) * ms;
+    assert!(last <= out.len, "selection outside the user buffer");
+    let write = |m: usize, bytes: &[u8]| {
+        // SAFETY: in bounds (checked above) and disjoint from other threads' writes (MemOut).
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.ptr.add(m), bytes.len()) }
+    };
+    if mem_t == file {
+        if run.cstep == 1 && run.mstep == 1 {
+            write(run.moff * ms, &chunk[run.coff * fs..(run.coff + run.n) * fs]);
+        } else {
+            for j in 0..run.n {
+                let c = (run.coff + j * run.cstep) * fs;
+                write((run.moff + j * run.mstep) * ms, &chunk[c..c + fs]);
+            }
+        }
+        return false;
+    }
+    let mut range = false;
+    let mut tmp = [0u8; 8];
+    for j in 0..run.n {
+        let (v, r) = convert_scalar(load(chunk, run.coff + j * run.cstep, file), mem_t);
+        store(&mut tmp, 0, mem_t, v);
+        write((run.moff + j * run.mstep) * ms, &tmp[..ms]);
+        range |= r;
+    }
+    range
+}
+
 /// Checks that memory and variable types can meet (c-api.md §9.4).
 pub fn check_types(file: NcType, mem: &Mem<'_>) -> Result<()> {
     match (file, mem) {
@@ -677,7 +843,19 @@ impl Cache {
         sel: &Selection,
         mem: Mem<'_>,
     ) -> Result<bool> {
-        let plans = plan(layout, shape, sel);
+        let mut plans = plan(layout, shape, sel);
+        let mut mem = mem;
+        if let Mem::Bytes(buf, mt) = &mut mem
+            && layout.is_plain(*mt)
+        {
+            let cached = &self.var(var).entries;
+            let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) = plans.into_iter().partition(|p| !cached.contains_key(&p.idx));
+            plans = rest;
+            let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
+            let results: Vec<Result<()>> =
+                direct.par_iter().map_init(Vec::new, |scratch, p| read_direct(store, layout, p, &out, scratch)).collect();
+            results.into_iter().collect::<Result<()>>()?;
+        }
         let idxs: Vec<(Vec<u64>, bool)> = plans.iter().map(|p| (p.idx.clone(), false)).collect();
         self.load(store, var, layout, &idxs)?;
         self.clock += 1;
@@ -687,13 +865,24 @@ impl Cache {
         match mem {
             Mem::Bytes(buf, mt) => {
                 for p in &plans {
-                    let e = vc.entries.get_mut(&p.idx).ok_or_else(|| Error::new(Kind::Internal, "chunk not cached"))?;
-                    e.last_use = clock;
-                    let ChunkBuf::Fixed(chunk) = &mut e.buf else { return err(Kind::Internal, "string chunk for numbers") };
-                    for r in &p.runs {
-                        range |= copy_run(r, chunk, layout.nctype, buf, mt, true);
+                    vc.entries.get_mut(&p.idx).ok_or_else(|| Error::new(Kind::Internal, "chunk not cached"))?.last_use = clock;
+                }
+                let mut jobs: Vec<(&ChunkPlan, &[u8])> = Vec::with_capacity(plans.len());
+                for p in &plans {
+                    match vc.entries.get(&p.idx).map(|e| &e.buf) {
+                        Some(ChunkBuf::Fixed(chunk)) => jobs.push((p, chunk)),
+                        _ => return err(Kind::Internal, "chunk missing or of the wrong kind"),
                     }
                 }
+                let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
+                let copy = |(p, chunk): &(&ChunkPlan, &[u8])| {
+                    p.runs.iter().fold(false, |r, run| r | copy_out(run, chunk, layout.nctype, &out, mt))
+                };
+                range = if jobs.len() > 1 && sel.nelems() >= 1 << 16 {
+                    jobs.par_iter().map(copy).reduce(|| false, |a, b| a | b)
+                } else {
+                    jobs.iter().map(copy).fold(false, |a, b| a | b)
+                };
             }
             Mem::Strings(slots) => {
                 for p in &plans {
@@ -721,7 +910,23 @@ impl Cache {
         sel: &Selection,
         mut mem: Mem<'_>,
     ) -> Result<bool> {
-        let plans = plan(layout, shape, sel);
+        let mut plans = plan(layout, shape, sel);
+        if let Mem::Bytes(buf, mt) = &mem
+            && layout.is_plain(*mt)
+        {
+            // Whole chunks laid out contiguously in the caller's memory go straight to storage:
+            // no copy, no cache entry (a cached copy would now be stale, so it is dropped).
+            let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) = plans.into_iter().partition(|p| contiguous_span(layout, p).is_some());
+            plans = rest;
+            for p in direct {
+                let (moff, n) = contiguous_span(layout, &p).expect("checked");
+                store.put(&layout.chunk_key(&p.idx), &buf[moff * layout.item..(moff + n) * layout.item])?;
+                let vc = self.var(var);
+                if let Some(e) = vc.entries.remove(&p.idx) {
+                    vc.bytes -= e.buf.bytes();
+                }
+            }
+        }
         let idxs: Vec<(Vec<u64>, bool)> = plans.iter().map(|p| (p.idx.clone(), p.whole)).collect();
         self.load(store, var, layout, &idxs)?;
         self.clock += 1;
@@ -771,10 +976,9 @@ impl Cache {
                 victims.push(k);
             }
         }
-        let dirty: Vec<(Vec<u64>, ChunkBuf)> =
-            victims.iter().filter_map(|k| vc.entries.get(k).filter(|e| e.dirty).map(|e| (k.clone(), e.buf.clone()))).collect();
-        write_chunks(store, layout, dirty)?;
-        let vc = self.var(var);
+        let dirty: Vec<(&Vec<u64>, &ChunkBuf)> =
+            victims.iter().filter_map(|k| vc.entries.get(k).filter(|e| e.dirty).map(|e| (k, &e.buf))).collect();
+        write_chunks(store, layout, &dirty)?;
         for k in victims {
             if let Some(e) = vc.entries.remove(&k) {
                 vc.bytes -= e.buf.bytes();
@@ -786,17 +990,13 @@ impl Cache {
     /// Writes every dirty chunk of one variable (they stay cached, now clean).
     pub fn flush_var(&mut self, store: &dyn Zmap, var: (usize, usize), layout: &Layout) -> Result<()> {
         let Some(vc) = self.vars.get_mut(&var) else { return Ok(()) };
-        let dirty: Vec<(Vec<u64>, ChunkBuf)> =
-            vc.entries.iter().filter(|(_, e)| e.dirty).map(|(k, e)| (k.clone(), e.buf.clone())).collect();
+        let dirty: Vec<(&Vec<u64>, &ChunkBuf)> = vc.entries.iter().filter(|(_, e)| e.dirty).map(|(k, e)| (k, &e.buf)).collect();
         if dirty.is_empty() {
             return Ok(());
         }
-        let keys: Vec<Vec<u64>> = dirty.iter().map(|(k, _)| k.clone()).collect();
-        write_chunks(store, layout, dirty)?;
-        for k in keys {
-            if let Some(e) = vc.entries.get_mut(&k) {
-                e.dirty = false;
-            }
+        write_chunks(store, layout, &dirty)?;
+        for e in vc.entries.values_mut() {
+            e.dirty = false;
         }
         Ok(())
     }
@@ -812,15 +1012,22 @@ impl Cache {
 }
 
 /// Encodes chunks in parallel and stores them.
-fn write_chunks(store: &dyn Zmap, layout: &Layout, chunks: Vec<(Vec<u64>, ChunkBuf)>) -> Result<()> {
-    let encoded: Vec<Result<(String, Vec<u8>)>> = if chunks.len() > 1 {
-        chunks.par_iter().map(|(k, b)| Ok((layout.chunk_key(k), layout.encode(b)?))).collect()
-    } else {
-        chunks.iter().map(|(k, b)| Ok((layout.chunk_key(k), layout.encode(b)?))).collect()
-    };
-    for item in encoded {
-        let (key, bytes) = item?;
-        store.put(&key, &bytes)?;
+fn write_chunks(store: &dyn Zmap, layout: &Layout, chunks: &[(&Vec<u64>, &ChunkBuf)]) -> Result<()> {
+    // Encode and store in parallel batches: bounded memory, both cores busy.
+    for batch in chunks.chunks(16) {
+        if layout.filters.is_empty() && !layout.big_endian {
+            for (k, b) in batch {
+                store.put(&layout.chunk_key(k), &layout.encode(b)?)?;
+            }
+            continue;
+        }
+        let encoded: Vec<Result<(String, Vec<u8>)>> = if batch.len() > 1 {
+            batch.par_iter().map(|(k, b)| Ok((layout.chunk_key(k), layout.encode(b)?.into_owned()))).collect()
+        } else {
+            batch.iter().map(|(k, b)| Ok((layout.chunk_key(k), layout.encode(b)?.into_owned()))).collect()
+        };
+        let items = encoded.into_iter().collect::<Result<Vec<_>>>()?;
+        store.put_many(items)?;
     }
     Ok(())
 }

@@ -24,6 +24,33 @@ pub trait Zmap: Send + Sync {
     /// Replaces an object atomically.
     fn put(&self, key: &str, value: &[u8]) -> Result<()>;
 
+    /// Reads an object of exactly `out.len()` bytes straight into `out` (no intermediate
+    /// buffer). `Ok(false)`: absent. A different size is NC_ENCZARR (truncated or foreign).
+    fn read_into(&self, key: &str, out: &mut [u8]) -> Result<bool> {
+        match self.get(key)? {
+            None => Ok(false),
+            Some(b) if b.len() == out.len() => {
+                out.copy_from_slice(&b);
+                Ok(true)
+            }
+            Some(b) => err(Kind::NcZarr, format!("{key}: {} bytes, expected {}", b.len(), out.len())),
+        }
+    }
+
+    /// Byte ranges `(offset, len)` of an object whose size must be `total`; `None`: absent.
+    fn get_ranges(&self, key: &str, total: u64, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
+        match self.get(key)? {
+            None => Ok(None),
+            Some(b) if b.len() as u64 == total => Ok(Some(ranges.iter().map(|&(o, n)| b[o as usize..o as usize + n].to_vec()).collect())),
+            Some(b) => err(Kind::NcZarr, format!("{key}: {} bytes, expected {total}", b.len())),
+        }
+    }
+
+    /// Several objects; drivers with latency or parallel I/O override this.
+    fn put_many(&self, items: Vec<(String, Vec<u8>)>) -> Result<()> {
+        items.iter().try_for_each(|(k, v)| self.put(k, v))
+    }
+
     /// Names of the direct children (objects and sub-prefixes) under `prefix` ("" = root).
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>>;
 

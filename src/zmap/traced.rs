@@ -30,6 +30,28 @@ impl Zmap for Traced {
         r
     }
 
+    fn read_into(&self, key: &str, out: &mut [u8]) -> Result<bool> {
+        let r = self.0.read_into(key, out);
+        trace::emit(
+            2,
+            &format!("storage: read {key} ({} bytes) -> {}", out.len(), outcome(&r, |f| if *f { "ok".into() } else { "absent".into() })),
+        );
+        r
+    }
+
+    fn get_ranges(&self, key: &str, total: u64, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
+        let r = self.0.get_ranges(key, total, ranges);
+        trace::emit(
+            2,
+            &format!(
+                "storage: get {} ranges of {key} -> {}",
+                ranges.len(),
+                outcome(&r, |v| if v.is_some() { "ok".into() } else { "absent".into() })
+            ),
+        );
+        r
+    }
+
     fn put(&self, key: &str, value: &[u8]) -> Result<()> {
         let r = self.0.put(key, value);
         trace::emit(2, &format!("storage: put {key} ({} bytes) -> {}", value.len(), outcome(&r, |_| "ok".into())));
