@@ -404,6 +404,28 @@ pub fn decode(filters: &[Filter], stored: Vec<u8>, elem_size: usize, expected: u
     Ok(out)
 }
 
+/// Decodes straight into `out` (the chunk's exact size) when the chain allows it without an
+/// intermediate buffer: a single zlib or gzip stage. `Ok(false)`: use `decode`.
+pub fn decode_into(filters: &[Filter], stored: &[u8], out: &mut [u8]) -> Result<bool> {
+    let [f] = filters else { return Ok(false) };
+    let gzip = match codec_id(f).as_str() {
+        "zlib" => false,
+        "gzip" => true,
+        _ => return Ok(false),
+    };
+    let mut d = libdeflater::Decompressor::new();
+    let n = if gzip { d.gzip_decompress(stored, out) } else { d.zlib_decompress(stored, out) }.map_err(|e| match e {
+        libdeflater::DecompressionError::InsufficientSpace => {
+            crate::error::Error::new(Kind::Filter, "decompressed data larger than the chunk")
+        }
+        other => filter_error(other),
+    })?;
+    if n != out.len() {
+        return err(Kind::Filter, format!("chunk decodes to {n} bytes, expected {}", out.len()));
+    }
+    Ok(true)
+}
+
 /// Decodes a chunk whose size is not known in advance (variable-length strings); bounded by
 /// the largest chunk we accept.
 pub fn decode_unsized(filters: &[Filter], stored: Vec<u8>, elem_size: usize) -> Result<Vec<u8>> {

@@ -358,6 +358,15 @@ impl Layout {
         self.filters.is_empty() && !self.big_endian && self.nctype != NcType::String && mem_t == self.nctype && !self.fortran
     }
 
+    /// Compressed chunks of plain values read in their own type: decodable into user memory.
+    fn decodes_into(&self, mt: MemType) -> bool {
+        let mem_t = match mt {
+            MemType::Text => NcType::Char,
+            MemType::Num(t) => t,
+        };
+        !self.filters.is_empty() && !self.big_endian && self.nctype != NcType::String && mem_t == self.nctype && !self.fortran
+    }
+
     /// A string as the storage keeps it: fixed widths cut at a character boundary.
     fn clip(&self, s: String) -> String {
         if self.storage != StorageKind::Native || s.len() <= self.width {
@@ -666,9 +675,8 @@ fn read_direct(store: &dyn Zmap, layout: &Layout, p: &ChunkPlan, out: &MemOut, s
         }
     };
     if let Some((moff, n)) = contiguous_span(layout, p) {
-        assert!((moff + n) * fs <= out.len, "selection outside the user buffer");
-        // SAFETY: in bounds; this chunk's memory range is written by this task only (MemOut).
-        let dst = unsafe { std::slice::from_raw_parts_mut(out.ptr.add(moff * fs), n * fs) };
+        // SAFETY: this chunk's memory range is written by this task only (MemOut).
+        let dst = unsafe { out.range(moff * fs, n * fs) };
         if !store.read_into(&key, dst)? {
             p.runs.iter().for_each(write_fill);
         }
@@ -739,6 +747,17 @@ unsafe impl Send for MemOut {}
 unsafe impl Sync for MemOut {}
 
 impl MemOut {
+    /// A bounds-checked view of part of the buffer.
+    ///
+    /// # Safety
+    /// No other thread may access `off..off + len` while the view lives.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn range(&self, off: usize, len: usize) -> &mut [u8] {
+        assert!(off + len <= self.len, "selection outside the user buffer");
+        // SAFETY: in bounds; exclusivity is the caller's promise.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(off), len) }
+    }
+
     fn write(&self, off: usize, bytes: &[u8]) {
         assert!(off + bytes.len() <= self.len, "selection outside the user buffer");
         // SAFETY: in bounds (checked) and disjoint from other threads' writes (see above).
@@ -845,6 +864,44 @@ impl Cache {
     ) -> Result<bool> {
         let mut plans = plan(layout, shape, sel);
         let mut mem = mem;
+        if let Mem::Bytes(buf, mt) = &mut mem
+            && layout.decodes_into(*mt)
+        {
+            // Whole chunks laid out contiguously in memory that nobody has cached: decode
+            // straight into the caller's buffer (a full read wants each chunk once).
+            let cached = &self.var(var).entries;
+            let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) =
+                plans.into_iter().partition(|p| !cached.contains_key(&p.idx) && contiguous_span(layout, p).is_some());
+            plans = rest;
+            let keys: Vec<String> = direct.iter().map(|p| layout.chunk_key(&p.idx)).collect();
+            let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
+            for (batch_plans, batch_keys) in direct.chunks(16).zip(keys.chunks(16)) {
+                let fetched = store.get_many(batch_keys)?;
+                let results: Vec<Result<()>> = batch_plans
+                    .par_iter()
+                    .zip(fetched)
+                    .map(|(p, stored)| {
+                        let (moff, n) = contiguous_span(layout, p).expect("checked");
+                        let fs = layout.item;
+                        // SAFETY: this chunk's memory range belongs to this task (MemOut).
+                        let dst = unsafe { out.range(moff * fs, n * fs) };
+                        match stored {
+                            Some(bytes) => {
+                                if !codec::decode_into(&layout.filters, &bytes, dst)? {
+                                    dst.copy_from_slice(&codec::decode(&layout.filters, bytes, fs, dst.len())?);
+                                }
+                            }
+                            None => match &layout.fill {
+                                Some(f) => dst.chunks_exact_mut(fs).for_each(|e| e.copy_from_slice(&f.to_ne_bytes())),
+                                None => dst.fill(0),
+                            },
+                        }
+                        Ok(())
+                    })
+                    .collect();
+                results.into_iter().collect::<Result<()>>()?;
+            }
+        }
         if let Mem::Bytes(buf, mt) = &mut mem
             && layout.is_plain(*mt)
         {
