@@ -7,22 +7,13 @@ import tempfile
 import warnings
 
 import numpy as np
+from pycheck import check, finish
 import xarray as xr
 import zarr
 
 from nclib import call, describe, lib
 
 warnings.simplefilter("ignore")
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what)
 
 
 tmp = tempfile.mkdtemp()
@@ -43,5 +34,4 @@ ds = xr.open_zarr(path, consolidated=True)
 check(ds.attrs.get("added") == "yes" and ds["w"].dims == ("x",), "xarray sees the change")
 d = describe(url)
 check(d["atts"]["added"] == ("char", "yes") and "w" in d["vars"], "reopened through our library")
-print(f"modifying their datasets: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(finish("modifying their datasets"))

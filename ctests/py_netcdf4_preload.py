@@ -5,19 +5,10 @@ import warnings
 
 import netCDF4
 import numpy as np
+from pycheck import check, finish
 
 warnings.simplefilter("ignore")
 out = sys.argv[1]
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what)
 
 
 check("nczarr-rs" in netCDF4.getlibversion(), f"our library answers: {netCDF4.getlibversion()}")
@@ -44,5 +35,4 @@ with netCDF4.Dataset(url) as ds:
     check(list(ds["s"][:]) == ["a", "bb", "ccc", "dddd"], "strings")
     check(list(ds["g"]["i"][:]) == [1, -2, 3, -4], "group data")
     check(ds.title.startswith("written by"), "global attribute")
-print(f"netCDF4-python through the preload library: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(finish("netCDF4-python through the preload library"))

@@ -5,20 +5,11 @@ import sys
 import warnings
 
 import numpy as np
+from pycheck import check, finish
 import xarray as xr
 import zarr
 
 warnings.simplefilter("ignore")
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what)
 
 
 DTYPES = {"v_byte": "int8", "v_ubyte": "uint8", "v_short": "int16", "v_ushort": "uint16", "v_int": "int32",
@@ -98,5 +89,4 @@ for url in sys.stdin.read().split():
     g2 = xr.open_zarr(store, group=(prefix + "/g1/g2") if prefix else "g1/g2", **kw)
     check(g2["deep"].dims == ("k",) and g2.attrs.get("level") == 2, f"{url}: xarray nested group")
 
-print(f"zarr-python/xarray reading ours: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(finish("zarr-python/xarray reading ours"))

@@ -9,6 +9,7 @@ import warnings
 
 import numcodecs
 import numpy as np
+from pycheck import check, finish
 import pandas as pd
 import xarray as xr
 import zarr
@@ -16,19 +17,7 @@ import zarr
 from nclib import describe, read
 
 warnings.simplefilter("ignore")
-passed = failed = 0
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what)
-
-
 tmp = tempfile.mkdtemp()
 
 # 1. xarray: coordinates, CF encoding, strings, bool, datetimes, global attributes.
@@ -132,5 +121,4 @@ for url in [f"file://{xpath}#mode=zarr,file", f"file://{zpath}#mode=zarr,file", 
     check(out.returncode == 0 and out.stdout.startswith("netcdf "), f"ncdump -h {url}: {out.stderr[-300:]}")
 
 subprocess.run(["rm", "-rf", tmp])
-print(f"reading zarr-python/xarray stores: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(finish("reading zarr-python/xarray stores"))
