@@ -368,11 +368,11 @@ impl Dataset {
     }
 
     /// Writes every metadata object whose bytes differ from storage, in crash-safe order.
-    pub fn flush_metadata(&mut self) -> Result<()> {
+    /// Only `persist` calls it, after renamed nodes' objects have been moved.
+    fn flush_metadata(&mut self) -> Result<()> {
         if !self.dirty {
             return Ok(());
         }
-        self.apply_renames()?;
         let opts = write::Options {
             flavor: self.flavor,
             xarray: self.spec.xarray,
