@@ -155,8 +155,13 @@ int main(int argc, char **argv)
     OK(nc_def_var_quantize(ncid, v, NC_QUANTIZE_BITROUND, 10));
     OK(nc_inq_var_quantize(ncid, v, &a, &b));
     CHECK(a == NC_QUANTIZE_BITROUND && b == 10);
+    /* The attribute recording it appears at enddef, after the variable's own attributes. */
+    EXPECT(NC_ENOTATT, nc_inq_att(ncid, v, NC_QUANTIZE_BITROUND_ATT_NAME, &type, &nparams));
+    OK(nc_enddef(ncid));
+    OK(nc_redef(ncid));
     OK(nc_inq_att(ncid, v, NC_QUANTIZE_BITROUND_ATT_NAME, &type, &nparams));
     CHECK(type == NC_INT && nparams == 1);
+    EXPECT(NC_ELATEDEF, nc_def_var_quantize(ncid, v, NC_QUANTIZE_BITROUND, 11));
 
     /* Chunk caches. */
     size_t csize, cnelems;

@@ -235,6 +235,11 @@ impl Dataset {
             for (v, width) in g.vars.iter_mut().zip(widths) {
                 if !v.locked {
                     v.locked = true;
+                    if v.quantize.0 > 0 {
+                        let name = crate::quantize::ATT_NAMES[v.quantize.0 as usize - 1];
+                        v.atts.retain(|a| a.name != name);
+                        v.atts.push(Att::new(name.into(), Values::Int(vec![v.quantize.1])));
+                    }
                     v.storage_fill = if v.no_fill { None } else { Some(v.declared_fill()) };
                     if v.nctype == NcType::String && v.storage == crate::model::StorageKind::Native {
                         // The width chunks are written with is fixed from here on.
@@ -726,11 +731,6 @@ impl Dataset {
 
     pub fn def_var_quantize(&mut self, gid: usize, varid: i32, mode: i32, nsd: i32) -> Result<()> {
         let var = self.var_for_settings(gid, varid)?;
-        const NAMES: [&str; 3] = [
-            "_QuantizeBitGroomNumberOfSignificantDigits",
-            "_QuantizeGranularBitRoundNumberOfSignificantDigits",
-            "_QuantizeBitRoundNumberOfSignificantBits",
-        ];
         if !(0..=3).contains(&mode) {
             return err(Kind::Invalid, format!("quantize mode {mode}"));
         }
@@ -750,13 +750,10 @@ impl Dataset {
                 return err(Kind::Invalid, format!("quantize nsd {nsd}"));
             }
         }
-        var.atts.retain(|a| !NAMES.contains(&a.name.as_str()));
-        if mode > 0 {
-            var.atts.push(Att::new(NAMES[mode as usize - 1].into(), Values::Int(vec![nsd])));
-            var.quantize = (mode, nsd);
-        } else {
-            var.quantize = (0, 0);
-        }
+        var.atts.retain(|a| !crate::quantize::ATT_NAMES.contains(&a.name.as_str()));
+        // The attribute itself appears at enddef, after the variable's other attributes
+        // (netcdf-c's order).
+        var.quantize = if mode > 0 { (mode, nsd) } else { (0, 0) };
         Ok(())
     }
 

@@ -23,6 +23,9 @@ pub struct Selection {
     pub count: Vec<u64>,
     pub stride: Vec<u64>,
     pub imap: Vec<i64>,
+    /// Memory index of the first selected element: non-zero only when negative imap entries
+    /// make later elements sit before it (the caller's pointer then addresses that element).
+    pub origin: u64,
 }
 
 impl Selection {
@@ -30,18 +33,16 @@ impl Selection {
         self.count.iter().product()
     }
 
-    /// Number of memory slots the selection spans (the user buffer must hold this many).
+    /// Number of memory slots the selection spans, counted from the lowest one (the user
+    /// buffer must hold this many; the caller's pointer is at slot `origin`).
     pub fn mem_span(&self) -> Result<usize> {
-        let mut max: i64 = 0;
+        let mut max = self.origin as i64;
         for (&c, &m) in self.count.iter().zip(&self.imap) {
             if c == 0 {
                 return Ok(0);
             }
-            if m < 0 {
-                return err(Kind::Invalid, "negative imap entries are not supported");
-            }
-            max =
-                (c as i64 - 1).checked_mul(m).and_then(|x| x.checked_add(max)).ok_or_else(|| Error::new(Kind::Invalid, "imap overflow"))?;
+            let reach = (c as i64 - 1).checked_mul(m.max(0)).ok_or_else(|| Error::new(Kind::Invalid, "imap overflow"))?;
+            max = max.checked_add(reach).ok_or_else(|| Error::new(Kind::Invalid, "imap overflow"))?;
         }
         usize::try_from(max + 1).map_err(|_| Error::new(Kind::NoMem, "selection too large"))
     }
@@ -59,7 +60,7 @@ pub struct Request<'a> {
 pub fn select(shape: &[u64], unlimited: &[bool], write: bool, req: &Request<'_>) -> Result<Selection> {
     let rank = shape.len();
     if rank == 0 {
-        return Ok(Selection { start: vec![], count: vec![], stride: vec![], imap: vec![] });
+        return Ok(Selection { start: vec![], count: vec![], stride: vec![], imap: vec![], origin: 0 });
     }
     let start: Vec<u64> = match req.start {
         Some(s) => s.iter().map(|&x| x as u64).collect(),
@@ -105,7 +106,15 @@ pub fn select(shape: &[u64], unlimited: &[bool], write: bool, req: &Request<'_>)
             m
         }
     };
-    Ok(Selection { start, count, stride, imap })
+    // Negative imap entries walk backwards from the caller's pointer.
+    let mut origin: i64 = 0;
+    for (&c, &m) in count.iter().zip(&imap) {
+        if c > 0 && m < 0 {
+            let back = (c as i64 - 1).checked_mul(-m).ok_or_else(|| Error::new(Kind::Invalid, "imap overflow"))?;
+            origin = origin.checked_add(back).ok_or_else(|| Error::new(Kind::Invalid, "imap overflow"))?;
+        }
+    }
+    Ok(Selection { start, count, stride, imap, origin: origin as u64 })
 }
 
 /// One dimension's part of one chunk: `n` selected positions, the first at `first_off`
@@ -163,6 +172,8 @@ pub struct Layout {
     pub sep: char,
     pub fill: Option<Values>,
     pub fortran: bool,
+    /// Applied to float/double elements as they are written (`nc_def_var_quantize`).
+    pub quantize: Option<crate::quantize::Quantizer>,
 }
 
 impl Layout {
@@ -189,6 +200,14 @@ impl Layout {
             sep: var.dim_separator,
             fill: if var.no_fill { None } else { Some(var.fill_value()) },
             fortran: var.fortran_order,
+            quantize: {
+                let fill = match var.declared_fill() {
+                    Values::Float(v) => v.first().map(|&f| f as f64),
+                    Values::Double(v) => v.first().copied(),
+                    _ => None,
+                };
+                fill.and_then(|f| crate::quantize::Quantizer::new(var.quantize.0, var.quantize.1, var.nctype, f))
+            },
         })
     }
 
@@ -458,8 +477,20 @@ struct Run {
     coff: usize,
     cstep: usize,
     moff: usize,
-    mstep: usize,
+    mstep: isize,
     n: usize,
+}
+
+impl Run {
+    /// Memory index of the run's `j`-th element (steps may be negative under an imap).
+    fn mem(&self, j: usize) -> usize {
+        (self.moff as isize + j as isize * self.mstep) as usize
+    }
+
+    /// One past the highest memory index the run touches.
+    fn mem_end(&self) -> usize {
+        self.moff.max(self.mem(self.n.saturating_sub(1))) + 1
+    }
 }
 
 struct ChunkPlan {
@@ -491,7 +522,7 @@ fn plan(layout: &Layout, shape: &[u64], sel: &Selection) -> Vec<ChunkPlan> {
         let mut j = vec![0u64; rank];
         loop {
             let mut coff = 0usize;
-            let mut moff = 0i64;
+            let mut moff = sel.origin as i64;
             for d in 0..last {
                 coff += ((pieces[d].first_off + j[d] * sel.stride[d]) as usize) * cstr[d];
                 moff += (pieces[d].first_k + j[d]) as i64 * sel.imap[d];
@@ -502,7 +533,7 @@ fn plan(layout: &Layout, shape: &[u64], sel: &Selection) -> Vec<ChunkPlan> {
                 coff,
                 cstep: sel.stride[last] as usize * cstr[last],
                 moff: moff as usize,
-                mstep: sel.imap[last] as usize,
+                mstep: sel.imap[last] as isize,
                 n: pieces[last].n as usize,
             });
             let mut d = last;
@@ -617,7 +648,7 @@ fn copy_run(run: &Run, chunk: &mut [u8], file: NcType, mem: &mut [u8], mt: MemTy
         } else {
             for j in 0..run.n {
                 let c = (run.coff + j * run.cstep) * fs;
-                let m = (run.moff + j * run.mstep) * ms;
+                let m = run.mem(j) * ms;
                 if to_mem {
                     mem[m..m + fs].copy_from_slice(&chunk[c..c + fs]);
                 } else {
@@ -630,7 +661,7 @@ fn copy_run(run: &Run, chunk: &mut [u8], file: NcType, mem: &mut [u8], mt: MemTy
     let mut range = false;
     for j in 0..run.n {
         let c = run.coff + j * run.cstep;
-        let m = run.moff + j * run.mstep;
+        let m = run.mem(j);
         if to_mem {
             let (v, r) = convert_scalar(load(chunk, c, file), mem_t);
             store(mem, m, mem_t, v);
@@ -671,7 +702,7 @@ fn read_direct(store: &dyn Zmap, layout: &Layout, p: &ChunkPlan, out: &MemOut, s
     let total: usize = p.runs.iter().map(|r| r.n).sum();
     let write_fill = |r: &Run| {
         for j in 0..r.n {
-            out.write((r.moff + j * r.mstep) * fs, &fill);
+            out.write(r.mem(j) * fs, &fill);
         }
     };
     if let Some((moff, n)) = contiguous_span(layout, p) {
@@ -695,7 +726,7 @@ fn read_direct(store: &dyn Zmap, layout: &Layout, p: &ChunkPlan, out: &MemOut, s
             } else {
                 for j in 0..r.n {
                     let c = (r.coff + j * r.cstep) * fs;
-                    out.write((r.moff + j * r.mstep) * fs, &scratch[c..c + fs]);
+                    out.write(r.mem(j) * fs, &scratch[c..c + fs]);
                 }
             }
         }
@@ -722,12 +753,12 @@ fn read_direct(store: &dyn Zmap, layout: &Layout, p: &ChunkPlan, out: &MemOut, s
                 out.write(r.moff * fs, &piece);
             } else {
                 for j in 0..r.n {
-                    out.write((r.moff + j * r.mstep) * fs, &piece[j * fs..(j + 1) * fs]);
+                    out.write(r.mem(j) * fs, &piece[j * fs..(j + 1) * fs]);
                 }
             }
         } else {
             for j in 0..r.n {
-                out.write((r.moff + j * r.mstep) * fs, &pieces.next().unwrap_or_default());
+                out.write(r.mem(j) * fs, &pieces.next().unwrap_or_default());
             }
         }
     }
@@ -773,7 +804,7 @@ fn copy_out(run: &Run, chunk: &[u8], file: NcType, out: &MemOut, mt: MemType) ->
         MemType::Text => NcType::Char,
         MemType::Num(t) => t,
     };
-    let last = (run.moff + run.n.saturating_sub(1) * run.mstep + 1) * ms;
+    let last = run.mem_end() * ms;
     assert!(last <= out.len, "selection outside the user buffer");
     let write = |m: usize, bytes: &[u8]| {
         // SAFETY: in bounds (checked above) and disjoint from other threads' writes (MemOut).
@@ -785,7 +816,7 @@ fn copy_out(run: &Run, chunk: &[u8], file: NcType, out: &MemOut, mt: MemType) ->
         } else {
             for j in 0..run.n {
                 let c = (run.coff + j * run.cstep) * fs;
-                write((run.moff + j * run.mstep) * ms, &chunk[c..c + fs]);
+                write(run.mem(j) * ms, &chunk[c..c + fs]);
             }
         }
         return false;
@@ -795,7 +826,7 @@ fn copy_out(run: &Run, chunk: &[u8], file: NcType, out: &MemOut, mt: MemType) ->
     for j in 0..run.n {
         let (v, r) = convert_scalar(load(chunk, run.coff + j * run.cstep, file), mem_t);
         store(&mut tmp, 0, mem_t, v);
-        write((run.moff + j * run.mstep) * ms, &tmp[..ms]);
+        write(run.mem(j) * ms, &tmp[..ms]);
         range |= r;
     }
     range
@@ -948,7 +979,7 @@ impl Cache {
                     let ChunkBuf::Strings(items) = &e.buf else { return err(Kind::Internal, "number chunk for strings") };
                     for r in &p.runs {
                         for j in 0..r.n {
-                            slots[r.moff + j * r.mstep] = Some(items[r.coff + j * r.cstep].clone());
+                            slots[r.mem(j)] = Some(items[r.coff + j * r.cstep].clone());
                         }
                     }
                 }
@@ -970,6 +1001,7 @@ impl Cache {
         let mut plans = plan(layout, shape, sel);
         if let Mem::Bytes(buf, mt) = &mem
             && layout.is_plain(*mt)
+            && layout.quantize.is_none()
         {
             // Whole chunks laid out contiguously in the caller's memory go straight to storage:
             // no copy, no cache entry (a cached copy would now be stale, so it is dropped).
@@ -998,12 +1030,16 @@ impl Cache {
                 (ChunkBuf::Fixed(chunk), Mem::Bytes(buf, mt)) => {
                     for r in &p.runs {
                         range |= copy_run(r, chunk, layout.nctype, buf, *mt, false);
+                        if let Some(q) = &layout.quantize {
+                            // BitGroom alternates by the element's place in the caller's block.
+                            q.apply(chunk, (0..r.n).map(|j| (r.coff + j * r.cstep, r.mem(j))));
+                        }
                     }
                 }
                 (ChunkBuf::Strings(items), Mem::Strings(slots)) => {
                     for r in &p.runs {
                         for j in 0..r.n {
-                            let v = slots[r.moff + j * r.mstep].clone().flatten();
+                            let v = slots[r.mem(j)].clone().flatten();
                             items[r.coff + j * r.cstep] = v.map(|s| layout.clip(s));
                         }
                     }

@@ -19,6 +19,7 @@ pub mod ffi;
 pub mod format;
 pub mod model;
 pub mod names;
+pub mod quantize;
 pub mod registry;
 pub mod trace;
 pub mod types;

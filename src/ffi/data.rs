@@ -81,7 +81,7 @@ fn offsets(sel: &Selection) -> Vec<usize> {
     let mut out = Vec::with_capacity(total);
     let mut k = vec![0u64; rank];
     for _ in 0..total {
-        out.push(k.iter().zip(&sel.imap).map(|(&k, &m)| k as i64 * m).sum::<i64>() as usize);
+        out.push((sel.origin as i64 + k.iter().zip(&sel.imap).map(|(&k, &m)| k as i64 * m).sum::<i64>()) as usize);
         for d in (0..rank).rev() {
             k[d] += 1;
             if k[d] < sel.count[d] {
@@ -125,12 +125,14 @@ pub(crate) unsafe fn put(call: &str, ncid: c_int, varid: c_int, shape: Shape, me
                 Some(mt) => {
                     let bytes = span.checked_mul(mt_size(mt)).ok_or_else(|| crate::error::Error::new(Kind::NoMem, "size"))?;
                     // SAFETY: the caller's buffer holds the selection's `span` elements of
-                    // the memory type; the engine only reads it.
-                    let data = unsafe { std::slice::from_raw_parts_mut(op as *mut u8, bytes) };
+                    // the memory type, `origin` of them before its pointer (negative imap);
+                    // the engine only reads it.
+                    let data =
+                        unsafe { std::slice::from_raw_parts_mut((op as *mut u8).wrapping_sub(sel.origin as usize * mt_size(mt)), bytes) };
                     ds.write(gid, varid, &sel, EngineMem::Bytes(data, mt))
                 }
                 None => {
-                    let ptrs = op as *const *const c_char;
+                    let ptrs = (op as *const *const c_char).wrapping_sub(sel.origin as usize);
                     let mut slots: Vec<Option<Option<String>>> = vec![None; span];
                     for off in offsets(&sel) {
                         // SAFETY: each selected slot holds a `char*` (NULL allowed).
@@ -162,8 +164,9 @@ pub(crate) unsafe fn get(call: &str, ncid: c_int, varid: c_int, shape: Shape, me
                 Some(mt) => {
                     let bytes = span.checked_mul(mt_size(mt)).ok_or_else(|| crate::error::Error::new(Kind::NoMem, "size"))?;
                     // SAFETY: the caller's buffer has room for the selection's `span`
-                    // elements of the memory type.
-                    let data = unsafe { std::slice::from_raw_parts_mut(ip as *mut u8, bytes) };
+                    // elements of the memory type, `origin` of them before its pointer.
+                    let data =
+                        unsafe { std::slice::from_raw_parts_mut((ip as *mut u8).wrapping_sub(sel.origin as usize * mt_size(mt)), bytes) };
                     ds.read(gid, varid, &sel, EngineMem::Bytes(data, mt))
                 }
                 None => {
@@ -172,7 +175,7 @@ pub(crate) unsafe fn get(call: &str, ncid: c_int, varid: c_int, shape: Shape, me
                     if result.as_ref().is_err_and(|e| e.kind != Kind::Range) {
                         return result;
                     }
-                    let out = ip as *mut *mut c_char;
+                    let out = (ip as *mut *mut c_char).wrapping_sub(sel.origin as usize);
                     for (off, slot) in slots.into_iter().enumerate() {
                         if let Some(s) = slot {
                             let p = match s {

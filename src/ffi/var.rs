@@ -546,9 +546,7 @@ pub unsafe extern "C" fn nc_inq_var_quantize(ncid: c_int, varid: c_int, quantize
         // SAFETY: optional out-pointers.
         unsafe {
             put(quantize_modep, m);
-            if m != 0 {
-                put(nsdp, n);
-            }
+            put(nsdp, n);
         }
         Ok(())
     })

@@ -561,12 +561,7 @@ fn build_var(
         Storage::FixedBytes(n) => Some(n),
         _ => None,
     };
-    const QUANTIZE_ATTS: [&str; 3] = [
-        "_QuantizeBitGroomNumberOfSignificantDigits",
-        "_QuantizeGranularBitRoundNumberOfSignificantDigits",
-        "_QuantizeBitRoundNumberOfSignificantBits",
-    ];
-    let quantize = QUANTIZE_ATTS
+    let quantize = crate::quantize::ATT_NAMES
         .iter()
         .enumerate()
         .find_map(|(i, q)| {
