@@ -35,4 +35,20 @@ with netCDF4.Dataset(url) as ds:
     check(list(ds["s"][:]) == ["a", "bb", "ccc", "dddd"], "strings")
     check(list(ds["g"]["i"][:]) == [1, -2, 3, -4], "group data")
     check(ds.title.startswith("written by"), "global attribute")
+
+# Both worlds in one process: netCDF-4 and classic files go to the wheel's own netcdf-c (found
+# by scanning loaded objects: Python loads it RTLD_LOCAL), Zarr to us; reads interleave.
+for fmt in ("NETCDF4", "NETCDF3_CLASSIC"):
+    path = f"{out}/real_{fmt}.nc"
+    with netCDF4.Dataset(path, "w", format=fmt) as r:
+        r.createDimension("x", 4)
+        r.createVariable("w", "i4", ("x",))[:] = [5, 6, 7, 8]
+        r.origin = "wheel"
+    with netCDF4.Dataset(path) as r, netCDF4.Dataset(url) as z:
+        check(r.file_format == fmt and z.file_format == "NETCDF4", f"{fmt}: each world reports its format")
+        check(list(r["w"][:]) == [5, 6, 7, 8] and z["v"][3, 0] == 100, f"{fmt}: interleaved reads")
+        check(r.origin == "wheel" and z.title.startswith("written by"), f"{fmt}: attributes from both worlds")
+        z2 = netCDF4.Dataset(url)
+        check(list(r["w"][1:3]) == [6, 7] and z2["g"]["i"][0] == 1, f"{fmt}: a third dataset, ids kept apart")
+        z2.close()
 sys.exit(finish("netCDF4-python through the preload library"))

@@ -58,6 +58,8 @@ pub enum Kind {
     Url,
     /// A C `errno` value, passed through as netcdf-c does (positive codes).
     Errno(i32),
+    /// A status the real netcdf-c behind us returned, passed on unchanged.
+    Real(i32),
 }
 
 #[derive(Debug, Clone)]
@@ -71,6 +73,11 @@ pub type Result<T> = std::result::Result<T, Error>;
 impl Error {
     pub fn new(kind: Kind, context: impl Into<String>) -> Error {
         Error { kind, context: context.into() }
+    }
+
+    /// A status code the real library returned (passthrough).
+    pub fn from_code(code: i32) -> Error {
+        Error::new(Kind::Real(code), "from the real netCDF library")
     }
 
     /// The `NC_*` code (or positive errno) C callers receive.
@@ -123,7 +130,7 @@ impl Error {
             Kind::NcZarr => -137,
             Kind::S3 => -138,
             Kind::NoObject => -141,
-            Kind::Errno(e) => e,
+            Kind::Errno(e) | Kind::Real(e) => e,
         }
     }
 }

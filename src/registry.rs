@@ -8,7 +8,6 @@
 
 use crate::dataset::Dataset;
 use crate::error::{Error, Kind, Result, err};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub struct OpenFile {
@@ -19,15 +18,9 @@ const SLOTS: usize = 0x10000;
 const PASSTHROUGH_TOP: usize = 0x7fff;
 
 static TABLE: Mutex<Vec<Option<Arc<OpenFile>>>> = Mutex::new(Vec::new());
-static TOP_DOWN: AtomicBool = AtomicBool::new(false);
-
-/// Called once by the preload library's constructor.
-pub fn use_passthrough_numbering() {
-    TOP_DOWN.store(true, Ordering::Relaxed);
-}
-
+/// Top-down numbering whenever a real netcdf-c may sit behind us (the router decides).
 pub fn passthrough_numbering() -> bool {
-    TOP_DOWN.load(Ordering::Relaxed)
+    crate::ffi::route::passthrough()
 }
 
 fn table() -> MutexGuard<'static, Vec<Option<Arc<OpenFile>>>> {
@@ -40,10 +33,17 @@ fn table() -> MutexGuard<'static, Vec<Option<Arc<OpenFile>>>> {
 
 pub fn insert(ds: Dataset) -> Result<i32> {
     let mut t = table();
-    let slot =
-        if passthrough_numbering() { (1..=PASSTHROUGH_TOP).rev().find(|&s| t[s].is_none()) } else { (1..SLOTS).find(|&s| t[s].is_none()) };
+    let passthrough = passthrough_numbering();
+    let slot = if passthrough {
+        (1..=PASSTHROUGH_TOP).rev().find(|&s| t[s].is_none() && !crate::ffi::route::held_by_real(s))
+    } else {
+        (1..SLOTS).find(|&s| t[s].is_none())
+    };
     let Some(slot) = slot else { return err(Kind::NoMem, "all dataset slots are in use") };
     t[slot] = Some(Arc::new(OpenFile { dataset: Mutex::new(Some(ds)) }));
+    if passthrough {
+        crate::ffi::route::mark_ours(slot);
+    }
     Ok((slot << 16) as i32)
 }
 
@@ -94,6 +94,7 @@ pub fn remove(ncid: i32) -> Result<Dataset> {
             }
         }
         t[slot] = None;
+        crate::ffi::route::release_ours(slot);
         file
     };
     let mut guard = file.dataset.lock().unwrap_or_else(|p| p.into_inner());

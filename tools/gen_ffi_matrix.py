@@ -6,7 +6,8 @@
 
 They are generated (not macro-expanded at compile time) because cbindgen, which writes
 include/netcdf.h, only sees functions written out in the source. Each function is one line
-that hands its arguments and memory type to the generic implementation. Run after editing:
+that hands its arguments and memory type to the generic implementation, behind the passthrough
+route (tools/add_routes.py). Run after editing:
     python3 tools/gen_ffi_matrix.py
 """
 from pathlib import Path
@@ -91,3 +92,9 @@ def atts():
 
 data()
 atts()
+# Route foreign ncids to the real library (passthrough), then format like the rest of the crate.
+import subprocess
+import sys
+subprocess.run([sys.executable, str(ROOT / "tools/add_routes.py"), "-q"], check=True)
+subprocess.run(["rustfmt", "--edition", "2024", "--config-path", str(ROOT / "rustfmt.toml"),
+                str(ROOT / "src/ffi/data_matrix.rs"), str(ROOT / "src/ffi/att_matrix.rs")], check=True)

@@ -4,6 +4,7 @@ use super::consts::nc_type;
 use super::{cstr, malloc_string, put, put_name, with};
 use crate::api;
 use crate::error::{Error, Kind, Result, err};
+use crate::ffi::route::route;
 use crate::names;
 use crate::types::NcType;
 use crate::values::Values;
@@ -98,6 +99,7 @@ pub unsafe extern "C" fn nc_put_att(
     len: usize,
     op: *const c_void,
 ) -> c_int {
+    route!(nc_put_att(ncid, varid, name, xtype, len, op): (c_int, c_int, *const c_char, nc_type, usize, *const c_void));
     api!("nc_put_att", (ncid, varid, name, xtype, len), {
         let mem = if xtype >= 32 { return with(ncid, |_, _| err(Kind::BadTypeId, "user type")) } else { NcType::from_id(xtype)? };
         put_att_impl(ncid, varid, name, xtype, mem, len, op)
@@ -106,26 +108,31 @@ pub unsafe extern "C" fn nc_put_att(
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_put_att_text(ncid: c_int, varid: c_int, name: *const c_char, len: usize, op: *const c_char) -> c_int {
+    route!(nc_put_att_text(ncid, varid, name, len, op): (c_int, c_int, *const c_char, usize, *const c_char));
     api!("nc_put_att_text", (ncid, varid, name, len), { put_att_impl(ncid, varid, name, 2, NcType::Char, len, op as *const c_void) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_put_att_string(ncid: c_int, varid: c_int, name: *const c_char, len: usize, op: *mut *const c_char) -> c_int {
+    route!(nc_put_att_string(ncid, varid, name, len, op): (c_int, c_int, *const c_char, usize, *mut *const c_char));
     api!("nc_put_att_string", (ncid, varid, name, len), { put_att_impl(ncid, varid, name, 12, NcType::String, len, op as *const c_void) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_att(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_void) -> c_int {
+    route!(nc_get_att(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut c_void));
     api!("nc_get_att", (ncid, varid, name), { get_att_impl(ncid, varid, name, None, ip) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_att_text(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_char) -> c_int {
+    route!(nc_get_att_text(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut c_char));
     api!("nc_get_att_text", (ncid, varid, name), { get_att_impl(ncid, varid, name, Some(NcType::Char), ip as *mut c_void) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_att_string(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut *mut c_char) -> c_int {
+    route!(nc_get_att_string(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut *mut c_char));
     api!("nc_get_att_string", (ncid, varid, name), { get_att_impl(ncid, varid, name, Some(NcType::String), ip as *mut c_void) })
 }
 
@@ -149,6 +156,7 @@ pub(crate) fn get_att_typed(call: &str, ncid: c_int, varid: c_int, name: *const 
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_att(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type, lenp: *mut usize) -> c_int {
+    route!(nc_inq_att(ncid, varid, name, xtypep, lenp): (c_int, c_int, *const c_char, *mut nc_type, *mut usize));
     api!("nc_inq_att", (ncid, varid, name), {
         // SAFETY: as above.
         let name = String::from_utf8_lossy(unsafe { cstr(name) }?).into_owned();
@@ -164,18 +172,21 @@ pub unsafe extern "C" fn nc_inq_att(ncid: c_int, varid: c_int, name: *const c_ch
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_atttype(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type) -> c_int {
+    route!(nc_inq_atttype(ncid, varid, name, xtypep): (c_int, c_int, *const c_char, *mut nc_type));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe { nc_inq_att(ncid, varid, name, xtypep, std::ptr::null_mut()) }
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_attlen(ncid: c_int, varid: c_int, name: *const c_char, lenp: *mut usize) -> c_int {
+    route!(nc_inq_attlen(ncid, varid, name, lenp): (c_int, c_int, *const c_char, *mut usize));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe { nc_inq_att(ncid, varid, name, std::ptr::null_mut(), lenp) }
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_attid(ncid: c_int, varid: c_int, name: *const c_char, idp: *mut c_int) -> c_int {
+    route!(nc_inq_attid(ncid, varid, name, idp): (c_int, c_int, *const c_char, *mut c_int));
     api!("nc_inq_attid", (ncid, varid, name), {
         // SAFETY: as above.
         let name = names::normalize(&String::from_utf8_lossy(unsafe { cstr(name) }?));
@@ -197,6 +208,7 @@ pub unsafe extern "C" fn nc_inq_attid(ncid: c_int, varid: c_int, name: *const c_
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_attname(ncid: c_int, varid: c_int, attnum: c_int, name: *mut c_char) -> c_int {
+    route!(nc_inq_attname(ncid, varid, attnum, name): (c_int, c_int, c_int, *mut c_char));
     api!("nc_inq_attname", (ncid, varid, attnum), {
         let n = with(ncid, |ds, gid| {
             let atts = ds.model.atts(gid, varid)?;
@@ -214,6 +226,13 @@ pub unsafe extern "C" fn nc_inq_attname(ncid: c_int, varid: c_int, attnum: c_int
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *const c_char, ncid_out: c_int, varid_out: c_int) -> c_int {
+    match (super::route::is_foreign(ncid_in), super::route::is_foreign(ncid_out)) {
+        (true, true) => {
+            route!(nc_copy_att(ncid_in, varid_in, name, ncid_out, varid_out): (c_int, c_int, *const c_char, c_int, c_int))
+        }
+        (false, false) => {}
+        _ => return super::cross::copy_att(ncid_in, varid_in, name, ncid_out, varid_out),
+    }
     api!("nc_copy_att", (ncid_in, varid_in, name, ncid_out, varid_out), {
         // SAFETY: as above.
         let raw = unsafe { cstr(name) }?;
@@ -232,6 +251,7 @@ pub unsafe extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *con
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_rename_att(ncid: c_int, varid: c_int, name: *const c_char, newname: *const c_char) -> c_int {
+    route!(nc_rename_att(ncid, varid, name, newname): (c_int, c_int, *const c_char, *const c_char));
     api!("nc_rename_att", (ncid, varid, name, newname), {
         // SAFETY: as above.
         let (old, new) = unsafe { (cstr(name)?, cstr(newname)?) };
@@ -241,6 +261,7 @@ pub unsafe extern "C" fn nc_rename_att(ncid: c_int, varid: c_int, name: *const c
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_del_att(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
+    route!(nc_del_att(ncid, varid, name): (c_int, c_int, *const c_char));
     api!("nc_del_att", (ncid, varid, name), {
         // SAFETY: as above.
         let name = unsafe { cstr(name) }?;

@@ -5,41 +5,48 @@
 
 use super::LONG_TYPE;
 use super::data::{Mem, Shape, get, put};
+use crate::ffi::route::route;
 use crate::types::NcType;
 use std::ffi::{c_char, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_uint, c_ulonglong, c_ushort, c_void};
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_text(ncid: c_int, varid: c_int, op: *const c_char) -> c_int {
+    route!(nc_put_var_text(ncid, varid, op): (c_int, c_int, *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_text", ncid, varid, Shape::Var, Mem::Text, op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_text(ncid: c_int, varid: c_int, ip: *mut c_char) -> c_int {
+    route!(nc_get_var_text(ncid, varid, ip): (c_int, c_int, *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_text", ncid, varid, Shape::Var, Mem::Text, ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_text(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_char) -> c_int {
+    route!(nc_put_var1_text(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_text", ncid, varid, Shape::Var1(indexp), Mem::Text, op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_text(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_char) -> c_int {
+    route!(nc_get_var1_text(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_text", ncid, varid, Shape::Var1(indexp), Mem::Text, ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_text(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_char) -> c_int {
+    route!(nc_put_vara_text(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_text", ncid, varid, Shape::Vara(startp, countp), Mem::Text, op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_text(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_char) -> c_int {
+    route!(nc_get_vara_text(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_text", ncid, varid, Shape::Vara(startp, countp), Mem::Text, ip as _) }
 }
@@ -53,6 +60,7 @@ pub extern "C" fn nc_put_vars_text(
     stridep: *const isize,
     op: *const c_char,
 ) -> c_int {
+    route!(nc_put_vars_text(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_text", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Text, op as _) }
 }
@@ -66,6 +74,7 @@ pub extern "C" fn nc_get_vars_text(
     stridep: *const isize,
     ip: *mut c_char,
 ) -> c_int {
+    route!(nc_get_vars_text(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_text", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Text, ip as _) }
 }
@@ -80,6 +89,7 @@ pub extern "C" fn nc_put_varm_text(
     imapp: *const isize,
     op: *const c_char,
 ) -> c_int {
+    route!(nc_put_varm_text(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_text", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Text, op as _) }
 }
@@ -94,42 +104,49 @@ pub extern "C" fn nc_get_varm_text(
     imapp: *const isize,
     ip: *mut c_char,
 ) -> c_int {
+    route!(nc_get_varm_text(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_text", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Text, ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_schar(ncid: c_int, varid: c_int, op: *const c_schar) -> c_int {
+    route!(nc_put_var_schar(ncid, varid, op): (c_int, c_int, *const c_schar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_schar", ncid, varid, Shape::Var, Mem::Typed(NcType::Byte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_schar(ncid: c_int, varid: c_int, ip: *mut c_schar) -> c_int {
+    route!(nc_get_var_schar(ncid, varid, ip): (c_int, c_int, *mut c_schar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_schar", ncid, varid, Shape::Var, Mem::Typed(NcType::Byte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_schar(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_schar) -> c_int {
+    route!(nc_put_var1_schar(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_schar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_schar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Byte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_schar(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_schar) -> c_int {
+    route!(nc_get_var1_schar(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_schar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_schar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Byte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_schar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_schar) -> c_int {
+    route!(nc_put_vara_schar(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_schar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_schar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Byte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_schar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_schar) -> c_int {
+    route!(nc_get_vara_schar(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_schar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_schar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Byte), ip as _) }
 }
@@ -143,6 +160,7 @@ pub extern "C" fn nc_put_vars_schar(
     stridep: *const isize,
     op: *const c_schar,
 ) -> c_int {
+    route!(nc_put_vars_schar(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_schar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_schar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Byte), op as _) }
 }
@@ -156,6 +174,7 @@ pub extern "C" fn nc_get_vars_schar(
     stridep: *const isize,
     ip: *mut c_schar,
 ) -> c_int {
+    route!(nc_get_vars_schar(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_schar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_schar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Byte), ip as _) }
 }
@@ -170,6 +189,7 @@ pub extern "C" fn nc_put_varm_schar(
     imapp: *const isize,
     op: *const c_schar,
 ) -> c_int {
+    route!(nc_put_varm_schar(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_schar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_schar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Byte), op as _) }
 }
@@ -184,42 +204,49 @@ pub extern "C" fn nc_get_varm_schar(
     imapp: *const isize,
     ip: *mut c_schar,
 ) -> c_int {
+    route!(nc_get_varm_schar(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_schar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_schar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Byte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_uchar(ncid: c_int, varid: c_int, op: *const c_uchar) -> c_int {
+    route!(nc_put_var_uchar(ncid, varid, op): (c_int, c_int, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_uchar", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_uchar(ncid: c_int, varid: c_int, ip: *mut c_uchar) -> c_int {
+    route!(nc_get_var_uchar(ncid, varid, ip): (c_int, c_int, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_uchar", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_uchar(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_uchar) -> c_int {
+    route!(nc_put_var1_uchar(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_uchar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_uchar(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_uchar) -> c_int {
+    route!(nc_get_var1_uchar(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_uchar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_uchar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_uchar) -> c_int {
+    route!(nc_put_vara_uchar(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_uchar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_uchar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_uchar) -> c_int {
+    route!(nc_get_vara_uchar(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_uchar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), ip as _) }
 }
@@ -233,6 +260,7 @@ pub extern "C" fn nc_put_vars_uchar(
     stridep: *const isize,
     op: *const c_uchar,
 ) -> c_int {
+    route!(nc_put_vars_uchar(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_uchar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), op as _) }
 }
@@ -246,6 +274,7 @@ pub extern "C" fn nc_get_vars_uchar(
     stridep: *const isize,
     ip: *mut c_uchar,
 ) -> c_int {
+    route!(nc_get_vars_uchar(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_uchar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), ip as _) }
 }
@@ -260,6 +289,7 @@ pub extern "C" fn nc_put_varm_uchar(
     imapp: *const isize,
     op: *const c_uchar,
 ) -> c_int {
+    route!(nc_put_varm_uchar(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_uchar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), op as _) }
 }
@@ -274,42 +304,49 @@ pub extern "C" fn nc_get_varm_uchar(
     imapp: *const isize,
     ip: *mut c_uchar,
 ) -> c_int {
+    route!(nc_get_varm_uchar(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_uchar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_short(ncid: c_int, varid: c_int, op: *const c_short) -> c_int {
+    route!(nc_put_var_short(ncid, varid, op): (c_int, c_int, *const c_short));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_short", ncid, varid, Shape::Var, Mem::Typed(NcType::Short), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_short(ncid: c_int, varid: c_int, ip: *mut c_short) -> c_int {
+    route!(nc_get_var_short(ncid, varid, ip): (c_int, c_int, *mut c_short));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_short", ncid, varid, Shape::Var, Mem::Typed(NcType::Short), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_short(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_short) -> c_int {
+    route!(nc_put_var1_short(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_short));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_short", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Short), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_short(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_short) -> c_int {
+    route!(nc_get_var1_short(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_short));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_short", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Short), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_short(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_short) -> c_int {
+    route!(nc_put_vara_short(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_short));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_short", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Short), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_short(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_short) -> c_int {
+    route!(nc_get_vara_short(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_short));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_short", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Short), ip as _) }
 }
@@ -323,6 +360,7 @@ pub extern "C" fn nc_put_vars_short(
     stridep: *const isize,
     op: *const c_short,
 ) -> c_int {
+    route!(nc_put_vars_short(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_short));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_short", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Short), op as _) }
 }
@@ -336,6 +374,7 @@ pub extern "C" fn nc_get_vars_short(
     stridep: *const isize,
     ip: *mut c_short,
 ) -> c_int {
+    route!(nc_get_vars_short(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_short));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_short", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Short), ip as _) }
 }
@@ -350,6 +389,7 @@ pub extern "C" fn nc_put_varm_short(
     imapp: *const isize,
     op: *const c_short,
 ) -> c_int {
+    route!(nc_put_varm_short(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_short));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_short", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Short), op as _) }
 }
@@ -364,42 +404,49 @@ pub extern "C" fn nc_get_varm_short(
     imapp: *const isize,
     ip: *mut c_short,
 ) -> c_int {
+    route!(nc_get_varm_short(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_short));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_short", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Short), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_int(ncid: c_int, varid: c_int, op: *const c_int) -> c_int {
+    route!(nc_put_var_int(ncid, varid, op): (c_int, c_int, *const c_int));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_int", ncid, varid, Shape::Var, Mem::Typed(NcType::Int), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_int(ncid: c_int, varid: c_int, ip: *mut c_int) -> c_int {
+    route!(nc_get_var_int(ncid, varid, ip): (c_int, c_int, *mut c_int));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_int", ncid, varid, Shape::Var, Mem::Typed(NcType::Int), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_int(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_int) -> c_int {
+    route!(nc_put_var1_int(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_int));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_int", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_int(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_int) -> c_int {
+    route!(nc_get_var1_int(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_int));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_int", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_int(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_int) -> c_int {
+    route!(nc_put_vara_int(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_int));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_int", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_int(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_int) -> c_int {
+    route!(nc_get_vara_int(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_int));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_int", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int), ip as _) }
 }
@@ -413,6 +460,7 @@ pub extern "C" fn nc_put_vars_int(
     stridep: *const isize,
     op: *const c_int,
 ) -> c_int {
+    route!(nc_put_vars_int(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_int));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_int", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int), op as _) }
 }
@@ -426,6 +474,7 @@ pub extern "C" fn nc_get_vars_int(
     stridep: *const isize,
     ip: *mut c_int,
 ) -> c_int {
+    route!(nc_get_vars_int(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_int));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_int", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int), ip as _) }
 }
@@ -440,6 +489,7 @@ pub extern "C" fn nc_put_varm_int(
     imapp: *const isize,
     op: *const c_int,
 ) -> c_int {
+    route!(nc_put_varm_int(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_int));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_int", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int), op as _) }
 }
@@ -454,42 +504,49 @@ pub extern "C" fn nc_get_varm_int(
     imapp: *const isize,
     ip: *mut c_int,
 ) -> c_int {
+    route!(nc_get_varm_int(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_int));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_int", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_long(ncid: c_int, varid: c_int, op: *const c_long) -> c_int {
+    route!(nc_put_var_long(ncid, varid, op): (c_int, c_int, *const c_long));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_long", ncid, varid, Shape::Var, Mem::Typed(LONG_TYPE), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_long(ncid: c_int, varid: c_int, ip: *mut c_long) -> c_int {
+    route!(nc_get_var_long(ncid, varid, ip): (c_int, c_int, *mut c_long));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_long", ncid, varid, Shape::Var, Mem::Typed(LONG_TYPE), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_long(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_long) -> c_int {
+    route!(nc_put_var1_long(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_long));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_long", ncid, varid, Shape::Var1(indexp), Mem::Typed(LONG_TYPE), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_long(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_long) -> c_int {
+    route!(nc_get_var1_long(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_long));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_long", ncid, varid, Shape::Var1(indexp), Mem::Typed(LONG_TYPE), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_long(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_long) -> c_int {
+    route!(nc_put_vara_long(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_long));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_long", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(LONG_TYPE), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_long(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_long) -> c_int {
+    route!(nc_get_vara_long(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_long));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_long", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(LONG_TYPE), ip as _) }
 }
@@ -503,6 +560,7 @@ pub extern "C" fn nc_put_vars_long(
     stridep: *const isize,
     op: *const c_long,
 ) -> c_int {
+    route!(nc_put_vars_long(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_long));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_long", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(LONG_TYPE), op as _) }
 }
@@ -516,6 +574,7 @@ pub extern "C" fn nc_get_vars_long(
     stridep: *const isize,
     ip: *mut c_long,
 ) -> c_int {
+    route!(nc_get_vars_long(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_long));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_long", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(LONG_TYPE), ip as _) }
 }
@@ -530,6 +589,7 @@ pub extern "C" fn nc_put_varm_long(
     imapp: *const isize,
     op: *const c_long,
 ) -> c_int {
+    route!(nc_put_varm_long(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_long));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_long", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(LONG_TYPE), op as _) }
 }
@@ -544,42 +604,49 @@ pub extern "C" fn nc_get_varm_long(
     imapp: *const isize,
     ip: *mut c_long,
 ) -> c_int {
+    route!(nc_get_varm_long(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_long));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_long", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(LONG_TYPE), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_float(ncid: c_int, varid: c_int, op: *const f32) -> c_int {
+    route!(nc_put_var_float(ncid, varid, op): (c_int, c_int, *const f32));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_float", ncid, varid, Shape::Var, Mem::Typed(NcType::Float), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_float(ncid: c_int, varid: c_int, ip: *mut f32) -> c_int {
+    route!(nc_get_var_float(ncid, varid, ip): (c_int, c_int, *mut f32));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_float", ncid, varid, Shape::Var, Mem::Typed(NcType::Float), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_float(ncid: c_int, varid: c_int, indexp: *const usize, op: *const f32) -> c_int {
+    route!(nc_put_var1_float(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const f32));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_float", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Float), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_float(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut f32) -> c_int {
+    route!(nc_get_var1_float(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut f32));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_float", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Float), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_float(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const f32) -> c_int {
+    route!(nc_put_vara_float(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const f32));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_float", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Float), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_float(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut f32) -> c_int {
+    route!(nc_get_vara_float(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut f32));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_float", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Float), ip as _) }
 }
@@ -593,6 +660,7 @@ pub extern "C" fn nc_put_vars_float(
     stridep: *const isize,
     op: *const f32,
 ) -> c_int {
+    route!(nc_put_vars_float(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const f32));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_float", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Float), op as _) }
 }
@@ -606,6 +674,7 @@ pub extern "C" fn nc_get_vars_float(
     stridep: *const isize,
     ip: *mut f32,
 ) -> c_int {
+    route!(nc_get_vars_float(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut f32));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_float", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Float), ip as _) }
 }
@@ -620,6 +689,7 @@ pub extern "C" fn nc_put_varm_float(
     imapp: *const isize,
     op: *const f32,
 ) -> c_int {
+    route!(nc_put_varm_float(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const f32));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_float", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Float), op as _) }
 }
@@ -634,42 +704,49 @@ pub extern "C" fn nc_get_varm_float(
     imapp: *const isize,
     ip: *mut f32,
 ) -> c_int {
+    route!(nc_get_varm_float(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut f32));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_float", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Float), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_double(ncid: c_int, varid: c_int, op: *const f64) -> c_int {
+    route!(nc_put_var_double(ncid, varid, op): (c_int, c_int, *const f64));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_double", ncid, varid, Shape::Var, Mem::Typed(NcType::Double), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_double(ncid: c_int, varid: c_int, ip: *mut f64) -> c_int {
+    route!(nc_get_var_double(ncid, varid, ip): (c_int, c_int, *mut f64));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_double", ncid, varid, Shape::Var, Mem::Typed(NcType::Double), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_double(ncid: c_int, varid: c_int, indexp: *const usize, op: *const f64) -> c_int {
+    route!(nc_put_var1_double(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const f64));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_double", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Double), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_double(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut f64) -> c_int {
+    route!(nc_get_var1_double(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut f64));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_double", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Double), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_double(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const f64) -> c_int {
+    route!(nc_put_vara_double(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const f64));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_double", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Double), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_double(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut f64) -> c_int {
+    route!(nc_get_vara_double(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut f64));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_double", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Double), ip as _) }
 }
@@ -683,6 +760,7 @@ pub extern "C" fn nc_put_vars_double(
     stridep: *const isize,
     op: *const f64,
 ) -> c_int {
+    route!(nc_put_vars_double(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const f64));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_double", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Double), op as _) }
 }
@@ -696,6 +774,7 @@ pub extern "C" fn nc_get_vars_double(
     stridep: *const isize,
     ip: *mut f64,
 ) -> c_int {
+    route!(nc_get_vars_double(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut f64));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_double", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Double), ip as _) }
 }
@@ -710,6 +789,7 @@ pub extern "C" fn nc_put_varm_double(
     imapp: *const isize,
     op: *const f64,
 ) -> c_int {
+    route!(nc_put_varm_double(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const f64));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_double", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Double), op as _) }
 }
@@ -724,42 +804,49 @@ pub extern "C" fn nc_get_varm_double(
     imapp: *const isize,
     ip: *mut f64,
 ) -> c_int {
+    route!(nc_get_varm_double(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut f64));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_double", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Double), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_ushort(ncid: c_int, varid: c_int, op: *const c_ushort) -> c_int {
+    route!(nc_put_var_ushort(ncid, varid, op): (c_int, c_int, *const c_ushort));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_ushort", ncid, varid, Shape::Var, Mem::Typed(NcType::UShort), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_ushort(ncid: c_int, varid: c_int, ip: *mut c_ushort) -> c_int {
+    route!(nc_get_var_ushort(ncid, varid, ip): (c_int, c_int, *mut c_ushort));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_ushort", ncid, varid, Shape::Var, Mem::Typed(NcType::UShort), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_ushort(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_ushort) -> c_int {
+    route!(nc_put_var1_ushort(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_ushort));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_ushort", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UShort), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_ushort(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_ushort) -> c_int {
+    route!(nc_get_var1_ushort(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_ushort));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_ushort", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UShort), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_ushort(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_ushort) -> c_int {
+    route!(nc_put_vara_ushort(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_ushort));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_ushort", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UShort), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_ushort(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_ushort) -> c_int {
+    route!(nc_get_vara_ushort(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_ushort));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_ushort", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UShort), ip as _) }
 }
@@ -773,6 +860,7 @@ pub extern "C" fn nc_put_vars_ushort(
     stridep: *const isize,
     op: *const c_ushort,
 ) -> c_int {
+    route!(nc_put_vars_ushort(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_ushort));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_ushort", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UShort), op as _) }
 }
@@ -786,6 +874,7 @@ pub extern "C" fn nc_get_vars_ushort(
     stridep: *const isize,
     ip: *mut c_ushort,
 ) -> c_int {
+    route!(nc_get_vars_ushort(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_ushort));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_ushort", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UShort), ip as _) }
 }
@@ -800,6 +889,7 @@ pub extern "C" fn nc_put_varm_ushort(
     imapp: *const isize,
     op: *const c_ushort,
 ) -> c_int {
+    route!(nc_put_varm_ushort(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_ushort));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_ushort", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UShort), op as _) }
 }
@@ -814,42 +904,49 @@ pub extern "C" fn nc_get_varm_ushort(
     imapp: *const isize,
     ip: *mut c_ushort,
 ) -> c_int {
+    route!(nc_get_varm_ushort(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_ushort));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_ushort", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UShort), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_uint(ncid: c_int, varid: c_int, op: *const c_uint) -> c_int {
+    route!(nc_put_var_uint(ncid, varid, op): (c_int, c_int, *const c_uint));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_uint", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_uint(ncid: c_int, varid: c_int, ip: *mut c_uint) -> c_int {
+    route!(nc_get_var_uint(ncid, varid, ip): (c_int, c_int, *mut c_uint));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_uint", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_uint(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_uint) -> c_int {
+    route!(nc_put_var1_uint(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_uint));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_uint", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_uint(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_uint) -> c_int {
+    route!(nc_get_var1_uint(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_uint));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_uint", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_uint(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_uint) -> c_int {
+    route!(nc_put_vara_uint(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_uint));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_uint", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_uint(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_uint) -> c_int {
+    route!(nc_get_vara_uint(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_uint));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_uint", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt), ip as _) }
 }
@@ -863,6 +960,7 @@ pub extern "C" fn nc_put_vars_uint(
     stridep: *const isize,
     op: *const c_uint,
 ) -> c_int {
+    route!(nc_put_vars_uint(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_uint));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_uint", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt), op as _) }
 }
@@ -876,6 +974,7 @@ pub extern "C" fn nc_get_vars_uint(
     stridep: *const isize,
     ip: *mut c_uint,
 ) -> c_int {
+    route!(nc_get_vars_uint(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_uint));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_uint", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt), ip as _) }
 }
@@ -890,6 +989,7 @@ pub extern "C" fn nc_put_varm_uint(
     imapp: *const isize,
     op: *const c_uint,
 ) -> c_int {
+    route!(nc_put_varm_uint(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_uint));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_uint", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt), op as _) }
 }
@@ -904,30 +1004,35 @@ pub extern "C" fn nc_get_varm_uint(
     imapp: *const isize,
     ip: *mut c_uint,
 ) -> c_int {
+    route!(nc_get_varm_uint(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_uint));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_uint", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_longlong(ncid: c_int, varid: c_int, op: *const c_longlong) -> c_int {
+    route!(nc_put_var_longlong(ncid, varid, op): (c_int, c_int, *const c_longlong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_longlong", ncid, varid, Shape::Var, Mem::Typed(NcType::Int64), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_longlong(ncid: c_int, varid: c_int, ip: *mut c_longlong) -> c_int {
+    route!(nc_get_var_longlong(ncid, varid, ip): (c_int, c_int, *mut c_longlong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_longlong", ncid, varid, Shape::Var, Mem::Typed(NcType::Int64), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_longlong(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_longlong) -> c_int {
+    route!(nc_put_var1_longlong(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_longlong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_longlong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int64), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_longlong(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_longlong) -> c_int {
+    route!(nc_get_var1_longlong(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_longlong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_longlong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int64), ip as _) }
 }
@@ -940,6 +1045,7 @@ pub extern "C" fn nc_put_vara_longlong(
     countp: *const usize,
     op: *const c_longlong,
 ) -> c_int {
+    route!(nc_put_vara_longlong(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_longlong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_longlong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int64), op as _) }
 }
@@ -952,6 +1058,7 @@ pub extern "C" fn nc_get_vara_longlong(
     countp: *const usize,
     ip: *mut c_longlong,
 ) -> c_int {
+    route!(nc_get_vara_longlong(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_longlong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_longlong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int64), ip as _) }
 }
@@ -965,6 +1072,7 @@ pub extern "C" fn nc_put_vars_longlong(
     stridep: *const isize,
     op: *const c_longlong,
 ) -> c_int {
+    route!(nc_put_vars_longlong(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_longlong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_longlong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int64), op as _) }
 }
@@ -978,6 +1086,7 @@ pub extern "C" fn nc_get_vars_longlong(
     stridep: *const isize,
     ip: *mut c_longlong,
 ) -> c_int {
+    route!(nc_get_vars_longlong(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_longlong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_longlong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int64), ip as _) }
 }
@@ -992,6 +1101,7 @@ pub extern "C" fn nc_put_varm_longlong(
     imapp: *const isize,
     op: *const c_longlong,
 ) -> c_int {
+    route!(nc_put_varm_longlong(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_longlong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_longlong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int64), op as _) }
 }
@@ -1006,30 +1116,35 @@ pub extern "C" fn nc_get_varm_longlong(
     imapp: *const isize,
     ip: *mut c_longlong,
 ) -> c_int {
+    route!(nc_get_varm_longlong(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_longlong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_longlong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int64), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_ulonglong(ncid: c_int, varid: c_int, op: *const c_ulonglong) -> c_int {
+    route!(nc_put_var_ulonglong(ncid, varid, op): (c_int, c_int, *const c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_ulonglong", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt64), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_ulonglong(ncid: c_int, varid: c_int, ip: *mut c_ulonglong) -> c_int {
+    route!(nc_get_var_ulonglong(ncid, varid, ip): (c_int, c_int, *mut c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_ulonglong", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt64), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_ulonglong(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_ulonglong) -> c_int {
+    route!(nc_put_var1_ulonglong(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_ulonglong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt64), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_ulonglong(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_ulonglong) -> c_int {
+    route!(nc_get_var1_ulonglong(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_ulonglong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt64), ip as _) }
 }
@@ -1042,6 +1157,7 @@ pub extern "C" fn nc_put_vara_ulonglong(
     countp: *const usize,
     op: *const c_ulonglong,
 ) -> c_int {
+    route!(nc_put_vara_ulonglong(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_ulonglong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt64), op as _) }
 }
@@ -1054,6 +1170,7 @@ pub extern "C" fn nc_get_vara_ulonglong(
     countp: *const usize,
     ip: *mut c_ulonglong,
 ) -> c_int {
+    route!(nc_get_vara_ulonglong(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_ulonglong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt64), ip as _) }
 }
@@ -1067,6 +1184,7 @@ pub extern "C" fn nc_put_vars_ulonglong(
     stridep: *const isize,
     op: *const c_ulonglong,
 ) -> c_int {
+    route!(nc_put_vars_ulonglong(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_ulonglong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt64), op as _) }
 }
@@ -1080,6 +1198,7 @@ pub extern "C" fn nc_get_vars_ulonglong(
     stridep: *const isize,
     ip: *mut c_ulonglong,
 ) -> c_int {
+    route!(nc_get_vars_ulonglong(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_ulonglong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt64), ip as _) }
 }
@@ -1094,6 +1213,7 @@ pub extern "C" fn nc_put_varm_ulonglong(
     imapp: *const isize,
     op: *const c_ulonglong,
 ) -> c_int {
+    route!(nc_put_varm_ulonglong(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_ulonglong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt64), op as _) }
 }
@@ -1108,30 +1228,35 @@ pub extern "C" fn nc_get_varm_ulonglong(
     imapp: *const isize,
     ip: *mut c_ulonglong,
 ) -> c_int {
+    route!(nc_get_varm_ulonglong(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_ulonglong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt64), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_string(ncid: c_int, varid: c_int, op: *mut *const c_char) -> c_int {
+    route!(nc_put_var_string(ncid, varid, op): (c_int, c_int, *mut *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_string", ncid, varid, Shape::Var, Mem::Typed(NcType::String), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_string(ncid: c_int, varid: c_int, ip: *mut *mut c_char) -> c_int {
+    route!(nc_get_var_string(ncid, varid, ip): (c_int, c_int, *mut *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_string", ncid, varid, Shape::Var, Mem::Typed(NcType::String), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_string(ncid: c_int, varid: c_int, indexp: *const usize, op: *mut *const c_char) -> c_int {
+    route!(nc_put_var1_string(ncid, varid, indexp, op): (c_int, c_int, *const usize, *mut *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_string", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::String), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_string(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut *mut c_char) -> c_int {
+    route!(nc_get_var1_string(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_string", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::String), ip as _) }
 }
@@ -1144,12 +1269,14 @@ pub extern "C" fn nc_put_vara_string(
     countp: *const usize,
     op: *mut *const c_char,
 ) -> c_int {
+    route!(nc_put_vara_string(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *mut *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_string", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::String), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_string(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut *mut c_char) -> c_int {
+    route!(nc_get_vara_string(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_string", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::String), ip as _) }
 }
@@ -1163,6 +1290,7 @@ pub extern "C" fn nc_put_vars_string(
     stridep: *const isize,
     op: *mut *const c_char,
 ) -> c_int {
+    route!(nc_put_vars_string(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *mut *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_string", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::String), op as _) }
 }
@@ -1176,6 +1304,7 @@ pub extern "C" fn nc_get_vars_string(
     stridep: *const isize,
     ip: *mut *mut c_char,
 ) -> c_int {
+    route!(nc_get_vars_string(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_string", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::String), ip as _) }
 }
@@ -1190,6 +1319,7 @@ pub extern "C" fn nc_put_varm_string(
     imapp: *const isize,
     op: *mut *const c_char,
 ) -> c_int {
+    route!(nc_put_varm_string(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_string", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::String), op as _) }
 }
@@ -1204,42 +1334,49 @@ pub extern "C" fn nc_get_varm_string(
     imapp: *const isize,
     ip: *mut *mut c_char,
 ) -> c_int {
+    route!(nc_get_varm_string(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_string", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::String), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_ubyte(ncid: c_int, varid: c_int, op: *const c_uchar) -> c_int {
+    route!(nc_put_var_ubyte(ncid, varid, op): (c_int, c_int, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_ubyte", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_ubyte(ncid: c_int, varid: c_int, ip: *mut c_uchar) -> c_int {
+    route!(nc_get_var_ubyte(ncid, varid, ip): (c_int, c_int, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_ubyte", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_ubyte(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_uchar) -> c_int {
+    route!(nc_put_var1_ubyte(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_ubyte", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_ubyte(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_uchar) -> c_int {
+    route!(nc_get_var1_ubyte(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_ubyte", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_ubyte(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_uchar) -> c_int {
+    route!(nc_put_vara_ubyte(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_ubyte", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_ubyte(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_uchar) -> c_int {
+    route!(nc_get_vara_ubyte(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_ubyte", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), ip as _) }
 }
@@ -1253,6 +1390,7 @@ pub extern "C" fn nc_put_vars_ubyte(
     stridep: *const isize,
     op: *const c_uchar,
 ) -> c_int {
+    route!(nc_put_vars_ubyte(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_ubyte", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), op as _) }
 }
@@ -1266,6 +1404,7 @@ pub extern "C" fn nc_get_vars_ubyte(
     stridep: *const isize,
     ip: *mut c_uchar,
 ) -> c_int {
+    route!(nc_get_vars_ubyte(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_ubyte", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), ip as _) }
 }
@@ -1280,6 +1419,7 @@ pub extern "C" fn nc_put_varm_ubyte(
     imapp: *const isize,
     op: *const c_uchar,
 ) -> c_int {
+    route!(nc_put_varm_ubyte(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_ubyte", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), op as _) }
 }
@@ -1294,42 +1434,49 @@ pub extern "C" fn nc_get_varm_ubyte(
     imapp: *const isize,
     ip: *mut c_uchar,
 ) -> c_int {
+    route!(nc_get_varm_ubyte(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_ubyte", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var(ncid: c_int, varid: c_int, op: *const c_void) -> c_int {
+    route!(nc_put_var(ncid, varid, op): (c_int, c_int, *const c_void));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var", ncid, varid, Shape::Var, Mem::Native, op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var(ncid: c_int, varid: c_int, ip: *mut c_void) -> c_int {
+    route!(nc_get_var(ncid, varid, ip): (c_int, c_int, *mut c_void));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var", ncid, varid, Shape::Var, Mem::Native, ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_void) -> c_int {
+    route!(nc_put_var1(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_void));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1", ncid, varid, Shape::Var1(indexp), Mem::Native, op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_void) -> c_int {
+    route!(nc_get_var1(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_void));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1", ncid, varid, Shape::Var1(indexp), Mem::Native, ip as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_void) -> c_int {
+    route!(nc_put_vara(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_void));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara", ncid, varid, Shape::Vara(startp, countp), Mem::Native, op as _) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_void) -> c_int {
+    route!(nc_get_vara(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_void));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara", ncid, varid, Shape::Vara(startp, countp), Mem::Native, ip as _) }
 }
@@ -1343,6 +1490,7 @@ pub extern "C" fn nc_put_vars(
     stridep: *const isize,
     op: *const c_void,
 ) -> c_int {
+    route!(nc_put_vars(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_void));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Native, op as _) }
 }
@@ -1356,6 +1504,7 @@ pub extern "C" fn nc_get_vars(
     stridep: *const isize,
     ip: *mut c_void,
 ) -> c_int {
+    route!(nc_get_vars(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_void));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Native, ip as _) }
 }
@@ -1370,6 +1519,7 @@ pub extern "C" fn nc_put_varm(
     imapp: *const isize,
     op: *const c_void,
 ) -> c_int {
+    route!(nc_put_varm(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_void));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Native, op as _) }
 }
@@ -1384,6 +1534,7 @@ pub extern "C" fn nc_get_varm(
     imapp: *const isize,
     ip: *mut c_void,
 ) -> c_int {
+    route!(nc_get_varm(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_void));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Native, ip as _) }
 }

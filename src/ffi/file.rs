@@ -4,6 +4,7 @@ use super::{cstr, put, put_slice, with};
 use crate::api;
 use crate::dataset::Dataset;
 use crate::error::{Kind, Result, err};
+use crate::ffi::route::route;
 use crate::registry;
 use crate::url::{self, OpenSpec};
 use std::ffi::{c_char, c_int};
@@ -15,7 +16,10 @@ fn spec_for(path: *const c_char, creating: bool) -> Result<OpenSpec> {
     let raw = unsafe { cstr(path) }?;
     let name = std::str::from_utf8(raw).map_err(|_| crate::error::Error::new(Kind::Invalid, "path is not UTF-8"))?;
     match url::parse(name)? {
-        Some(spec) if spec.is_explicit() || spec.driver.is_some() || creating => Ok(spec),
+        Some(spec) if spec.is_explicit() || spec.driver.is_some() => Ok(spec),
+        // Without a URL naming Zarr nothing chooses Zarr on create (netcdf-c's dispatcher
+        // never does, and a real library behind us creates netCDF files for such names).
+        Some(_) if creating => err(Kind::NotBuilt, format!("{name}: only Zarr datasets (URLs with mode=nczarr/zarr) can be created")),
         Some(spec) => match url::probe(&spec.path) {
             Some(_) => Ok(spec),
             None if !spec.path.exists() => err(Kind::Errno(libc::ENOENT), format!("{name}: no such file")),
@@ -57,6 +61,7 @@ pub unsafe fn open_impl(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> 
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_create(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> c_int {
+    super::route::route_path!(true, nc_create(path, cmode, ncidp): (*const c_char, c_int, *mut c_int), claim ncidp);
     api!("nc_create", (path, cmode), {
         // SAFETY: this export's own contract.
         unsafe { create_impl(path, cmode, ncidp) }
@@ -71,6 +76,7 @@ pub unsafe extern "C" fn nc__create(
     chunksizehintp: *mut usize,
     ncidp: *mut c_int,
 ) -> c_int {
+    super::route::route_path!(true, nc__create(path, cmode, initialsz, chunksizehintp, ncidp): (*const c_char, c_int, usize, *mut usize, *mut c_int), claim ncidp);
     api!("nc__create", (path, cmode, initialsz), {
         // SAFETY: this export's own contract.
         unsafe { create_impl(path, cmode, ncidp) }?;
@@ -89,6 +95,7 @@ pub unsafe extern "C" fn nc__create_mp(
     chunksizehintp: *mut usize,
     ncidp: *mut c_int,
 ) -> c_int {
+    super::route::route_path!(true, nc__create_mp(path, cmode, initialsz, basepe, chunksizehintp, ncidp): (*const c_char, c_int, usize, c_int, *mut usize, *mut c_int), claim ncidp);
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe {
         let _ = basepe;
@@ -98,11 +105,13 @@ pub unsafe extern "C" fn nc__create_mp(
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_create_mem(path: *const c_char, mode: c_int, initialsize: usize, ncidp: *mut c_int) -> c_int {
+    super::route::route_memory!(true, nc_create_mem(path, mode, initialsize, ncidp): (*const c_char, c_int, usize, *mut c_int), claim ncidp);
     api!("nc_create_mem", (path, mode, initialsize, ncidp), { err(Kind::Invalid, "in-memory Zarr datasets are not supported") })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int {
+    super::route::route_path!(false, nc_open(path, mode, ncidp): (*const c_char, c_int, *mut c_int), claim ncidp);
     api!("nc_open", (path, mode), {
         // SAFETY: this export's own contract.
         unsafe { open_impl(path, mode, ncidp) }
@@ -111,6 +120,7 @@ pub unsafe extern "C" fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc__open(path: *const c_char, mode: c_int, chunksizehintp: *mut usize, ncidp: *mut c_int) -> c_int {
+    super::route::route_path!(false, nc__open(path, mode, chunksizehintp, ncidp): (*const c_char, c_int, *mut usize, *mut c_int), claim ncidp);
     api!("nc__open", (path, mode), {
         // SAFETY: this export's own contract.
         unsafe { open_impl(path, mode, ncidp) }?;
@@ -128,6 +138,7 @@ pub unsafe extern "C" fn nc__open_mp(
     chunksizehintp: *mut usize,
     ncidp: *mut c_int,
 ) -> c_int {
+    super::route::route_path!(false, nc__open_mp(path, mode, basepe, chunksizehintp, ncidp): (*const c_char, c_int, c_int, *mut usize, *mut c_int), claim ncidp);
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe {
         let _ = basepe;
@@ -143,6 +154,7 @@ pub unsafe extern "C" fn nc_open_mem(
     memory: *mut std::ffi::c_void,
     ncidp: *mut c_int,
 ) -> c_int {
+    super::route::route_memory!(false, nc_open_mem(path, mode, size, memory, ncidp): (*const c_char, c_int, usize, *mut std::ffi::c_void, *mut c_int), claim ncidp);
     api!("nc_open_mem", (path, mode, size, memory, ncidp), {
         if path.is_null() || memory.is_null() {
             return err(Kind::Invalid, "NULL argument");
@@ -153,6 +165,7 @@ pub unsafe extern "C" fn nc_open_mem(
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_open_memio(path: *const c_char, mode: c_int, info: *mut super::consts::NC_memio, ncidp: *mut c_int) -> c_int {
+    super::route::route_memory!(false, nc_open_memio(path, mode, info, ncidp): (*const c_char, c_int, *mut super::consts::NC_memio, *mut c_int), claim ncidp);
     api!("nc_open_memio", (path, mode, info, ncidp), {
         if path.is_null() || info.is_null() {
             return err(Kind::Invalid, "NULL argument");
@@ -163,6 +176,7 @@ pub unsafe extern "C" fn nc_open_memio(path: *const c_char, mode: c_int, info: *
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_close_memio(ncid: c_int, info: *mut super::consts::NC_memio) -> c_int {
+    route!(nc_close_memio(ncid, info): (c_int, *mut super::consts::NC_memio));
     api!("nc_close_memio", (ncid, info), {
         with(ncid, |_, _| Ok(()))?;
         err(Kind::Invalid, "dataset was not opened in memory")
@@ -171,51 +185,61 @@ pub unsafe extern "C" fn nc_close_memio(ncid: c_int, info: *mut super::consts::N
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_create_par_fortran(path: *const c_char, cmode: c_int, comm: c_int, info: c_int, ncidp: *mut c_int) -> c_int {
+    super::route::route_path!(true, nc_create_par_fortran(path, cmode, comm, info, ncidp): (*const c_char, c_int, c_int, c_int, *mut c_int), claim ncidp);
     api!("nc_create_par_fortran", (path, cmode, comm, info, ncidp), { err(Kind::NoPar, "parallel I/O is not built") })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_open_par_fortran(path: *const c_char, mode: c_int, comm: c_int, info: c_int, ncidp: *mut c_int) -> c_int {
+    super::route::route_path!(false, nc_open_par_fortran(path, mode, comm, info, ncidp): (*const c_char, c_int, c_int, c_int, *mut c_int), claim ncidp);
     api!("nc_open_par_fortran", (path, mode, comm, info, ncidp), { err(Kind::NoPar, "parallel I/O is not built") })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_var_par_access(ncid: c_int, varid: c_int, par_access: c_int) -> c_int {
+    route!(nc_var_par_access(ncid, varid, par_access): (c_int, c_int, c_int));
     api!("nc_var_par_access", (ncid, varid, par_access), { err(Kind::NoPar, "parallel I/O is not built") })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_redef(ncid: c_int) -> c_int {
+    route!(nc_redef(ncid): (c_int));
     api!("nc_redef", (ncid), { with(ncid, |ds, _| ds.redef()) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_enddef(ncid: c_int) -> c_int {
+    route!(nc_enddef(ncid): (c_int));
     api!("nc_enddef", (ncid), { with(ncid, |ds, _| ds.enddef()) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc__enddef(ncid: c_int, h_minfree: usize, v_align: usize, v_minfree: usize, r_align: usize) -> c_int {
+    route!(nc__enddef(ncid, h_minfree, v_align, v_minfree, r_align): (c_int, usize, usize, usize, usize));
     api!("nc__enddef", (ncid, h_minfree, v_align, v_minfree, r_align), { with(ncid, |ds, _| ds.enddef()) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_sync(ncid: c_int) -> c_int {
+    route!(nc_sync(ncid): (c_int));
     api!("nc_sync", (ncid), { with(ncid, |ds, _| ds.sync()) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_close(ncid: c_int) -> c_int {
+    route!(nc_close(ncid): (c_int) => |status| super::route::release_real(status, ncid));
     api!("nc_close", (ncid), { registry::remove(ncid)?.close() })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_abort(ncid: c_int) -> c_int {
+    route!(nc_abort(ncid): (c_int) => |status| super::route::release_real(status, ncid));
     api!("nc_abort", (ncid), { registry::remove(ncid)?.abort() })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_delete(path: *const c_char) -> c_int {
+    super::route::route_path!(false, nc_delete(path): (*const c_char));
     api!("nc_delete", (path), {
         let spec = spec_for(path, false)?;
         crate::dataset::delete(&spec)
@@ -224,6 +248,9 @@ pub unsafe extern "C" fn nc_delete(path: *const c_char) -> c_int {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_delete_mp(path: *const c_char, basepe: c_int) -> c_int {
+    // The real nc_delete calls nc_delete_mp through its PLT, i.e. us: forward to the real
+    // nc_delete_mp, never back to nc_delete.
+    super::route::route_path!(false, nc_delete_mp(path, basepe): (*const c_char, c_int));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe {
         let _ = basepe;
@@ -233,6 +260,7 @@ pub unsafe extern "C" fn nc_delete_mp(path: *const c_char, basepe: c_int) -> c_i
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_fill(ncid: c_int, fillmode: c_int, old_modep: *mut c_int) -> c_int {
+    route!(nc_set_fill(ncid, fillmode, old_modep): (c_int, c_int, *mut c_int));
     api!("nc_set_fill", (ncid, fillmode), {
         let old = with(ncid, |ds, _| ds.set_fill(fillmode))?;
         // SAFETY: optional out-pointer.
@@ -243,6 +271,7 @@ pub unsafe extern "C" fn nc_set_fill(ncid: c_int, fillmode: c_int, old_modep: *m
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq(ncid: c_int, ndimsp: *mut c_int, nvarsp: *mut c_int, nattsp: *mut c_int, unlimdimidp: *mut c_int) -> c_int {
+    route!(nc_inq(ncid, ndimsp, nvarsp, nattsp, unlimdimidp): (c_int, *mut c_int, *mut c_int, *mut c_int, *mut c_int));
     api!("nc_inq", (ncid), {
         with(ncid, |ds, gid| {
             let g = &ds.model.groups[gid];
@@ -261,30 +290,35 @@ pub unsafe extern "C" fn nc_inq(ncid: c_int, ndimsp: *mut c_int, nvarsp: *mut c_
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_ndims(ncid: c_int, ndimsp: *mut c_int) -> c_int {
+    route!(nc_inq_ndims(ncid, ndimsp): (c_int, *mut c_int));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe { nc_inq(ncid, ndimsp, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()) }
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_nvars(ncid: c_int, nvarsp: *mut c_int) -> c_int {
+    route!(nc_inq_nvars(ncid, nvarsp): (c_int, *mut c_int));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe { nc_inq(ncid, std::ptr::null_mut(), nvarsp, std::ptr::null_mut(), std::ptr::null_mut()) }
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_natts(ncid: c_int, nattsp: *mut c_int) -> c_int {
+    route!(nc_inq_natts(ncid, nattsp): (c_int, *mut c_int));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe { nc_inq(ncid, std::ptr::null_mut(), std::ptr::null_mut(), nattsp, std::ptr::null_mut()) }
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_unlimdim(ncid: c_int, unlimdimidp: *mut c_int) -> c_int {
+    route!(nc_inq_unlimdim(ncid, unlimdimidp): (c_int, *mut c_int));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe { nc_inq(ncid, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), unlimdimidp) }
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_unlimdims(ncid: c_int, nunlimdimsp: *mut c_int, unlimdimidsp: *mut c_int) -> c_int {
+    route!(nc_inq_unlimdims(ncid, nunlimdimsp, unlimdimidsp): (c_int, *mut c_int, *mut c_int));
     api!("nc_inq_unlimdims", (ncid), {
         with(ncid, |ds, gid| {
             let ids: Vec<c_int> =
@@ -301,6 +335,7 @@ pub unsafe extern "C" fn nc_inq_unlimdims(ncid: c_int, nunlimdimsp: *mut c_int, 
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_format(ncid: c_int, formatp: *mut c_int) -> c_int {
+    route!(nc_inq_format(ncid, formatp): (c_int, *mut c_int));
     api!("nc_inq_format", (ncid), {
         with(ncid, |ds, _| {
             // SAFETY: optional out-pointer.
@@ -312,6 +347,7 @@ pub unsafe extern "C" fn nc_inq_format(ncid: c_int, formatp: *mut c_int) -> c_in
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_format_extended(ncid: c_int, formatp: *mut c_int, modep: *mut c_int) -> c_int {
+    route!(nc_inq_format_extended(ncid, formatp, modep): (c_int, *mut c_int, *mut c_int));
     api!("nc_inq_format_extended", (ncid), {
         with(ncid, |ds, _| {
             // SAFETY: optional out-pointers.
@@ -326,6 +362,7 @@ pub unsafe extern "C" fn nc_inq_format_extended(ncid: c_int, formatp: *mut c_int
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_path(ncid: c_int, pathlen: *mut usize, path: *mut c_char) -> c_int {
+    route!(nc_inq_path(ncid, pathlen, path): (c_int, *mut usize, *mut c_char));
     api!("nc_inq_path", (ncid), {
         with(ncid, |ds, _| {
             let p = ds.spec.original.as_bytes();
@@ -344,11 +381,13 @@ pub unsafe extern "C" fn nc_inq_path(ncid: c_int, pathlen: *mut usize, path: *mu
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_base_pe(ncid: c_int, pe: c_int) -> c_int {
+    route!(nc_set_base_pe(ncid, pe): (c_int, c_int));
     api!("nc_set_base_pe", (ncid, pe), { with(ncid, |_, _| Ok(())) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_base_pe(ncid: c_int, pe: *mut c_int) -> c_int {
+    route!(nc_inq_base_pe(ncid, pe): (c_int, *mut c_int));
     api!("nc_inq_base_pe", (ncid), {
         with(ncid, |_, _| {
             // SAFETY: optional out-pointer.
@@ -360,6 +399,7 @@ pub unsafe extern "C" fn nc_inq_base_pe(ncid: c_int, pe: *mut c_int) -> c_int {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_show_metadata(ncid: c_int) -> c_int {
+    route!(nc_show_metadata(ncid): (c_int));
     api!("nc_show_metadata", (ncid), {
         with(ncid, |ds, _| {
             eprintln!("{:#?}", ds.model);

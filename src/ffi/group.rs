@@ -3,12 +3,14 @@
 use super::{cstr, put, put_name, put_slice, with};
 use crate::api;
 use crate::error::{Error, Kind, Result, err};
+use crate::ffi::route::route;
 use crate::names;
 use crate::registry::group_ncid;
 use std::ffi::{c_char, c_int};
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_grp(parent_ncid: c_int, name: *const c_char, new_ncid: *mut c_int) -> c_int {
+    route!(nc_def_grp(parent_ncid, name, new_ncid): (c_int, *const c_char, *mut c_int));
     api!("nc_def_grp", (parent_ncid, name), {
         // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
         let name = unsafe { cstr(name) }?;
@@ -35,6 +37,7 @@ fn child_by_name(ds: &crate::dataset::Dataset, gid: usize, name: &str) -> Option
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_grp_ncid(ncid: c_int, grp_name: *const c_char, grp_ncid: *mut c_int) -> c_int {
+    route!(nc_inq_grp_ncid(ncid, grp_name, grp_ncid): (c_int, *const c_char, *mut c_int));
     api!("nc_inq_grp_ncid", (ncid, grp_name), {
         // SAFETY: as above.
         let name = String::from_utf8_lossy(unsafe { cstr(grp_name) }?).into_owned();
@@ -52,6 +55,7 @@ pub unsafe extern "C" fn nc_inq_grp_ncid(ncid: c_int, grp_name: *const c_char, g
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_ncid(ncid: c_int, name: *const c_char, grp_ncid: *mut c_int) -> c_int {
+    route!(nc_inq_ncid(ncid, name, grp_ncid): (c_int, *const c_char, *mut c_int));
     if name.is_null() {
         return api!("nc_inq_ncid", (ncid), {
             with(ncid, |_, _| Ok(()))?;
@@ -66,6 +70,7 @@ pub unsafe extern "C" fn nc_inq_ncid(ncid: c_int, name: *const c_char, grp_ncid:
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_grp_full_ncid(ncid: c_int, full_name: *const c_char, grp_ncid: *mut c_int) -> c_int {
+    route!(nc_inq_grp_full_ncid(ncid, full_name, grp_ncid): (c_int, *const c_char, *mut c_int));
     api!("nc_inq_grp_full_ncid", (ncid, full_name), {
         // SAFETY: as above.
         let path = String::from_utf8_lossy(unsafe { cstr(full_name) }?).into_owned();
@@ -83,6 +88,7 @@ pub unsafe extern "C" fn nc_inq_grp_full_ncid(ncid: c_int, full_name: *const c_c
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_grps(ncid: c_int, numgrps: *mut c_int, ncids: *mut c_int) -> c_int {
+    route!(nc_inq_grps(ncid, numgrps, ncids): (c_int, *mut c_int, *mut c_int));
     api!("nc_inq_grps", (ncid), {
         let ids: Vec<c_int> = with(ncid, |ds, gid| Ok(ds.model.groups[gid].children.iter().map(|&c| group_ncid(ncid, c)).collect()))?;
         // SAFETY: optional out-pointers sized by a previous count call.
@@ -96,6 +102,7 @@ pub unsafe extern "C" fn nc_inq_grps(ncid: c_int, numgrps: *mut c_int, ncids: *m
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_grpname(ncid: c_int, name: *mut c_char) -> c_int {
+    route!(nc_inq_grpname(ncid, name): (c_int, *mut c_char));
     api!("nc_inq_grpname", (ncid), {
         let n = with(ncid, |ds, gid| Ok(ds.model.groups[gid].name.clone()))?;
         // SAFETY: caller buffer of NC_MAX_NAME+1 bytes.
@@ -106,6 +113,7 @@ pub unsafe extern "C" fn nc_inq_grpname(ncid: c_int, name: *mut c_char) -> c_int
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_grpname_full(ncid: c_int, lenp: *mut usize, full_name: *mut c_char) -> c_int {
+    route!(nc_inq_grpname_full(ncid, lenp, full_name): (c_int, *mut usize, *mut c_char));
     api!("nc_inq_grpname_full", (ncid), {
         let n = with(ncid, |ds, gid| Ok(ds.model.full_name(gid)))?;
         // SAFETY: optional out-pointers; the buffer holds len+1 bytes.
@@ -119,12 +127,14 @@ pub unsafe extern "C" fn nc_inq_grpname_full(ncid: c_int, lenp: *mut usize, full
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_grpname_len(ncid: c_int, lenp: *mut usize) -> c_int {
+    route!(nc_inq_grpname_len(ncid, lenp): (c_int, *mut usize));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe { nc_inq_grpname_full(ncid, lenp, std::ptr::null_mut()) }
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_grp_parent(ncid: c_int, parent_ncid: *mut c_int) -> c_int {
+    route!(nc_inq_grp_parent(ncid, parent_ncid): (c_int, *mut c_int));
     api!("nc_inq_grp_parent", (ncid), {
         let parent = with(ncid, |ds, gid| ds.model.groups[gid].parent.ok_or_else(|| Error::new(Kind::NoGroup, "root has no parent")))?;
         // SAFETY: optional out-pointer.
@@ -135,6 +145,7 @@ pub unsafe extern "C" fn nc_inq_grp_parent(ncid: c_int, parent_ncid: *mut c_int)
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_varids(ncid: c_int, nvars: *mut c_int, varids: *mut c_int) -> c_int {
+    route!(nc_inq_varids(ncid, nvars, varids): (c_int, *mut c_int, *mut c_int));
     api!("nc_inq_varids", (ncid), {
         let n = with(ncid, |ds, gid| Ok(ds.model.groups[gid].vars.len()))?;
         let ids: Vec<c_int> = (0..n as c_int).collect();
@@ -149,6 +160,7 @@ pub unsafe extern "C" fn nc_inq_varids(ncid: c_int, nvars: *mut c_int, varids: *
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_dimids(ncid: c_int, ndims: *mut c_int, dimids: *mut c_int, include_parents: c_int) -> c_int {
+    route!(nc_inq_dimids(ncid, ndims, dimids, include_parents): (c_int, *mut c_int, *mut c_int, c_int));
     api!("nc_inq_dimids", (ncid, include_parents), {
         let mut ids: Vec<c_int> = with(ncid, |ds, gid| {
             let mut ids = Vec::new();
@@ -171,6 +183,7 @@ pub unsafe extern "C" fn nc_inq_dimids(ncid: c_int, ndims: *mut c_int, dimids: *
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_dim(ncid: c_int, name: *const c_char, len: usize, idp: *mut c_int) -> c_int {
+    route!(nc_def_dim(ncid, name, len, idp): (c_int, *const c_char, usize, *mut c_int));
     api!("nc_def_dim", (ncid, name, len), {
         // SAFETY: as above.
         let name = unsafe { cstr(name) }?;
@@ -183,6 +196,7 @@ pub unsafe extern "C" fn nc_def_dim(ncid: c_int, name: *const c_char, len: usize
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_dimid(ncid: c_int, name: *const c_char, idp: *mut c_int) -> c_int {
+    route!(nc_inq_dimid(ncid, name, idp): (c_int, *const c_char, *mut c_int));
     api!("nc_inq_dimid", (ncid, name), {
         // SAFETY: as above.
         let raw = unsafe { cstr(name) }?;
@@ -203,6 +217,7 @@ fn dim_info(ncid: c_int, dimid: c_int) -> Result<(String, usize)> {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_dim(ncid: c_int, dimid: c_int, name: *mut c_char, lenp: *mut usize) -> c_int {
+    route!(nc_inq_dim(ncid, dimid, name, lenp): (c_int, c_int, *mut c_char, *mut usize));
     api!("nc_inq_dim", (ncid, dimid), {
         let (n, len) = dim_info(ncid, dimid)?;
         // SAFETY: optional out-pointers.
@@ -216,18 +231,21 @@ pub unsafe extern "C" fn nc_inq_dim(ncid: c_int, dimid: c_int, name: *mut c_char
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_dimname(ncid: c_int, dimid: c_int, name: *mut c_char) -> c_int {
+    route!(nc_inq_dimname(ncid, dimid, name): (c_int, c_int, *mut c_char));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe { nc_inq_dim(ncid, dimid, name, std::ptr::null_mut()) }
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_dimlen(ncid: c_int, dimid: c_int, lenp: *mut usize) -> c_int {
+    route!(nc_inq_dimlen(ncid, dimid, lenp): (c_int, c_int, *mut usize));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe { nc_inq_dim(ncid, dimid, std::ptr::null_mut(), lenp) }
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_rename_dim(ncid: c_int, dimid: c_int, name: *const c_char) -> c_int {
+    route!(nc_rename_dim(ncid, dimid, name): (c_int, c_int, *const c_char));
     api!("nc_rename_dim", (ncid, dimid, name), {
         // SAFETY: as above.
         let name = unsafe { cstr(name) }?;

@@ -176,9 +176,15 @@ pub unsafe extern "C" fn nc_rc_set(key: *const c_char, value: *const c_char) -> 
         // SAFETY: NUL-terminated strings (NULL key → NC_EINVAL).
         let k = String::from_utf8_lossy(unsafe { cstr(key) }?).into_owned();
         let v = if value.is_null() { String::new() } else { String::from_utf8_lossy(unsafe { cstr(value) }?).into_owned() };
-        let mut rc = RC.lock().unwrap_or_else(|p| p.into_inner());
-        rc.get_or_insert_with(load_rc).insert(k, v);
-        Ok(())
+        {
+            let mut rc = RC.lock().unwrap_or_else(|p| p.into_inner());
+            rc.get_or_insert_with(load_rc).insert(k, v);
+        }
+        // Both libraries hold rc keys (passthrough.md §9); Debian's 4.9.0 has no nc_rc_set.
+        match super::route::also_real!(nc_rc_set(key, value): (*const c_char, *const c_char)) {
+            Some(status) if status != 0 => Err(crate::error::Error::from_code(status)),
+            _ => Ok(()),
+        }
     })
 }
 
@@ -207,11 +213,18 @@ pub unsafe extern "C" fn nc_set_default_format(format: c_int, old_formatp: *mut 
         if !(1..=5).contains(&format) {
             return err(Kind::Invalid, format!("format {format}"));
         }
-        let mut f = DEFAULT_FORMAT.lock().unwrap_or_else(|p| p.into_inner());
-        // SAFETY: optional out-pointer.
-        unsafe { put(old_formatp, *f) };
-        *f = format;
-        Ok(())
+        {
+            let mut f = DEFAULT_FORMAT.lock().unwrap_or_else(|p| p.into_inner());
+            // SAFETY: optional out-pointer.
+            unsafe { put(old_formatp, *f) };
+            *f = format;
+        }
+        // The real library creates plain paths with it; the old value reported is ours.
+        let mut real_old = 0;
+        match super::route::also_real!(nc_set_default_format(format, &mut real_old): (c_int, *mut c_int)) {
+            Some(status) if status != 0 => Err(crate::error::Error::from_code(status)),
+            _ => Ok(()),
+        }
     })
 }
 
@@ -222,7 +235,10 @@ pub unsafe extern "C" fn nc_set_chunk_cache(size: usize, nelems: usize, preempti
             return err(Kind::Invalid, "preemption outside [0, 1]");
         }
         *crate::dataset::CACHE_DEFAULTS.lock().unwrap_or_else(|p| p.into_inner()) = crate::model::ChunkCache { size, nelems, preemption };
-        Ok(())
+        match super::route::also_real!(nc_set_chunk_cache(size, nelems, preemption): (usize, usize, f32)) {
+            Some(status) if status != 0 => Err(crate::error::Error::from_code(status)),
+            _ => Ok(()),
+        }
     })
 }
 
@@ -268,11 +284,15 @@ pub unsafe extern "C" fn nc_get_chunk_cache_ints(sizep: *mut c_int, nelemsp: *mu
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_alignment(threshold: c_int, alignment: c_int) -> c_int {
     *ALIGNMENT.lock().unwrap_or_else(|p| p.into_inner()) = (threshold, alignment);
-    0
+    super::route::also_real!(nc_set_alignment(threshold, alignment): (c_int, c_int)).unwrap_or(0)
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_alignment(thresholdp: *mut c_int, alignmentp: *mut c_int) -> c_int {
+    // Alignment only means something to the real library's HDF5 files: ask it when present.
+    if let Some(status) = super::route::also_real!(nc_get_alignment(thresholdp, alignmentp): (*mut c_int, *mut c_int)) {
+        return status;
+    }
     let (t, a) = *ALIGNMENT.lock().unwrap_or_else(|p| p.into_inner());
     // SAFETY: optional out-pointers.
     unsafe {
@@ -297,24 +317,36 @@ pub unsafe extern "C" fn nc_get_meta_block_size(sizep: *mut usize) -> c_int {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_log_level(new_level: c_int) -> c_int {
-    let _ = new_level;
-    0
+    // Our logging is NCTRACING; a real library behind us gets the level for its own.
+    super::route::also_real!(nc_set_log_level(new_level): (c_int)).unwrap_or(0)
 }
 
+static INITIALIZED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static FINALIZED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Idempotent; forwarded to a real library once per process.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_initialize() -> c_int {
-    0
+    if INITIALIZED.swap(true, std::sync::atomic::Ordering::AcqRel) {
+        return 0;
+    }
+    super::route::also_real!(nc_initialize(): ()).unwrap_or(0)
 }
 
+/// Idempotent: tools call it and the real library's atexit handler calls it again (through
+/// our export); the real one runs once.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_finalize() -> c_int {
-    0
+    if FINALIZED.swap(true, std::sync::atomic::Ordering::AcqRel) {
+        return 0;
+    }
+    super::route::also_real!(nc_finalize(): ()).unwrap_or(0)
 }
 
 /// Used by the preload library's constructor (csrc/preload_init.c); not exported there.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nczarr_use_passthrough_numbering() {
-    crate::registry::use_passthrough_numbering();
+    super::route::set_passthrough();
 }
 
 // ---- netCDF-2 API ---------------------------------------------------------------------------

@@ -12,12 +12,14 @@
 pub mod att;
 mod att_matrix;
 pub mod consts;
+mod cross;
 pub mod data;
 mod data_matrix;
 pub mod file;
 pub mod group;
 pub mod helpers;
 pub mod misc;
+pub mod route;
 pub mod types;
 pub mod var;
 

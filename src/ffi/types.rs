@@ -7,11 +7,13 @@ use super::consts::nc_vlen_t;
 use super::{cstr, put, put_name, with};
 use crate::api;
 use crate::error::{Kind, Result, err};
+use crate::ffi::route::route;
 use crate::types::NcType;
 use std::ffi::{c_char, c_int, c_longlong, c_void};
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_type(ncid: c_int, xtype: nc_type, name: *mut c_char, size: *mut usize) -> c_int {
+    route!(nc_inq_type(ncid, xtype, name, size): (c_int, nc_type, *mut c_char, *mut usize));
     api!("nc_inq_type", (ncid, xtype), {
         with(ncid, |_, _| Ok(()))?;
         let t = NcType::from_id(xtype)?;
@@ -26,6 +28,7 @@ pub unsafe extern "C" fn nc_inq_type(ncid: c_int, xtype: nc_type, name: *mut c_c
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_typeid(ncid: c_int, name: *const c_char, typeidp: *mut nc_type) -> c_int {
+    route!(nc_inq_typeid(ncid, name, typeidp): (c_int, *const c_char, *mut nc_type));
     api!("nc_inq_typeid", (ncid, name), {
         with(ncid, |_, _| Ok(()))?;
         // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
@@ -39,6 +42,7 @@ pub unsafe extern "C" fn nc_inq_typeid(ncid: c_int, name: *const c_char, typeidp
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_typeids(ncid: c_int, ntypes: *mut c_int, typeids: *mut c_int) -> c_int {
+    route!(nc_inq_typeids(ncid, ntypes, typeids): (c_int, *mut c_int, *mut c_int));
     api!("nc_inq_typeids", (ncid, typeids), {
         with(ncid, |_, _| Ok(()))?;
         // SAFETY: optional out-pointer; there are no user types to list.
@@ -49,6 +53,13 @@ pub unsafe extern "C" fn nc_inq_typeids(ncid: c_int, ntypes: *mut c_int, typeids
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_type_equal(ncid1: c_int, typeid1: nc_type, ncid2: c_int, typeid2: nc_type, equal: *mut c_int) -> c_int {
+    match (super::route::is_foreign(ncid1), super::route::is_foreign(ncid2)) {
+        (true, true) => {
+            route!(nc_inq_type_equal(ncid1, typeid1, ncid2, typeid2, equal): (c_int, nc_type, c_int, nc_type, *mut c_int))
+        }
+        (false, false) => {}
+        _ => return super::cross::type_equal(ncid1, typeid1, ncid2, typeid2, equal),
+    }
     api!("nc_inq_type_equal", (ncid1, typeid1, ncid2, typeid2), {
         with(ncid1, |_, _| Ok(()))?;
         with(ncid2, |_, _| Ok(()))?;
@@ -69,6 +80,7 @@ pub unsafe extern "C" fn nc_inq_user_type(
     nfieldsp: *mut usize,
     classp: *mut c_int,
 ) -> c_int {
+    route!(nc_inq_user_type(ncid, xtype, name, size, base_nc_typep, nfieldsp, classp): (c_int, nc_type, *mut c_char, *mut usize, *mut nc_type, *mut usize, *mut c_int));
     api!("nc_inq_user_type", (ncid, xtype, name, size, base_nc_typep, nfieldsp, classp), { no_such_type(ncid) })
 }
 
@@ -84,21 +96,25 @@ fn no_such_type(ncid: c_int) -> Result<()> {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_compound(ncid: c_int, size: usize, name: *const c_char, typeidp: *mut nc_type) -> c_int {
+    route!(nc_def_compound(ncid, size, name, typeidp): (c_int, usize, *const c_char, *mut nc_type));
     api!("nc_def_compound", (ncid, size, name, typeidp), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_vlen(ncid: c_int, name: *const c_char, base_typeid: nc_type, xtypep: *mut nc_type) -> c_int {
+    route!(nc_def_vlen(ncid, name, base_typeid, xtypep): (c_int, *const c_char, nc_type, *mut nc_type));
     api!("nc_def_vlen", (ncid, name, base_typeid, xtypep), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_enum(ncid: c_int, base_typeid: nc_type, name: *const c_char, typeidp: *mut nc_type) -> c_int {
+    route!(nc_def_enum(ncid, base_typeid, name, typeidp): (c_int, nc_type, *const c_char, *mut nc_type));
     api!("nc_def_enum", (ncid, base_typeid, name, typeidp), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_opaque(ncid: c_int, size: usize, name: *const c_char, xtypep: *mut nc_type) -> c_int {
+    route!(nc_def_opaque(ncid, size, name, xtypep): (c_int, usize, *const c_char, *mut nc_type));
     api!("nc_def_opaque", (ncid, size, name, xtypep), { no_user_types(ncid) })
 }
 
@@ -110,6 +126,7 @@ pub unsafe extern "C" fn nc_insert_compound(
     offset: usize,
     field_typeid: nc_type,
 ) -> c_int {
+    route!(nc_insert_compound(ncid, xtype, name, offset, field_typeid): (c_int, nc_type, *const c_char, usize, nc_type));
     api!("nc_insert_compound", (ncid, xtype, name, offset, field_typeid), { no_such_type(ncid) })
 }
 
@@ -123,26 +140,31 @@ pub unsafe extern "C" fn nc_insert_array_compound(
     ndims: c_int,
     dim_sizes: *const c_int,
 ) -> c_int {
+    route!(nc_insert_array_compound(ncid, xtype, name, offset, field_typeid, ndims, dim_sizes): (c_int, nc_type, *const c_char, usize, nc_type, c_int, *const c_int));
     api!("nc_insert_array_compound", (ncid, xtype, name, offset, field_typeid, ndims, dim_sizes), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound(ncid: c_int, xtype: nc_type, name: *mut c_char, sizep: *mut usize, nfieldsp: *mut usize) -> c_int {
+    route!(nc_inq_compound(ncid, xtype, name, sizep, nfieldsp): (c_int, nc_type, *mut c_char, *mut usize, *mut usize));
     api!("nc_inq_compound", (ncid, xtype, name, sizep, nfieldsp), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_name(ncid: c_int, xtype: nc_type, name: *mut c_char) -> c_int {
+    route!(nc_inq_compound_name(ncid, xtype, name): (c_int, nc_type, *mut c_char));
     api!("nc_inq_compound_name", (ncid, xtype, name), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_size(ncid: c_int, xtype: nc_type, sizep: *mut usize) -> c_int {
+    route!(nc_inq_compound_size(ncid, xtype, sizep): (c_int, nc_type, *mut usize));
     api!("nc_inq_compound_size", (ncid, xtype, sizep), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_nfields(ncid: c_int, xtype: nc_type, nfieldsp: *mut usize) -> c_int {
+    route!(nc_inq_compound_nfields(ncid, xtype, nfieldsp): (c_int, nc_type, *mut usize));
     api!("nc_inq_compound_nfields", (ncid, xtype, nfieldsp), { no_such_type(ncid) })
 }
 
@@ -157,36 +179,43 @@ pub unsafe extern "C" fn nc_inq_compound_field(
     ndimsp: *mut c_int,
     dim_sizesp: *mut c_int,
 ) -> c_int {
+    route!(nc_inq_compound_field(ncid, xtype, fieldid, name, offsetp, field_typeidp, ndimsp, dim_sizesp): (c_int, nc_type, c_int, *mut c_char, *mut usize, *mut nc_type, *mut c_int, *mut c_int));
     api!("nc_inq_compound_field", (ncid, xtype, fieldid, name, offsetp, field_typeidp, ndimsp, dim_sizesp), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fieldname(ncid: c_int, xtype: nc_type, fieldid: c_int, name: *mut c_char) -> c_int {
+    route!(nc_inq_compound_fieldname(ncid, xtype, fieldid, name): (c_int, nc_type, c_int, *mut c_char));
     api!("nc_inq_compound_fieldname", (ncid, xtype, fieldid, name), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fieldindex(ncid: c_int, xtype: nc_type, name: *const c_char, fieldidp: *mut c_int) -> c_int {
+    route!(nc_inq_compound_fieldindex(ncid, xtype, name, fieldidp): (c_int, nc_type, *const c_char, *mut c_int));
     api!("nc_inq_compound_fieldindex", (ncid, xtype, name, fieldidp), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fieldoffset(ncid: c_int, xtype: nc_type, fieldid: c_int, offsetp: *mut usize) -> c_int {
+    route!(nc_inq_compound_fieldoffset(ncid, xtype, fieldid, offsetp): (c_int, nc_type, c_int, *mut usize));
     api!("nc_inq_compound_fieldoffset", (ncid, xtype, fieldid, offsetp), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fieldtype(ncid: c_int, xtype: nc_type, fieldid: c_int, field_typeidp: *mut nc_type) -> c_int {
+    route!(nc_inq_compound_fieldtype(ncid, xtype, fieldid, field_typeidp): (c_int, nc_type, c_int, *mut nc_type));
     api!("nc_inq_compound_fieldtype", (ncid, xtype, fieldid, field_typeidp), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fieldndims(ncid: c_int, xtype: nc_type, fieldid: c_int, ndimsp: *mut c_int) -> c_int {
+    route!(nc_inq_compound_fieldndims(ncid, xtype, fieldid, ndimsp): (c_int, nc_type, c_int, *mut c_int));
     api!("nc_inq_compound_fieldndims", (ncid, xtype, fieldid, ndimsp), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fielddim_sizes(ncid: c_int, xtype: nc_type, fieldid: c_int, dim_sizes: *mut c_int) -> c_int {
+    route!(nc_inq_compound_fielddim_sizes(ncid, xtype, fieldid, dim_sizes): (c_int, nc_type, c_int, *mut c_int));
     api!("nc_inq_compound_fielddim_sizes", (ncid, xtype, fieldid, dim_sizes), { no_such_type(ncid) })
 }
 
@@ -198,6 +227,7 @@ pub unsafe extern "C" fn nc_inq_vlen(
     datum_sizep: *mut usize,
     base_nc_typep: *mut nc_type,
 ) -> c_int {
+    route!(nc_inq_vlen(ncid, xtype, name, datum_sizep, base_nc_typep): (c_int, nc_type, *mut c_char, *mut usize, *mut nc_type));
     api!("nc_inq_vlen", (ncid, xtype, name, datum_sizep, base_nc_typep), { no_such_type(ncid) })
 }
 
@@ -209,6 +239,7 @@ pub unsafe extern "C" fn nc_put_vlen_element(
     len: usize,
     data: *const c_void,
 ) -> c_int {
+    route!(nc_put_vlen_element(ncid, typeid1, vlen_element, len, data): (c_int, nc_type, *mut c_void, usize, *const c_void));
     api!("nc_put_vlen_element", (ncid, typeid1, vlen_element, len, data), { no_such_type(ncid) })
 }
 
@@ -220,11 +251,13 @@ pub unsafe extern "C" fn nc_get_vlen_element(
     len: *mut usize,
     data: *mut c_void,
 ) -> c_int {
+    route!(nc_get_vlen_element(ncid, typeid1, vlen_element, len, data): (c_int, nc_type, *const c_void, *mut usize, *mut c_void));
     api!("nc_get_vlen_element", (ncid, typeid1, vlen_element, len, data), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_insert_enum(ncid: c_int, xtype: nc_type, name: *const c_char, value: *const c_void) -> c_int {
+    route!(nc_insert_enum(ncid, xtype, name, value): (c_int, nc_type, *const c_char, *const c_void));
     api!("nc_insert_enum", (ncid, xtype, name, value), { no_such_type(ncid) })
 }
 
@@ -237,21 +270,25 @@ pub unsafe extern "C" fn nc_inq_enum(
     base_sizep: *mut usize,
     num_membersp: *mut usize,
 ) -> c_int {
+    route!(nc_inq_enum(ncid, xtype, name, base_nc_typep, base_sizep, num_membersp): (c_int, nc_type, *mut c_char, *mut nc_type, *mut usize, *mut usize));
     api!("nc_inq_enum", (ncid, xtype, name, base_nc_typep, base_sizep, num_membersp), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_enum_member(ncid: c_int, xtype: nc_type, idx: c_int, name: *mut c_char, value: *mut c_void) -> c_int {
+    route!(nc_inq_enum_member(ncid, xtype, idx, name, value): (c_int, nc_type, c_int, *mut c_char, *mut c_void));
     api!("nc_inq_enum_member", (ncid, xtype, idx, name, value), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_enum_ident(ncid: c_int, xtype: nc_type, value: c_longlong, identifier: *mut c_char) -> c_int {
+    route!(nc_inq_enum_ident(ncid, xtype, value, identifier): (c_int, nc_type, c_longlong, *mut c_char));
     api!("nc_inq_enum_ident", (ncid, xtype, value, identifier), { no_such_type(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_opaque(ncid: c_int, xtype: nc_type, name: *mut c_char, sizep: *mut usize) -> c_int {
+    route!(nc_inq_opaque(ncid, xtype, name, sizep): (c_int, nc_type, *mut c_char, *mut usize));
     api!("nc_inq_opaque", (ncid, xtype, name, sizep), { no_such_type(ncid) })
 }
 
@@ -313,6 +350,7 @@ fn reclaim(xtype: nc_type, memory: *mut c_void, count: usize) -> Result<()> {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_reclaim_data(ncid: c_int, xtypeid: nc_type, memory: *mut c_void, count: usize) -> c_int {
+    route!(nc_reclaim_data(ncid, xtypeid, memory, count): (c_int, nc_type, *mut c_void, usize));
     api!("nc_reclaim_data", (ncid, xtypeid, memory, count), {
         let _ = ncid;
         reclaim(xtypeid, memory, count)
@@ -321,6 +359,7 @@ pub unsafe extern "C" fn nc_reclaim_data(ncid: c_int, xtypeid: nc_type, memory: 
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_reclaim_data_all(ncid: c_int, xtypeid: nc_type, memory: *mut c_void, count: usize) -> c_int {
+    route!(nc_reclaim_data_all(ncid, xtypeid, memory, count): (c_int, nc_type, *mut c_void, usize));
     api!("nc_reclaim_data_all", (ncid, xtypeid, memory, count), {
         reclaim(xtypeid, memory, count)?;
         // SAFETY: the top-level array came from malloc.
@@ -346,6 +385,7 @@ fn copy_data(xtype: nc_type, src: *const c_void, count: usize, dst: *mut c_void)
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_copy_data(ncid: c_int, xtypeid: nc_type, memory: *const c_void, count: usize, copy: *mut c_void) -> c_int {
+    route!(nc_copy_data(ncid, xtypeid, memory, count, copy): (c_int, nc_type, *const c_void, usize, *mut c_void));
     api!("nc_copy_data", (ncid, xtypeid, memory, count, copy), { copy_data(xtypeid, memory, count, copy) })
 }
 
@@ -357,6 +397,7 @@ pub unsafe extern "C" fn nc_copy_data_all(
     count: usize,
     copyp: *mut *mut c_void,
 ) -> c_int {
+    route!(nc_copy_data_all(ncid, xtypeid, memory, count, copyp): (c_int, nc_type, *const c_void, usize, *mut *mut c_void));
     api!("nc_copy_data_all", (ncid, xtypeid, memory, count, copyp), {
         let t = NcType::from_id(xtypeid).map_err(|_| crate::error::Error::new(Kind::BadTypeId, format!("type {xtypeid}")))?;
         let bytes = count.checked_mul(t.size()).ok_or_else(|| crate::error::Error::new(Kind::NoMem, "size"))?;

@@ -6,6 +6,7 @@ use super::{cstr, put, put_name, put_slice, slice, with};
 use crate::api;
 use crate::codec;
 use crate::error::{Error, Kind, Result, err};
+use crate::ffi::route::route;
 use crate::model::{Endian, Var};
 use crate::names;
 use std::ffi::{c_char, c_int, c_uint, c_void};
@@ -19,6 +20,7 @@ pub unsafe extern "C" fn nc_def_var(
     dimidsp: *const c_int,
     varidp: *mut c_int,
 ) -> c_int {
+    route!(nc_def_var(ncid, name, xtype, ndims, dimidsp, varidp): (c_int, *const c_char, nc_type, c_int, *const c_int, *mut c_int));
     api!("nc_def_var", (ncid, name, xtype, ndims), {
         // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
         let name = unsafe { cstr(name) }?;
@@ -52,6 +54,7 @@ pub unsafe extern "C" fn nc_inq_var(
     dimidsp: *mut c_int,
     nattsp: *mut c_int,
 ) -> c_int {
+    route!(nc_inq_var(ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp): (c_int, c_int, *mut c_char, *mut nc_type, *mut c_int, *mut c_int, *mut c_int));
     api!("nc_inq_var", (ncid, varid), {
         let (n, t, dims, natts) = var_info(ncid, varid, |_, v| {
             (v.name.clone(), v.nctype.id(), v.dimids.iter().map(|&d| d as c_int).collect::<Vec<_>>(), v.atts.len() as c_int)
@@ -70,6 +73,7 @@ pub unsafe extern "C" fn nc_inq_var(
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_varname(ncid: c_int, varid: c_int, name: *mut c_char) -> c_int {
+    route!(nc_inq_varname(ncid, varid, name): (c_int, c_int, *mut c_char));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe {
         let null = std::ptr::null_mut();
@@ -79,6 +83,7 @@ pub unsafe extern "C" fn nc_inq_varname(ncid: c_int, varid: c_int, name: *mut c_
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_vartype(ncid: c_int, varid: c_int, xtypep: *mut nc_type) -> c_int {
+    route!(nc_inq_vartype(ncid, varid, xtypep): (c_int, c_int, *mut nc_type));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe {
         let null = std::ptr::null_mut();
@@ -88,6 +93,7 @@ pub unsafe extern "C" fn nc_inq_vartype(ncid: c_int, varid: c_int, xtypep: *mut 
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_varndims(ncid: c_int, varid: c_int, ndimsp: *mut c_int) -> c_int {
+    route!(nc_inq_varndims(ncid, varid, ndimsp): (c_int, c_int, *mut c_int));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe {
         let null = std::ptr::null_mut();
@@ -97,6 +103,7 @@ pub unsafe extern "C" fn nc_inq_varndims(ncid: c_int, varid: c_int, ndimsp: *mut
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_vardimid(ncid: c_int, varid: c_int, dimidsp: *mut c_int) -> c_int {
+    route!(nc_inq_vardimid(ncid, varid, dimidsp): (c_int, c_int, *mut c_int));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe {
         let null = std::ptr::null_mut();
@@ -106,6 +113,7 @@ pub unsafe extern "C" fn nc_inq_vardimid(ncid: c_int, varid: c_int, dimidsp: *mu
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_varnatts(ncid: c_int, varid: c_int, nattsp: *mut c_int) -> c_int {
+    route!(nc_inq_varnatts(ncid, varid, nattsp): (c_int, c_int, *mut c_int));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe {
         if varid == -1 {
@@ -118,6 +126,7 @@ pub unsafe extern "C" fn nc_inq_varnatts(ncid: c_int, varid: c_int, nattsp: *mut
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_varid(ncid: c_int, name: *const c_char, varidp: *mut c_int) -> c_int {
+    route!(nc_inq_varid(ncid, name, varidp): (c_int, *const c_char, *mut c_int));
     api!("nc_inq_varid", (ncid, name), {
         // SAFETY: as above.
         let raw = unsafe { cstr(name) }?;
@@ -136,6 +145,7 @@ pub unsafe extern "C" fn nc_inq_varid(ncid: c_int, name: *const c_char, varidp: 
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_rename_var(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
+    route!(nc_rename_var(ncid, varid, name): (c_int, c_int, *const c_char));
     api!("nc_rename_var", (ncid, varid, name), {
         // SAFETY: as above.
         let name = unsafe { cstr(name) }?;
@@ -145,6 +155,11 @@ pub unsafe extern "C" fn nc_rename_var(ncid: c_int, varid: c_int, name: *const c
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_copy_var(ncid_in: c_int, varid: c_int, ncid_out: c_int) -> c_int {
+    match (super::route::is_foreign(ncid_in), super::route::is_foreign(ncid_out)) {
+        (true, true) => route!(nc_copy_var(ncid_in, varid, ncid_out): (c_int, c_int, c_int)),
+        (false, false) => {}
+        _ => return super::cross::copy_var(ncid_in, varid, ncid_out),
+    }
     api!("nc_copy_var", (ncid_in, varid, ncid_out), {
         let (var, dim_names) = with(ncid_in, |ds, gid| {
             let v = ds.model.var(gid, varid)?.clone();
@@ -170,6 +185,7 @@ pub unsafe extern "C" fn nc_copy_var(ncid_in: c_int, varid: c_int, ncid_out: c_i
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_fill(ncid: c_int, varid: c_int, no_fill: c_int, fill_value: *const c_void) -> c_int {
+    route!(nc_def_var_fill(ncid, varid, no_fill, fill_value): (c_int, c_int, c_int, *const c_void));
     api!("nc_def_var_fill", (ncid, varid, no_fill, fill_value), {
         with(ncid, |ds, gid| {
             let value = if no_fill == 0 && !fill_value.is_null() && varid >= 0 {
@@ -186,6 +202,7 @@ pub unsafe extern "C" fn nc_def_var_fill(ncid: c_int, varid: c_int, no_fill: c_i
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_fill(ncid: c_int, varid: c_int, no_fill: *mut c_int, fill_valuep: *mut c_void) -> c_int {
+    route!(nc_inq_var_fill(ncid, varid, no_fill, fill_valuep): (c_int, c_int, *mut c_int, *mut c_void));
     api!("nc_inq_var_fill", (ncid, varid), {
         let (off, fill) = with(ncid, |ds, gid| {
             if varid == -1 {
@@ -211,6 +228,7 @@ pub unsafe extern "C" fn nc_inq_var_fill(ncid: c_int, varid: c_int, no_fill: *mu
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_deflate(ncid: c_int, varid: c_int, shuffle: c_int, deflate: c_int, deflate_level: c_int) -> c_int {
+    route!(nc_def_var_deflate(ncid, varid, shuffle, deflate, deflate_level): (c_int, c_int, c_int, c_int, c_int));
     api!("nc_def_var_deflate", (ncid, varid, shuffle, deflate, deflate_level), {
         with(ncid, |ds, gid| ds.def_var_deflate(gid, varid, shuffle != 0, deflate != 0, deflate_level))
     })
@@ -237,6 +255,7 @@ pub unsafe extern "C" fn nc_inq_var_deflate(
     deflatep: *mut c_int,
     deflate_levelp: *mut c_int,
 ) -> c_int {
+    route!(nc_inq_var_deflate(ncid, varid, shufflep, deflatep, deflate_levelp): (c_int, c_int, *mut c_int, *mut c_int, *mut c_int));
     api!("nc_inq_var_deflate", (ncid, varid), {
         let (sh, de) = settings_var(ncid, varid, |v| (filter_params(v, codec::SHUFFLE).is_some(), filter_params(v, codec::DEFLATE)))?;
         // SAFETY: optional out-pointers.
@@ -251,11 +270,13 @@ pub unsafe extern "C" fn nc_inq_var_deflate(
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_fletcher32(ncid: c_int, varid: c_int, fletcher32: c_int) -> c_int {
+    route!(nc_def_var_fletcher32(ncid, varid, fletcher32): (c_int, c_int, c_int));
     api!("nc_def_var_fletcher32", (ncid, varid, fletcher32), { with(ncid, |ds, gid| ds.def_var_fletcher32(gid, varid, fletcher32 != 0)) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_fletcher32(ncid: c_int, varid: c_int, fletcher32p: *mut c_int) -> c_int {
+    route!(nc_inq_var_fletcher32(ncid, varid, fletcher32p): (c_int, c_int, *mut c_int));
     api!("nc_inq_var_fletcher32", (ncid, varid), {
         let on = settings_var(ncid, varid, |v| filter_params(v, codec::FLETCHER32).is_some())?;
         // SAFETY: optional out-pointer.
@@ -266,6 +287,7 @@ pub unsafe extern "C" fn nc_inq_var_fletcher32(ncid: c_int, varid: c_int, fletch
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_szip(ncid: c_int, varid: c_int, options_mask: c_int, pixels_per_block: c_int) -> c_int {
+    route!(nc_def_var_szip(ncid, varid, options_mask, pixels_per_block): (c_int, c_int, c_int, c_int));
     api!("nc_def_var_szip", (ncid, varid, options_mask, pixels_per_block), {
         with(ncid, |ds, gid| ds.def_var_filter(gid, varid, codec::SZIP, vec![options_mask as u32, pixels_per_block as u32]))
     })
@@ -273,6 +295,7 @@ pub unsafe extern "C" fn nc_def_var_szip(ncid: c_int, varid: c_int, options_mask
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_szip(ncid: c_int, varid: c_int, options_maskp: *mut c_int, pixels_per_blockp: *mut c_int) -> c_int {
+    route!(nc_inq_var_szip(ncid, varid, options_maskp, pixels_per_blockp): (c_int, c_int, *mut c_int, *mut c_int));
     api!("nc_inq_var_szip", (ncid, varid), {
         let p = settings_var(ncid, varid, |v| filter_params(v, codec::SZIP))?.unwrap_or_default();
         // SAFETY: optional out-pointers.
@@ -286,6 +309,7 @@ pub unsafe extern "C" fn nc_inq_var_szip(ncid: c_int, varid: c_int, options_mask
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_filter(ncid: c_int, varid: c_int, id: c_uint, nparams: usize, parms: *const c_uint) -> c_int {
+    route!(nc_def_var_filter(ncid, varid, id, nparams, parms): (c_int, c_int, c_uint, usize, *const c_uint));
     api!("nc_def_var_filter", (ncid, varid, id, nparams), {
         // SAFETY: `parms` holds `nparams` values.
         let params = unsafe { slice(parms, nparams) }?.to_vec();
@@ -295,6 +319,7 @@ pub unsafe extern "C" fn nc_def_var_filter(ncid: c_int, varid: c_int, id: c_uint
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_filter(ncid: c_int, varid: c_int, idp: *mut c_uint, nparams: *mut usize, params: *mut c_uint) -> c_int {
+    route!(nc_inq_var_filter(ncid, varid, idp, nparams, params): (c_int, c_int, *mut c_uint, *mut usize, *mut c_uint));
     api!("nc_inq_var_filter", (ncid, varid), {
         let first = settings_var(ncid, varid, |v| v.filters.iter().find(|f| f.id != 0).map(|f| (f.id, f.params.clone())))?;
         // SAFETY: optional out-pointers; `params` sized by a previous call.
@@ -314,6 +339,7 @@ pub unsafe extern "C" fn nc_inq_var_filter(ncid: c_int, varid: c_int, idp: *mut 
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_filter_ids(ncid: c_int, varid: c_int, nfilters: *mut usize, filterids: *mut c_uint) -> c_int {
+    route!(nc_inq_var_filter_ids(ncid, varid, nfilters, filterids): (c_int, c_int, *mut usize, *mut c_uint));
     api!("nc_inq_var_filter_ids", (ncid, varid), {
         let ids: Vec<u32> = settings_var(ncid, varid, |v| v.filters.iter().filter(|f| f.id != 0).map(|f| f.id).collect())?;
         // SAFETY: optional out-pointers.
@@ -327,6 +353,7 @@ pub unsafe extern "C" fn nc_inq_var_filter_ids(ncid: c_int, varid: c_int, nfilte
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_filter_info(ncid: c_int, varid: c_int, id: c_uint, nparams: *mut usize, params: *mut c_uint) -> c_int {
+    route!(nc_inq_var_filter_info(ncid, varid, id, nparams, params): (c_int, c_int, c_uint, *mut usize, *mut c_uint));
     api!("nc_inq_var_filter_info", (ncid, varid, id), {
         let p = settings_var(ncid, varid, |v| filter_params(v, id))?.ok_or_else(|| Error::new(Kind::NoFilter, format!("filter {id}")))?;
         // SAFETY: optional out-pointers.
@@ -340,6 +367,7 @@ pub unsafe extern "C" fn nc_inq_var_filter_info(ncid: c_int, varid: c_int, id: c
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_filter_avail(ncid: c_int, id: c_uint) -> c_int {
+    route!(nc_inq_filter_avail(ncid, id): (c_int, c_uint));
     api!("nc_inq_filter_avail", (ncid, id), {
         with(ncid, |_, _| Ok(()))?;
         if codec::AVAILABLE.contains(&id) { Ok(()) } else { err(Kind::NoFilter, format!("filter {id}")) }
@@ -348,6 +376,7 @@ pub unsafe extern "C" fn nc_inq_filter_avail(ncid: c_int, id: c_uint) -> c_int {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_bzip2(ncid: c_int, varid: c_int, level: c_int) -> c_int {
+    route!(nc_def_var_bzip2(ncid, varid, level): (c_int, c_int, c_int));
     api!("nc_def_var_bzip2", (ncid, varid, level), {
         if !(1..=9).contains(&level) {
             with(ncid, |_, _| Ok(()))?;
@@ -359,11 +388,13 @@ pub unsafe extern "C" fn nc_def_var_bzip2(ncid: c_int, varid: c_int, level: c_in
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_bzip2(ncid: c_int, varid: c_int, hasfilterp: *mut c_int, levelp: *mut c_int) -> c_int {
+    route!(nc_inq_var_bzip2(ncid, varid, hasfilterp, levelp): (c_int, c_int, *mut c_int, *mut c_int));
     inq_one_param(ncid, varid, codec::BZIP2, hasfilterp, levelp)
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_zstandard(ncid: c_int, varid: c_int, level: c_int) -> c_int {
+    route!(nc_def_var_zstandard(ncid, varid, level): (c_int, c_int, c_int));
     api!("nc_def_var_zstandard", (ncid, varid, level), {
         if !(-131072..=22).contains(&level) {
             with(ncid, |_, _| Ok(()))?;
@@ -375,6 +406,7 @@ pub unsafe extern "C" fn nc_def_var_zstandard(ncid: c_int, varid: c_int, level: 
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_zstandard(ncid: c_int, varid: c_int, hasfilterp: *mut c_int, levelp: *mut c_int) -> c_int {
+    route!(nc_inq_var_zstandard(ncid, varid, hasfilterp, levelp): (c_int, c_int, *mut c_int, *mut c_int));
     inq_one_param(ncid, varid, codec::ZSTD, hasfilterp, levelp)
 }
 
@@ -405,6 +437,7 @@ pub unsafe extern "C" fn nc_def_var_blosc(
     blocksize: c_uint,
     addshuffle: c_uint,
 ) -> c_int {
+    route!(nc_def_var_blosc(ncid, varid, subcompressor, level, blocksize, addshuffle): (c_int, c_int, c_uint, c_uint, c_uint, c_uint));
     api!("nc_def_var_blosc", (ncid, varid, subcompressor, level, blocksize, addshuffle), {
         if addshuffle > 2 || subcompressor > 5 {
             with(ncid, |_, _| Ok(()))?;
@@ -424,6 +457,7 @@ pub unsafe extern "C" fn nc_inq_var_blosc(
     blocksizep: *mut c_uint,
     addshufflep: *mut c_uint,
 ) -> c_int {
+    route!(nc_inq_var_blosc(ncid, varid, hasfilterp, subcompressorp, levelp, blocksizep, addshufflep): (c_int, c_int, *mut c_int, *mut c_uint, *mut c_uint, *mut c_uint, *mut c_uint));
     api!("nc_inq_var_blosc", (ncid, varid), {
         let p = settings_var(ncid, varid, |v| filter_params(v, codec::BLOSC))?;
         // SAFETY: optional out-pointers.
@@ -448,6 +482,7 @@ pub unsafe extern "C" fn nc_inq_var_blosc(
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_chunking(ncid: c_int, varid: c_int, storage: c_int, chunksizesp: *const usize) -> c_int {
+    route!(nc_def_var_chunking(ncid, varid, storage, chunksizesp): (c_int, c_int, c_int, *const usize));
     api!("nc_def_var_chunking", (ncid, varid, storage), {
         with(ncid, |ds, gid| {
             let rank = if varid >= 0 { ds.model.var(gid, varid)?.rank() } else { 0 };
@@ -464,6 +499,7 @@ pub unsafe extern "C" fn nc_def_var_chunking(ncid: c_int, varid: c_int, storage:
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_chunking(ncid: c_int, varid: c_int, storagep: *mut c_int, chunksizesp: *mut usize) -> c_int {
+    route!(nc_inq_var_chunking(ncid, varid, storagep, chunksizesp): (c_int, c_int, *mut c_int, *mut usize));
     api!("nc_inq_var_chunking", (ncid, varid), {
         let chunks: Vec<usize> = settings_var(ncid, varid, |v| v.chunks.iter().map(|&c| c as usize).collect())?;
         // SAFETY: optional out-pointers; one size per dimension.
@@ -477,6 +513,7 @@ pub unsafe extern "C" fn nc_inq_var_chunking(ncid: c_int, varid: c_int, storagep
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_chunking_ints(ncid: c_int, varid: c_int, storage: c_int, chunksizesp: *const c_int) -> c_int {
+    route!(nc_def_var_chunking_ints(ncid, varid, storage, chunksizesp): (c_int, c_int, c_int, *const c_int));
     api!("nc_def_var_chunking_ints", (ncid, varid, storage), {
         with(ncid, |ds, gid| {
             let rank = if varid >= 0 { ds.model.var(gid, varid)?.rank() } else { 0 };
@@ -497,6 +534,7 @@ pub unsafe extern "C" fn nc_def_var_chunking_ints(ncid: c_int, varid: c_int, sto
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_chunking_ints(ncid: c_int, varid: c_int, storagep: *mut c_int, chunksizesp: *mut c_int) -> c_int {
+    route!(nc_inq_var_chunking_ints(ncid, varid, storagep, chunksizesp): (c_int, c_int, *mut c_int, *mut c_int));
     api!("nc_inq_var_chunking_ints", (ncid, varid), {
         let chunks: Vec<u64> = settings_var(ncid, varid, |v| v.chunks.clone())?;
         if chunks.iter().any(|&c| c > i32::MAX as u64) {
@@ -514,11 +552,13 @@ pub unsafe extern "C" fn nc_inq_var_chunking_ints(ncid: c_int, varid: c_int, sto
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_endian(ncid: c_int, varid: c_int, endian: c_int) -> c_int {
+    route!(nc_def_var_endian(ncid, varid, endian): (c_int, c_int, c_int));
     api!("nc_def_var_endian", (ncid, varid, endian), { with(ncid, |ds, gid| ds.def_var_endian(gid, varid, endian)) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_endian(ncid: c_int, varid: c_int, endianp: *mut c_int) -> c_int {
+    route!(nc_inq_var_endian(ncid, varid, endianp): (c_int, c_int, *mut c_int));
     api!("nc_inq_var_endian", (ncid, varid), {
         // Strings and chars have no byte order: netcdf-c reports NC_ENDIAN_NATIVE for them.
         let e = settings_var(ncid, varid, |v| match (v.nctype.is_numeric(), v.endian) {
@@ -534,6 +574,7 @@ pub unsafe extern "C" fn nc_inq_var_endian(ncid: c_int, varid: c_int, endianp: *
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_quantize(ncid: c_int, varid: c_int, quantize_mode: c_int, nsd: c_int) -> c_int {
+    route!(nc_def_var_quantize(ncid, varid, quantize_mode, nsd): (c_int, c_int, c_int, c_int));
     api!("nc_def_var_quantize", (ncid, varid, quantize_mode, nsd), {
         with(ncid, |ds, gid| ds.def_var_quantize(gid, varid, quantize_mode, nsd))
     })
@@ -541,6 +582,7 @@ pub unsafe extern "C" fn nc_def_var_quantize(ncid: c_int, varid: c_int, quantize
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_quantize(ncid: c_int, varid: c_int, quantize_modep: *mut c_int, nsdp: *mut c_int) -> c_int {
+    route!(nc_inq_var_quantize(ncid, varid, quantize_modep, nsdp): (c_int, c_int, *mut c_int, *mut c_int));
     api!("nc_inq_var_quantize", (ncid, varid), {
         let (m, n) = settings_var(ncid, varid, |v| v.quantize)?;
         // SAFETY: optional out-pointers.
@@ -556,6 +598,7 @@ pub unsafe extern "C" fn nc_inq_var_quantize(ncid: c_int, varid: c_int, quantize
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_var_chunk_cache(ncid: c_int, varid: c_int, size: usize, nelems: usize, preemption: f32) -> c_int {
+    route!(nc_set_var_chunk_cache(ncid, varid, size, nelems, preemption): (c_int, c_int, usize, usize, f32));
     api!("nc_set_var_chunk_cache", (ncid, varid, size, nelems, preemption), {
         with(ncid, |ds, gid| {
             if varid == -1 {
@@ -580,6 +623,7 @@ pub unsafe extern "C" fn nc_get_var_chunk_cache(
     nelemsp: *mut usize,
     preemptionp: *mut f32,
 ) -> c_int {
+    route!(nc_get_var_chunk_cache(ncid, varid, sizep, nelemsp, preemptionp): (c_int, c_int, *mut usize, *mut usize, *mut f32));
     api!("nc_get_var_chunk_cache", (ncid, varid), {
         let c = settings_var(ncid, varid, |v| v.cache)?;
         // SAFETY: optional out-pointers.
@@ -594,6 +638,7 @@ pub unsafe extern "C" fn nc_get_var_chunk_cache(
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_var_chunk_cache_ints(ncid: c_int, varid: c_int, size: c_int, nelems: c_int, preemption: c_int) -> c_int {
+    route!(nc_set_var_chunk_cache_ints(ncid, varid, size, nelems, preemption): (c_int, c_int, c_int, c_int, c_int));
     api!("nc_set_var_chunk_cache_ints", (ncid, varid, size, nelems, preemption), {
         with(ncid, |ds, gid| {
             if varid == -1 {
@@ -619,6 +664,7 @@ pub unsafe extern "C" fn nc_get_var_chunk_cache_ints(
     nelemsp: *mut c_int,
     preemptionp: *mut c_int,
 ) -> c_int {
+    route!(nc_get_var_chunk_cache_ints(ncid, varid, sizep, nelemsp, preemptionp): (c_int, c_int, *mut c_int, *mut c_int, *mut c_int));
     api!("nc_get_var_chunk_cache_ints", (ncid, varid), {
         let c = settings_var(ncid, varid, |v| v.cache)?;
         // SAFETY: optional out-pointers.

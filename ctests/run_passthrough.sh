@@ -1,0 +1,107 @@
+#!/bin/sh
+# Passthrough (passthrough.md): the preload library in front of Debian's netcdf-c serves Zarr
+# itself and hands every other dataset to the real library, in one process and one call
+# sequence; the drop-in with NCZARR_FALLBACK_LIB does the same; without a real library the
+# drop-in refuses non-Zarr names as specified.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+build="$top/build"
+pre="$build/libnczarr_preload.so"
+data="$top/ctests/data"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAILED: $*"; }
+same() { # name file1 file2
+    if diff -u "$2" "$3" > "$scratch/diff.txt"; then ok; else bad "$1"; head -30 "$scratch/diff.txt"; fi
+}
+for tool in ncdump ncgen nccopy; do
+    command -v $tool > /dev/null || { echo "missing tool: $tool (apt-get install netcdf-bin)"; exit 1; }
+done
+real="/usr/lib/$(gcc -print-multiarch)/libnetcdf.so.19"
+[ -f "$real" ] || { echo "missing Debian libnetcdf.so.19 (apt-get install libnetcdf19)"; exit 1; }
+
+# 1. Non-Zarr files dump byte-identically with and without the preload library: CDF-1, CDF-2,
+#    CDF-5, and netCDF-4/HDF5 with groups, strings, enums, vlens and compression.
+for k in classic 64-bit-offset cdf5 nc4; do
+    ncgen -k $k -o "$scratch/classic_$k.nc" "$data/pt_classic.cdl" || bad "ncgen -k $k"
+done
+ncgen -k nc4 -o "$scratch/nc4.nc" "$data/pt_nc4.cdl" || bad "ncgen nc4"
+ncgen -k nc4 -o "$scratch/enum.nc" "$data/pt_enum.cdl" || bad "ncgen enum"
+for f in classic_classic classic_64-bit-offset classic_cdf5 classic_nc4 nc4 enum; do
+    for opt in "" -h -s "-v vals,b" ; do
+        case "$f:$opt" in nc4:-v*|enum:-v*) opt="-v time" ;; esac
+        [ "$f:$opt" = "enum:-v time" ] && opt="-v v"
+        ncdump $opt "$scratch/$f.nc" > "$scratch/plain.cdl" 2>&1
+        LD_PRELOAD="$pre" ncdump $opt "$scratch/$f.nc" > "$scratch/pre.cdl" 2>&1
+        same "ncdump $opt $f.nc under the preload library" "$scratch/plain.cdl" "$scratch/pre.cdl"
+    done
+done
+
+# 2. nccopy converts netCDF files into NCZarr (directory and zip) in one process: the real
+#    library reads, we write. ncdump of the result equals the input's; zarr-python reads the
+#    values; and back from NCZarr to a netCDF-4 file round-trips. CDF-5 input needs -k nc4
+#    (nccopy asks for a CDF-5 output, which an NCZarr URL refuses with NC_EINVAL as netcdf-c).
+for f in nc4 classic_classic classic_cdf5; do
+    for kind in file zip; do
+        url="file://$scratch/conv_$f.$kind#mode=nczarr,$kind"
+        k=""; [ "$f" = classic_cdf5 ] && k="-k nc4"
+        LD_PRELOAD="$pre" nccopy $k "$scratch/$f.nc" "$url" && ok || bad "nccopy $f.nc -> $kind"
+        ncdump "$scratch/$f.nc" | sed 1d > "$scratch/want.cdl"
+        LD_PRELOAD="$pre" ncdump "$url" | sed 1d > "$scratch/got.cdl"
+        same "ncdump of nccopy $f.nc -> NCZarr $kind" "$scratch/want.cdl" "$scratch/got.cdl"
+        zipflag=""; [ $kind = zip ] && zipflag=zip
+        (cd "$top/ctests" && python3 py_converted.py "$scratch/$f.nc" "$scratch/conv_$f.$kind" $zipflag) && ok || bad "zarr-python values of $f.$kind"
+        LD_PRELOAD="$pre" nccopy -k nc4 "$url" "$scratch/back_${f}_$kind.nc" && ok || bad "nccopy NCZarr $kind -> netCDF-4"
+        ncdump "$scratch/back_${f}_$kind.nc" | sed 1d > "$scratch/back.cdl"
+        same "NCZarr $kind -> netCDF-4 round trip of $f" "$scratch/want.cdl" "$scratch/back.cdl"
+    done
+done
+# A user-defined type cannot cross into NCZarr: nccopy stops with netcdf-c's message.
+LD_PRELOAD="$pre" nccopy "$scratch/enum.nc" "file://$scratch/enum.file#mode=nczarr,file" > "$scratch/enum.txt" 2>&1
+grep -q "netcdf-4 operation on netcdf-3 file" "$scratch/enum.txt" && ok || { bad "enum refused by nccopy"; cat "$scratch/enum.txt"; }
+# ncgen writes a netCDF-4 file through the real library while preloaded.
+LD_PRELOAD="$pre" ncgen -k nc4 -o "$scratch/gen.nc" "$data/pt_nc4.cdl" && ok || bad "ncgen of a plain path under the preload library"
+ncdump "$scratch/gen.nc" > "$scratch/a.cdl"; ncdump "$scratch/nc4.nc" > "$scratch/b.cdl"
+sed -i 1d "$scratch/a.cdl" "$scratch/b.cdl"
+same "ncgen plain path under preload" "$scratch/b.cdl" "$scratch/a.cdl"
+
+# 3. One C program, both worlds: copies attributes and variables both ways, type equality in
+#    all four combinations, interleaved inquiries; hundreds of interleaved opens and closes.
+cc -std=c11 -Wall -I/usr/include -o "$scratch/t_worlds" "$top/ctests/passthrough/t_worlds.c" -lnetcdf || bad "t_worlds build"
+mkdir -p "$scratch/w"
+LD_PRELOAD="$pre" "$scratch/t_worlds" "$scratch/w" worlds && ok || bad "t_worlds worlds"
+LD_PRELOAD="$pre" "$scratch/t_worlds" "$scratch/w" stress && ok || bad "t_worlds stress"
+cp "$scratch/classic_classic.nc" "$scratch/w/collide.nc"
+printf 'netcdf c {\ndimensions: x = 4 ;\nvariables: float v(x) ;\ndata: v = 1, 2, 3, 4 ;\n}\n' > "$scratch/c.cdl"
+ncgen -k classic -o "$scratch/w/collide.nc" "$scratch/c.cdl"
+# Fail closed: the real library's first ncid lands on a slot marked ours.
+NCZARR_TEST_CLAIM_SLOT=1 LD_PRELOAD="$pre" "$scratch/t_worlds" "$scratch/w" collide && ok || bad "t_worlds collide"
+# The real library's internal calls come back through our exports and are forwarded.
+NCTRACING=2 LD_PRELOAD="$pre" "$scratch/t_worlds" "$scratch/w" strided 2> "$scratch/trace.txt" && ok || bad "t_worlds strided"
+n=$(grep -c "forward nc_inq_var(" "$scratch/trace.txt")
+[ "$n" -gt 0 ] && ok || bad "no internal nc_inq_var calls of the real library were routed"
+# Without tracing, forwarding prints nothing.
+LD_PRELOAD="$pre" "$scratch/t_worlds" "$scratch/w" strided 2> "$scratch/quiet.txt" > /dev/null
+grep -q forward "$scratch/quiet.txt" && bad "forwarding logged without tracing" || ok
+
+# 4. The drop-in: alone, non-Zarr names fail as specified; with NCZARR_FALLBACK_LIB the real
+#    library serves them (RTLD_DEEPBIND) and everything above works the same.
+LD_LIBRARY_PATH="$build" "$scratch/t_worlds" "$scratch/w" alone && ok || bad "drop-in without a real library"
+for f in classic_classic nc4; do
+    ncdump "$scratch/$f.nc" > "$scratch/plain.cdl"
+    NCZARR_FALLBACK_LIB="$real" LD_LIBRARY_PATH="$build" ncdump "$scratch/$f.nc" > "$scratch/fb.cdl" 2>&1
+    same "drop-in + NCZARR_FALLBACK_LIB: ncdump $f.nc" "$scratch/plain.cdl" "$scratch/fb.cdl"
+done
+rm -rf "$scratch/w2" && mkdir -p "$scratch/w2"
+NCZARR_FALLBACK_LIB="$real" LD_LIBRARY_PATH="$build" "$scratch/t_worlds" "$scratch/w2" worlds && ok || bad "drop-in + fallback: worlds"
+url="file://$scratch/fb.file#mode=nczarr,file"
+NCZARR_FALLBACK_LIB="$real" LD_LIBRARY_PATH="$build" nccopy "$scratch/nc4.nc" "$url" && ok || bad "drop-in + fallback: nccopy"
+ncdump "$scratch/nc4.nc" | sed 1d > "$scratch/want.cdl"
+LD_LIBRARY_PATH="$build" ncdump "$url" | sed 1d > "$scratch/got.cdl"
+same "drop-in + fallback: nccopy result" "$scratch/want.cdl" "$scratch/got.cdl"
+
+echo "passthrough tests: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

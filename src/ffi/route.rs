@@ -1,0 +1,424 @@
+//! Passthrough routing (passthrough.md): which datasets are ours, which belong to a real
+//! netcdf-c loaded behind us, and how calls reach that library.
+//!
+//! * Every ncid-taking export starts with `route!`, which looks up the slot's owner in a
+//!   lock-free table and, for anything not ours, calls the real library's function of the
+//!   same name with the arguments unchanged. The forwarding path takes no lock and allocates
+//!   nothing: the real library calls its own exports (`nc_inq_var` from `nc_inq_varndims`, …)
+//!   and those calls arrive here with its ncids, often while we are forwarding.
+//! * Paths are classified before anything else: Zarr (by URL mode, `s3:` scheme, or a
+//!   directory/zip holding Zarr metadata) is ours, everything else is forwarded unchanged.
+//! * The real library is found lazily, per symbol: `dlsym(RTLD_NEXT)` (a tool that links
+//!   netcdf-c), else by scanning loaded objects (a Python wheel loads its copy RTLD_LOCAL),
+//!   else `NCZARR_FALLBACK_LIB` (drop-in build, dlopen'ed with RTLD_DEEPBIND). This is the
+//!   only module that calls `dlsym`/`dlopen`.
+
+use super::consts::{NC_EBADID, NC_ENFILE, NC_ENOTBUILT};
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+
+const SLOTS: usize = 0x10000;
+
+/// Owner of a slot (`ncid >> 16`).
+const UNKNOWN: u8 = 0;
+const OURS: u8 = 1;
+const REAL: u8 = 2;
+
+static OWNERS: [AtomicU8; SLOTS] = [const { AtomicU8::new(UNKNOWN) }; SLOTS];
+
+/// How we were deployed: decided once, never by when a real library shows up.
+const UNDECIDED: u8 = 0;
+const STANDALONE: u8 = 1;
+const PASSTHROUGH: u8 = 2;
+static DEPLOYMENT: AtomicU8 = AtomicU8::new(UNDECIDED);
+
+/// The preload library's constructor calls this; the drop-in decides from
+/// `NCZARR_FALLBACK_LIB` at first use.
+pub fn set_passthrough() {
+    DEPLOYMENT.store(PASSTHROUGH, Ordering::Relaxed);
+    apply_test_claim();
+}
+
+/// Passthrough deployment: the preload shim, or the drop-in with an explicit fallback.
+pub fn passthrough() -> bool {
+    match DEPLOYMENT.load(Ordering::Relaxed) {
+        PASSTHROUGH => true,
+        STANDALONE => false,
+        _ => {
+            let decided = if fallback_path().is_some() { PASSTHROUGH } else { STANDALONE };
+            let _ = DEPLOYMENT.compare_exchange(UNDECIDED, decided, Ordering::Relaxed, Ordering::Relaxed);
+            DEPLOYMENT.load(Ordering::Relaxed) == PASSTHROUGH
+        }
+    }
+}
+
+/// Test knob for the fail-closed rule: `NCZARR_TEST_CLAIM_SLOT=<n>` marks slot n as ours at
+/// start-up (with no dataset in it), so the real library's first open collides with it.
+pub fn apply_test_claim() {
+    if let Some(n) = std::env::var("NCZARR_TEST_CLAIM_SLOT").ok().and_then(|v| v.trim().parse::<usize>().ok())
+        && (1..SLOTS).contains(&n)
+    {
+        OWNERS[n].store(OURS, Ordering::Relaxed);
+    }
+}
+
+fn fallback_path() -> Option<std::ffi::CString> {
+    let v = std::env::var_os("NCZARR_FALLBACK_LIB")?;
+    use std::os::unix::ffi::OsStrExt;
+    (!v.is_empty()).then(|| std::ffi::CString::new(v.as_bytes()).ok()).flatten()
+}
+
+fn slot(ncid: c_int) -> usize {
+    (ncid as u32 >> 16) as usize
+}
+
+/// True when a call with this ncid must go to the real library (lock-free).
+#[inline]
+pub fn is_foreign(ncid: c_int) -> bool {
+    DEPLOYMENT.load(Ordering::Relaxed) == PASSTHROUGH && OWNERS[slot(ncid)].load(Ordering::Relaxed) != OURS
+}
+
+/// Slots the registry must not hand out (the real library holds them).
+pub fn held_by_real(slot: usize) -> bool {
+    OWNERS[slot].load(Ordering::Relaxed) == REAL
+}
+
+pub fn mark_ours(slot: usize) {
+    OWNERS[slot].store(OURS, Ordering::Relaxed);
+}
+
+pub fn release_ours(slot: usize) {
+    let _ = OWNERS[slot].compare_exchange(OURS, UNKNOWN, Ordering::Relaxed, Ordering::Relaxed);
+}
+
+// ---- finding the real library ---------------------------------------------------------------
+
+/// Where symbols come from once discovery has succeeded.
+const LIB_UNKNOWN: u8 = 0;
+const LIB_NEXT: u8 = 1;
+const LIB_HANDLE: u8 = 2;
+const LIB_NONE: u8 = 3;
+static LIB_KIND: AtomicU8 = AtomicU8::new(LIB_UNKNOWN);
+static LIB_HANDLE_PTR: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Base address of our own shared object (symbols found there are never "the real one").
+fn own_base() -> *mut c_void {
+    static BASE: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+    let b = BASE.load(Ordering::Relaxed);
+    if !b.is_null() {
+        return b;
+    }
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr(const void*, Dl_info*) with an address inside this object.
+    let found = unsafe { libc::dladdr(own_base as *const c_void, &mut info) } != 0;
+    let b = if found { info.dli_fbase } else { std::ptr::null_mut() };
+    BASE.store(b, Ordering::Relaxed);
+    b
+}
+
+fn defined_elsewhere(p: *mut c_void) -> bool {
+    if p.is_null() {
+        return false;
+    }
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only inspects the address.
+    let found = unsafe { libc::dladdr(p, &mut info) } != 0;
+    !found || info.dli_fbase != own_base()
+}
+
+fn log(msg: &str) {
+    if std::env::var_os("NCZARR_LOG").is_some_and(|v| v != "0") || crate::trace::enabled(1) {
+        eprintln!("nczarr: {msg}");
+    }
+}
+
+/// Is a real netcdf-c reachable? Runs discovery when it has not succeeded yet (at most once
+/// per open/create that needs it, and once per unknown ncid's first symbol).
+pub fn real_available() -> bool {
+    match LIB_KIND.load(Ordering::Acquire) {
+        LIB_NEXT | LIB_HANDLE => true,
+        _ => discover(),
+    }
+}
+
+fn discover() -> bool {
+    // 1. The next object in the global search order (a tool linking netcdf-c).
+    // SAFETY: dlsym(void*, const char*) with a NUL-terminated name.
+    let next = unsafe { libc::dlsym(libc::RTLD_NEXT, c"nc_inq_libvers".as_ptr()) };
+    if defined_elsewhere(next) {
+        LIB_KIND.store(LIB_NEXT, Ordering::Release);
+        log("real netcdf-c found with dlsym(RTLD_NEXT)");
+        return true;
+    }
+    // 2. A library loaded RTLD_LOCAL (Python wheels): scan loaded objects.
+    if let Some(h) = scan_loaded() {
+        LIB_HANDLE_PTR.store(h, Ordering::Release);
+        LIB_KIND.store(LIB_HANDLE, Ordering::Release);
+        return true;
+    }
+    // 3. The drop-in's explicit fallback.
+    if DEPLOYMENT.load(Ordering::Relaxed) == PASSTHROUGH
+        && let Some(path) = fallback_path()
+        && let Some(h) = open_fallback(&path)
+    {
+        LIB_HANDLE_PTR.store(h, Ordering::Release);
+        LIB_KIND.store(LIB_HANDLE, Ordering::Release);
+        return true;
+    }
+    LIB_KIND.store(LIB_NONE, Ordering::Release);
+    false
+}
+
+fn scan_loaded() -> Option<*mut c_void> {
+    let mut names: Vec<std::ffi::CString> = Vec::new();
+    unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, _size: usize, data: *mut c_void) -> c_int {
+        // SAFETY: glibc passes a valid dl_phdr_info and our Vec as `data`.
+        unsafe {
+            let names = &mut *(data as *mut Vec<std::ffi::CString>);
+            let name = (*info).dlpi_name;
+            if !name.is_null() && *name != 0 && (*info).dlpi_addr as *mut c_void != own_base() {
+                names.push(CStr::from_ptr(name).to_owned());
+            }
+        }
+        0
+    }
+    // SAFETY: the callback matches dl_iterate_phdr's prototype and only reads `info`.
+    unsafe { libc::dl_iterate_phdr(Some(visit), &mut names as *mut _ as *mut c_void) };
+    let mut chosen: Option<(*mut c_void, *mut c_void)> = None;
+    for name in &names {
+        // SAFETY: RTLD_NOLOAD only returns a handle on an object that is already loaded.
+        let h = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+        if h.is_null() {
+            continue;
+        }
+        // SAFETY: dlsym on a valid handle.
+        let (open, vers) = unsafe { (libc::dlsym(h, c"nc_open".as_ptr()), libc::dlsym(h, c"nc_inq_libvers".as_ptr())) };
+        if defined_elsewhere(open) && defined_elsewhere(vers) {
+            match chosen {
+                None => {
+                    log(&format!("real netcdf-c found by scanning loaded objects: {}", name.to_string_lossy()));
+                    chosen = Some((h, open));
+                    continue;
+                }
+                Some((_, first)) if first != open => {
+                    log(&format!("a second netcdf-c is loaded ({}); keeping the first", name.to_string_lossy()));
+                }
+                _ => {}
+            }
+        }
+        // SAFETY: balances the dlopen above (NOLOAD handles are reference counted too).
+        unsafe { libc::dlclose(h) };
+    }
+    chosen.map(|(h, _)| h)
+}
+
+fn open_fallback(path: &CStr) -> Option<*mut c_void> {
+    // A sanitizer runtime cannot coexist with RTLD_DEEPBIND: refuse instead of crashing.
+    for sym in [c"__asan_init", c"__tsan_init", c"__msan_init"] {
+        // SAFETY: dlsym(RTLD_DEFAULT, name) only looks the name up.
+        if !unsafe { libc::dlsym(libc::RTLD_DEFAULT, sym.as_ptr()) }.is_null() {
+            log("NCZARR_FALLBACK_LIB refused: a sanitizer runtime is loaded and RTLD_DEEPBIND is incompatible with it");
+            return None;
+        }
+    }
+    // SAFETY: dlopen of a caller-named library; DEEPBIND keeps its internal calls inside it.
+    let h = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_DEEPBIND) };
+    if h.is_null() {
+        log(&format!("NCZARR_FALLBACK_LIB {} could not be loaded", path.to_string_lossy()));
+        return None;
+    }
+    log(&format!("real netcdf-c loaded from NCZARR_FALLBACK_LIB={}", path.to_string_lossy()));
+    Some(h)
+}
+
+/// Resolves a real-library symbol (NULL when there is no real library or it lacks the name).
+fn resolve(name: &CStr) -> *mut c_void {
+    if !real_available() {
+        return std::ptr::null_mut();
+    }
+    let p = match LIB_KIND.load(Ordering::Acquire) {
+        // SAFETY: dlsym with a NUL-terminated name.
+        LIB_NEXT => unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) },
+        // SAFETY: the handle stays open for the life of the process.
+        LIB_HANDLE => unsafe { libc::dlsym(LIB_HANDLE_PTR.load(Ordering::Acquire), name.as_ptr()) },
+        _ => std::ptr::null_mut(),
+    };
+    if defined_elsewhere(p) { p } else { std::ptr::null_mut() }
+}
+
+/// One forwarded symbol, resolved on first use and cached (lock-free afterwards).
+pub struct Sym {
+    name: &'static CStr,
+    ptr: AtomicPtr<c_void>,
+}
+
+impl Sym {
+    pub const fn new(name: &'static CStr) -> Sym {
+        Sym { name, ptr: AtomicPtr::new(std::ptr::null_mut()) }
+    }
+
+    pub fn get(&self) -> Option<*mut c_void> {
+        let p = self.ptr.load(Ordering::Acquire);
+        if !p.is_null() {
+            return Some(p);
+        }
+        let p = resolve(self.name);
+        if p.is_null() {
+            return None;
+        }
+        self.ptr.store(p, Ordering::Release);
+        Some(p)
+    }
+
+    /// The code a forwarded call returns when the symbol cannot be reached: no real library
+    /// → the ncid is simply unknown (NC_EBADID); a real library without this function →
+    /// NC_ENOTBUILT.
+    pub fn missing_code(&self) -> c_int {
+        if real_available() { NC_ENOTBUILT } else { NC_EBADID }
+    }
+}
+
+/// `route!(nc_x(ncid, a, b): (c_int, T1, T2))` at the top of an export: when `ncid` is not
+/// ours, returns the real library's `nc_x(ncid, a, b)`. With `=> |status| expr` the real
+/// status passes through `expr` first (bookkeeping after a forwarded close).
+macro_rules! route {
+    ($name:ident($ncid:expr $(, $arg:expr)*): ($($ty:ty),*)) => {
+        $crate::ffi::route::route!($name($ncid $(, $arg)*): ($($ty),*) => |status| status)
+    };
+    ($name:ident($ncid:expr $(, $arg:expr)*): ($($ty:ty),*) => |$status:ident| $after:expr) => {
+        if $crate::ffi::route::is_foreign($ncid) {
+            if $crate::trace::enabled(2) {
+                $crate::ffi::route::trace_forward(stringify!($name), $ncid);
+            }
+            let $status = $crate::ffi::route::real_call!($name($ncid $(, $arg)*): ($($ty),*)).unwrap_or_else(|missing| missing);
+            return $after;
+        }
+    };
+}
+pub(crate) use route;
+
+/// Calls the real library's function of this name: `Ok(status)`, or `Err(code)` when it
+/// cannot be reached (see `Sym::missing_code`).
+macro_rules! real_call {
+    ($name:ident($($arg:expr),*): ($($ty:ty),*)) => {{
+        static SYM: $crate::ffi::route::Sym = $crate::ffi::route::Sym::new(
+            // SAFETY: a literal with one trailing NUL.
+            unsafe { ::std::ffi::CStr::from_bytes_with_nul_unchecked(concat!(stringify!($name), "\0").as_bytes()) });
+        match SYM.get() {
+            // SAFETY: the real library's function of this name has exactly this C prototype.
+            Some(p) => Ok(unsafe {
+                ::std::mem::transmute::<*mut ::std::ffi::c_void, unsafe extern "C" fn($($ty),*) -> ::std::ffi::c_int>(p)($($arg),*)
+            }),
+            None => Err(SYM.missing_code()),
+        }
+    }};
+}
+pub(crate) use real_call;
+
+/// A global setter's share for the real library (passthrough.md §9): `Some(status)` when a
+/// real library is behind us and has the function, else `None` (nothing to forward).
+macro_rules! also_real {
+    ($name:ident($($arg:expr),*): ($($ty:ty),*)) => {{
+        if $crate::ffi::route::passthrough() && $crate::ffi::route::real_available() {
+            $crate::ffi::route::real_call!($name($($arg),*): ($($ty),*)).ok()
+        } else {
+            None
+        }
+    }};
+}
+pub(crate) use also_real;
+
+// ---- paths ----------------------------------------------------------------------------------
+
+/// Is this dataset name ours (passthrough.md §4)? `creating`: a plain path is never ours.
+pub fn path_is_ours(name: &[u8], creating: bool) -> bool {
+    let Ok(name) = std::str::from_utf8(name) else { return false };
+    match crate::url::parse(name) {
+        Ok(Some(spec)) if spec.is_explicit() || spec.driver.is_some() => true,
+        Ok(Some(spec)) => !creating && crate::url::probe(&spec.path).is_some(),
+        // A URL naming Zarr whose fragment we reject is still ours: we report the error.
+        Err(_) => true,
+        Ok(None) => false,
+    }
+}
+
+/// `path_is_ours` on a C string; NULL is never ours (the real library reports it).
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string.
+pub unsafe fn path_ptr_is_ours(path: *const c_char, creating: bool) -> bool {
+    // SAFETY: NULL checked; otherwise the caller's NUL-terminated dataset name.
+    !path.is_null() && path_is_ours(unsafe { CStr::from_ptr(path) }.to_bytes(), creating)
+}
+
+/// Passthrough for the path-taking exports: a name that is not ours goes to the real library
+/// unchanged (when there is one), and an ncid it hands back is claimed for it.
+macro_rules! route_path {
+    ($creating:expr, $name:ident($path:expr $(, $arg:expr)*): ($($ty:ty),*) $(, claim $ncidp:expr)?) => {
+        if $crate::ffi::route::passthrough()
+            // SAFETY: the export's own contract: a dataset name is NULL or NUL-terminated.
+            && !unsafe { $crate::ffi::route::path_ptr_is_ours($path, $creating) }
+            && $crate::ffi::route::real_available()
+        {
+            let status = $crate::ffi::route::real_call!($name($path $(, $arg)*): ($($ty),*)).unwrap_or_else(|missing| missing);
+            // SAFETY: the ncid out-pointer the caller passed (checked for NULL there).
+            $( let status = unsafe { $crate::ffi::route::claim_real(status, $ncidp, $creating) }; )?
+            return status;
+        }
+    };
+}
+pub(crate) use route_path;
+
+/// Memory images are netCDF-3/HDF5: in passthrough they always belong to the real library.
+macro_rules! route_memory {
+    ($creating:expr, $name:ident($($arg:expr),*): ($($ty:ty),*), claim $ncidp:expr) => {
+        if $crate::ffi::route::passthrough() && $crate::ffi::route::real_available() {
+            let status = $crate::ffi::route::real_call!($name($($arg),*): ($($ty),*)).unwrap_or_else(|missing| missing);
+            // SAFETY: the ncid out-pointer the caller passed (checked for NULL there).
+            return unsafe { $crate::ffi::route::claim_real(status, $ncidp, $creating) };
+        }
+    };
+}
+pub(crate) use route_memory;
+
+// ---- forwarded opens and closes -------------------------------------------------------------
+
+pub type OpenFn = unsafe extern "C" fn(*const c_char, c_int, *mut c_int) -> c_int;
+
+/// After a forwarded open/create succeeded: claim the slot for the real library, or — if it
+/// handed out one of ours — close its dataset again and fail closed with NC_ENFILE.
+///
+/// # Safety
+/// `ncidp` is NULL or the caller's `int*` the real library wrote the new ncid to.
+pub unsafe fn claim_real(status: c_int, ncidp: *mut c_int, creating: bool) -> c_int {
+    if status != 0 || ncidp.is_null() {
+        return status;
+    }
+    // SAFETY: the real library just wrote the new ncid here.
+    let ncid = unsafe { *ncidp };
+    let s = slot(ncid);
+    if OWNERS[s].compare_exchange(UNKNOWN, REAL, Ordering::AcqRel, Ordering::Acquire).is_ok() || OWNERS[s].load(Ordering::Acquire) == REAL {
+        return status;
+    }
+    log(&format!("the real netcdf-c returned ncid {ncid:#x}, a slot of ours; closing it (NC_ENFILE)"));
+    static CLOSE: Sym = Sym::new(c"nc_close");
+    static ABORT: Sym = Sym::new(c"nc_abort");
+    if let Some(p) = if creating { ABORT.get() } else { CLOSE.get() } {
+        // SAFETY: int nc_close(int) / int nc_abort(int).
+        unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int) -> c_int>(p)(ncid) };
+    }
+    NC_ENFILE
+}
+
+/// After a forwarded close/abort: the slot is free again.
+pub fn release_real(status: c_int, ncid: c_int) -> c_int {
+    if status == 0 {
+        let _ = OWNERS[slot(ncid)].compare_exchange(REAL, UNKNOWN, Ordering::AcqRel, Ordering::Relaxed);
+    }
+    status
+}
+
+/// `NCTRACING=2`: one line per forwarded call (never on by default: this is the hot path).
+pub fn trace_forward(name: &str, ncid: c_int) {
+    crate::trace::emit(2, &format!("forward {name}(ncid={ncid:#x}) to the real netCDF library"));
+}
