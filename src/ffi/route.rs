@@ -422,3 +422,31 @@ pub fn release_real(status: c_int, ncid: c_int) -> c_int {
 pub fn trace_forward(name: &str, ncid: c_int) {
     crate::trace::emit(2, &format!("forward {name}(ncid={ncid:#x}) to the real netCDF library"));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::path_is_ours;
+
+    #[test]
+    fn classification_follows_passthrough_spec() {
+        let ours = |s: &str, creating: bool| path_is_ours(s.as_bytes(), creating);
+        assert!(ours("file:///tmp/x#mode=nczarr,file", false));
+        assert!(ours("file:///tmp/x#mode=zarr,zip", true));
+        assert!(ours("file:///tmp/x#zarr", true));
+        assert!(ours("s3://bucket/key", false));
+        assert!(!ours("http://server/dods/data", false));
+        assert!(!ours("https://host/x#mode=dap4", false));
+        assert!(!ours("https://host/x#mode=bytes", false));
+        assert!(!ours("file:///tmp/x#mode=nczarr,bytes", false));
+        assert!(!ours("/etc/hostname", false));
+        assert!(!ours("/nonexistent/file.nc", false));
+        let dir = std::env::temp_dir().join(format!("nczarr-route-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(".zgroup"), b"{\"zarr_format\":2}").unwrap();
+        let plain = dir.to_str().unwrap();
+        assert!(ours(plain, false), "a directory holding Zarr metadata");
+        assert!(!ours(plain, true), "never Zarr by inference on create");
+        assert!(ours(&format!("file://{plain}"), false), "file: URL without mode, Zarr inside");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
