@@ -51,18 +51,22 @@ impl Source<'_> {
             return Ok(keys.iter().map(|k| meta.get(k).cloned()).collect());
         }
         let raw = self.store.get_many(keys)?;
-        let mut out = Vec::with_capacity(keys.len());
+        // Parsing is independent per object: in parallel for big batches.
+        let parsed: Vec<Option<Value>> = {
+            use rayon::prelude::*;
+            let parse = |(key, bytes): (&String, &Option<Vec<u8>>)| bytes.as_ref().map(|b| json::parse(b, key)).transpose();
+            if keys.len() >= 8 {
+                keys.par_iter().zip(raw.par_iter()).with_min_len(4).map(parse).collect::<Result<_>>()?
+            } else {
+                keys.iter().zip(raw.iter()).map(parse).collect::<Result<_>>()?
+            }
+        };
         for (key, bytes) in keys.iter().zip(raw) {
-            match bytes {
-                None => out.push(None),
-                Some(b) => {
-                    let v = json::parse(&b, key)?;
-                    self.stored.insert(key.clone(), b);
-                    out.push(Some(v));
-                }
+            if let Some(b) = bytes {
+                self.stored.insert(key.clone(), b);
             }
         }
-        Ok(out)
+        Ok(parsed)
     }
 
     fn is_object(v: &Option<Value>, key: &str) -> Result<()> {

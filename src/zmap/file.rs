@@ -18,13 +18,31 @@ const TMP_MARK: &str = ".nczarr-tmp-";
 
 pub struct FileStore {
     root: PathBuf,
+    /// The root directory opened once: reads resolve keys beneath it with one `openat2`
+    /// that refuses symlinks, instead of an `lstat` per path segment.
+    root_dir: Option<fs::File>,
 }
+
+fn open_root_dir(root: &Path) -> Option<fs::File> {
+    fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(root).ok()
+}
+
+/// `struct open_how` of linux/openat2.h (libc's is non-exhaustive).
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+
+/// Kernels before 5.6 lack openat2: remembered so the fallback is taken without a retry.
+static OPENAT2_MISSING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 impl FileStore {
     /// Opens an existing directory store.
     pub fn open(root: &Path) -> Result<FileStore> {
         match fs::metadata(root) {
-            Ok(m) if m.is_dir() => Ok(FileStore { root: root.to_path_buf() }),
+            Ok(m) if m.is_dir() => Ok(FileStore { root: root.to_path_buf(), root_dir: open_root_dir(root) }),
             Ok(_) => err(Kind::NotNetcdf, format!("{} is not a directory", root.display())),
             Err(e) if e.kind() == ErrorKind::NotFound => err(Kind::NoObject, format!("{} does not exist", root.display())),
             Err(e) => Err(e.into()),
@@ -37,7 +55,7 @@ impl FileStore {
             remove_tree(root)?;
         }
         fs::create_dir_all(root)?;
-        Ok(FileStore { root: root.to_path_buf() })
+        Ok(FileStore { root: root.to_path_buf(), root_dir: open_root_dir(root) })
     }
 
     /// Path of a key, refusing any symlink between the root and the object.
@@ -61,6 +79,9 @@ impl FileStore {
     /// Opens an object for reading without following symlinks; `None` when absent or a
     /// directory (a key prefix).
     fn open_object(&self, key: &str) -> Result<Option<fs::File>> {
+        if let Some(found) = self.open_beneath(key)? {
+            return Ok(found);
+        }
         let path = self.path(key)?;
         let file = match fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(&path) {
             Ok(f) => f,
@@ -72,6 +93,50 @@ impl FileStore {
             return Ok(None);
         }
         Ok(Some(file))
+    }
+}
+
+impl FileStore {
+    /// One-syscall open of `key` beneath the root, refusing symlinks anywhere on the way.
+    /// `Ok(None)`: openat2 is unavailable, use the portable path walk.
+    fn open_beneath(&self, key: &str) -> Result<Option<Option<fs::File>>> {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        let Some(dir) = &self.root_dir else { return Ok(None) };
+        if OPENAT2_MISSING.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        validate_key(key)?;
+        let rel = key.trim_start_matches('/');
+        let rel = if rel.is_empty() { "." } else { rel };
+        let Ok(c_rel) = std::ffi::CString::new(rel) else { return err(Kind::Invalid, "key contains NUL") };
+        let how = OpenHow {
+            flags: (libc::O_RDONLY | libc::O_CLOEXEC) as u64,
+            mode: 0,
+            resolve: libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_BENEATH,
+        };
+        // SAFETY: openat2(int dirfd, const char *path, struct open_how *how, size_t size) with
+        // a live directory fd, a NUL-terminated path and a correctly sized open_how.
+        let fd = unsafe {
+            libc::syscall(libc::SYS_openat2, dir.as_raw_fd(), c_rel.as_ptr(), &how as *const OpenHow, std::mem::size_of::<OpenHow>())
+        };
+        if fd < 0 {
+            let e = std::io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(libc::ENOSYS) | Some(libc::EPERM) => {
+                    OPENAT2_MISSING.store(true, Ordering::Relaxed);
+                    Ok(None)
+                }
+                Some(libc::ENOENT) | Some(libc::ENOTDIR) => Ok(Some(None)),
+                Some(libc::ELOOP) | Some(libc::EXDEV) => err(Kind::Access, format!("symlink inside store: {key}")),
+                _ => Err(e.into()),
+            };
+        }
+        // SAFETY: a fresh descriptor we own.
+        let file = unsafe { fs::File::from_raw_fd(fd as i32) };
+        if file.metadata()?.is_dir() {
+            return Ok(Some(None));
+        }
+        Ok(Some(Some(file)))
     }
 }
 
@@ -90,11 +155,22 @@ static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 impl Zmap for FileStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         let Some(mut file) = self.open_object(key)? else { return Ok(None) };
-        let meta = file.metadata()?;
-        // Sized up front: one allocation, no regrowth copies (chunks are megabytes).
-        let mut buf = Vec::with_capacity(meta.len() as usize + 1);
-        file.read_to_end(&mut buf)?;
+        let len = file.metadata()?.len() as usize;
+        // Sized up front: one allocation, no regrowth copies (chunks are megabytes). Read
+        // through `take` so std's File::read_to_end does not stat and seek once more.
+        let mut buf = Vec::with_capacity(len + 1);
+        (&mut file).take(u64::MAX).read_to_end(&mut buf)?;
         Ok(Some(buf))
+    }
+
+    /// Metadata of a whole group level arrives as one batch: read it on every core (each
+    /// object costs open/stat/read/close system calls, which dominate opening a dataset).
+    fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        use rayon::prelude::*;
+        if keys.len() < 8 {
+            return keys.iter().map(|k| self.get(k)).collect();
+        }
+        keys.par_iter().with_min_len(4).map(|k| self.get(k)).collect()
     }
 
     fn read_into(&self, key: &str, out: &mut [u8]) -> Result<bool> {
