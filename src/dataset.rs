@@ -99,7 +99,15 @@ fn open_store(spec: &OpenSpec, create: bool) -> Result<(Box<dyn Zmap>, Driver)> 
         (Driver::File, true) => Box::new(FileStore::create(&spec.path)?),
         (Driver::Zip, false) => Box::new(ZipStore::open(&spec.path)?),
         (Driver::Zip, true) => Box::new(ZipStore::create(&spec.path)?),
-        (Driver::S3, _) => return err(Kind::NotBuilt, "S3 storage"),
+        (Driver::S3, create) => {
+            let target = spec.s3.as_ref().ok_or_else(|| crate::error::Error::new(Kind::Invalid, "S3 driver without an S3 URL"))?;
+            let store = crate::zmap::s3::S3Store::new(target, &spec.params)?;
+            if create {
+                // netcdf-c's clobber: every object under the root key goes first.
+                store.clear()?;
+            }
+            Box::new(store)
+        }
     };
     let store: Box<dyn Zmap> = if trace::enabled(2) { Box::new(crate::zmap::traced::Traced(store)) } else { store };
     Ok((store, driver))
@@ -110,8 +118,14 @@ impl Dataset {
         if cmode & (NC_64BIT_OFFSET | NC_64BIT_DATA | NC_DISKLESS | NC_INMEMORY) != 0 {
             return err(Kind::Invalid, "mode flag not supported for Zarr datasets");
         }
-        if cmode & NC_NOCLOBBER != 0 && std::fs::symlink_metadata(&spec.path).is_ok() {
-            return err(Kind::Exists, format!("{} exists", spec.path.display()));
+        if cmode & NC_NOCLOBBER != 0 {
+            let exists = match &spec.s3 {
+                Some(target) => crate::zmap::s3::S3Store::new(target, &spec.params)?.exists()?,
+                None => std::fs::symlink_metadata(&spec.path).is_ok(),
+            };
+            if exists {
+                return err(Kind::Exists, format!("{} exists", spec.path.display()));
+            }
         }
         let (store, _) = open_store(&spec, true)?;
         let flavor = spec.flavor.unwrap_or(Flavor::NcZarr);
@@ -350,6 +364,9 @@ impl Dataset {
             && self.model.groups.len() == 1
             && self.define_mode
         {
+            if self.spec.s3.is_some() {
+                return self.store.delete_prefix("");
+            }
             drop(self.store);
             if std::fs::metadata(&self.spec.path).is_ok_and(|m| m.is_dir()) {
                 std::fs::remove_dir_all(&self.spec.path)?;
@@ -880,6 +897,13 @@ fn set_filter(filters: &mut Vec<Filter>, id: u32, params: Vec<u32>) {
 
 /// Deletes a dataset by name (`nc_delete`).
 pub fn delete(spec: &OpenSpec) -> Result<()> {
+    if let Some(target) = &spec.s3 {
+        let store = crate::zmap::s3::S3Store::new(target, &spec.params)?;
+        if !store.exists()? {
+            return err(Kind::NoObject, format!("{} does not exist", target.describe()));
+        }
+        return store.clear();
+    }
     let path = &spec.path;
     match std::fs::symlink_metadata(path) {
         Err(_) => err(Kind::NoObject, format!("{} does not exist", path.display())),

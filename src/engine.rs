@@ -906,7 +906,8 @@ impl Cache {
             plans = rest;
             let keys: Vec<String> = direct.iter().map(|p| layout.chunk_key(&p.idx)).collect();
             let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
-            for (batch_plans, batch_keys) in direct.chunks(16).zip(keys.chunks(16)) {
+            let batch = store.batch_size();
+            for (batch_plans, batch_keys) in direct.chunks(batch).zip(keys.chunks(batch)) {
                 let fetched = store.get_many(batch_keys)?;
                 let results: Vec<Result<()>> = batch_plans
                     .par_iter()
@@ -935,6 +936,7 @@ impl Cache {
         }
         if let Mem::Bytes(buf, mt) = &mut mem
             && layout.is_plain(*mt)
+            && !store.latency_bound()
         {
             let cached = &self.var(var).entries;
             let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) = plans.into_iter().partition(|p| !cached.contains_key(&p.idx));
@@ -1002,6 +1004,7 @@ impl Cache {
         if let Mem::Bytes(buf, mt) = &mem
             && layout.is_plain(*mt)
             && layout.quantize.is_none()
+            && !store.latency_bound()
         {
             // Whole chunks laid out contiguously in the caller's memory go straight to storage:
             // no copy, no cache entry (a cached copy would now be stale, so it is dropped).

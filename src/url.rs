@@ -41,6 +41,8 @@ pub struct OpenSpec {
     pub strict_char: bool,
     pub dimension_separator: Option<char>,
     pub params: BTreeMap<String, String>,
+    /// Bucket, key prefix and endpoint when the driver is S3.
+    pub s3: Option<crate::zmap::s3conf::S3Target>,
 }
 
 /// Mode words we know. netCDF-3/4/DAP words are known but never select us.
@@ -135,16 +137,20 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
         None => (name, None),
     };
     let lower = base.to_ascii_lowercase();
+    let mut s3: Option<crate::zmap::s3conf::S3Target> = None;
     let path = if let Some(rest) = lower.strip_prefix("file://").map(|_| &base[7..]) {
         let rest = rest.strip_prefix("localhost").unwrap_or(rest);
         PathBuf::from(percent_decode(rest))
     } else if ["s3://", "gs3://", "http://", "https://"].iter().any(|s| lower.starts_with(s)) {
         let params = parse_fragment(fragment.unwrap_or(""));
         let words: Vec<String> = params.get("mode").map(|m| m.split(',').map(|w| w.to_ascii_lowercase()).collect()).unwrap_or_default();
-        if lower.starts_with("s3://") || lower.starts_with("gs3://") || words.iter().any(|w| w == "s3" || w == "nczarr" || w == "zarr") {
-            return err(Kind::NotBuilt, "S3 storage is not built into this library yet");
+        if words.iter().any(|w| w == "bytes") || !crate::zmap::s3conf::is_s3_url(base, &words) {
+            // DAP, byte-range HDF5 and plain web URLs belong to the real netcdf-c.
+            return Ok(None);
         }
-        return Ok(None);
+        let target = crate::zmap::s3conf::parse_target(base)?;
+        s3 = Some(target.clone());
+        PathBuf::from(target.describe())
     } else {
         PathBuf::from(base)
     };
@@ -175,6 +181,14 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
     if has("bytes") {
         words.retain(|w| w != "nczarr" && w != "zarr");
     }
+    // An S3 name is Zarr by its scheme (netcdf-c routes s3: URLs to NCZarr): `mode=s3` implied.
+    if s3.is_some() {
+        for w in ["s3", "nczarr"] {
+            if !words.iter().any(|x| x == w) {
+                words.push(w.to_string());
+            }
+        }
+    }
     let has = |w: &str| words.iter().any(|x| x == w);
     let explicit = has("nczarr") || has("zarr");
     if !explicit && !words.is_empty() && !words.iter().all(|w| ["file", "zip"].contains(&w.as_str())) {
@@ -198,8 +212,8 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
     if has("consolidated") && has("noconsolidated") {
         return err(Kind::Invalid, "consolidated and noconsolidated both requested");
     }
-    if drivers.first() == Some(&Driver::S3) {
-        return err(Kind::NotBuilt, "S3 storage is not built into this library yet");
+    if drivers.first() == Some(&Driver::S3) && s3.is_none() {
+        return err(Kind::Invalid, "mode s3 needs an s3:// or http(s):// URL");
     }
     let dimension_separator = match params.get("dimension_separator").map(String::as_str) {
         None => None,
@@ -231,6 +245,7 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
         strict_char: has("nc4char"),
         dimension_separator,
         params,
+        s3,
     }))
 }
 

@@ -7,6 +7,8 @@
 
 pub mod file;
 pub mod memory;
+pub mod s3;
+pub mod s3conf;
 pub mod traced;
 pub mod zip;
 
@@ -80,6 +82,17 @@ pub trait Zmap: Send + Sync {
 
     /// Where this store lives, for messages.
     fn describe(&self) -> String;
+
+    /// How many objects one batch should hold: larger where each request pays network
+    /// latency and requests overlap.
+    fn batch_size(&self) -> usize {
+        16
+    }
+
+    /// Requests cost a round trip (S3): prefer batched fetches over per-chunk direct reads.
+    fn latency_bound(&self) -> bool {
+        false
+    }
 }
 
 pub fn join(a: &str, b: &str) -> String {

@@ -15,6 +15,14 @@ fn outcome<T>(r: &Result<T>, ok: impl FnOnce(&T) -> String) -> String {
 }
 
 impl Zmap for Traced {
+    fn batch_size(&self) -> usize {
+        self.0.batch_size()
+    }
+
+    fn latency_bound(&self) -> bool {
+        self.0.latency_bound()
+    }
+
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         let r = self.0.get(key);
         trace::emit(

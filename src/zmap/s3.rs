@@ -1,0 +1,491 @@
+//! S3 storage driver on aws-sdk-s3, with a tokio runtime owned by the library.
+//!
+//! * The runtime starts at the first S3 open (file-only programs start no threads). A caller
+//!   already inside a tokio runtime is served from a helper thread instead of nesting.
+//! * One round trip per object read: GET directly, 404 means absent (no HEAD first).
+//! * Batches (`get_many`, `put_many`, ranged reads) run concurrently under a limit
+//!   (`NCZARR_S3_CONCURRENCY`, default 32), so a chunk plan pays latency once, not per chunk.
+//! * Faults: the SDK's standard retry (exponential backoff with jitter on 5xx, throttling,
+//!   timeouts) bounded by `NCZARR_S3_MAX_ATTEMPTS`; explicit per-attempt and per-operation
+//!   timeouts; 403 is NC_EACCESS without retry; a body shorter than its Content-Length is
+//!   resumed with a ranged GET pinned to the ETag, and never returned as data.
+//! * Objects above `NCZARR_S3_MULTIPART_MB` (default 64) go up as multipart uploads; a failed
+//!   upload is aborted, leaving no partial object.
+
+use super::s3conf::{self, S3Target};
+use super::{Zmap, validate_key};
+use crate::error::{Error, Kind, Result, err};
+use aws_sdk_s3::Client;
+use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region, RequestChecksumCalculation, ResponseChecksumValidation};
+use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_s3::primitives::ByteStream;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+// ---- runtime --------------------------------------------------------------------------------
+
+static RUNTIME: once_cell::sync::OnceCell<tokio::runtime::Runtime> = once_cell::sync::OnceCell::new();
+
+fn runtime() -> Result<&'static tokio::runtime::Runtime> {
+    RUNTIME.get_or_try_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("nczarr-s3")
+            .enable_all()
+            .build()
+            .map_err(|e| Error::new(Kind::S3, format!("cannot start the S3 runtime: {e}")))
+    })
+}
+
+/// Runs a future to completion on our runtime, from any caller (one inside another tokio
+/// runtime included: blocking there would panic, so a helper thread waits instead).
+fn block_on<F>(f: F) -> Result<F::Output>
+where
+    F: std::future::Future + Send,
+    F::Output: Send,
+{
+    let rt = runtime()?;
+    if tokio::runtime::Handle::try_current().is_ok() {
+        std::thread::scope(|s| s.spawn(|| rt.block_on(f)).join()).map_err(|_| Error::new(Kind::Internal, "S3 helper thread failed"))
+    } else {
+        Ok(rt.block_on(f))
+    }
+}
+
+fn env_number(name: &str, default: f64) -> f64 {
+    std::env::var(name).ok().and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v > 0.0).unwrap_or(default)
+}
+
+fn rc_seconds(key: &str) -> Option<f64> {
+    crate::ffi::misc::rc_get(key).and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v > 0.0)
+}
+
+// ---- errors ---------------------------------------------------------------------------------
+
+/// One place that turns SDK failures into NC_* meanings (keys named, secrets never).
+fn map_err<E: ProvideErrorMetadata + std::fmt::Debug>(e: SdkError<E, aws_sdk_s3::config::http::HttpResponse>, what: &str) -> Error {
+    let status = e.raw_response().map(|r| r.status().as_u16());
+    let code = e.code().map(str::to_string);
+    let access_codes = ["AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken"];
+    let kind = match (&e, status, code.as_deref()) {
+        (_, Some(403), _) => Kind::Access,
+        (_, _, Some(c)) if access_codes.contains(&c) => Kind::Access,
+        (_, _, Some("NoSuchBucket")) => Kind::NoObject,
+        (_, Some(404), _) => Kind::NoObject,
+        _ => Kind::S3,
+    };
+    let detail = match (&e, code) {
+        (_, Some(c)) => format!("{c} (HTTP {})", status.map(|s| s.to_string()).unwrap_or_else(|| "-".into())),
+        (SdkError::TimeoutError(_), _) => "timed out".into(),
+        (SdkError::DispatchFailure(f), _) => format!("connection failed ({})", if f.is_timeout() { "timeout" } else { "dispatch" }),
+        (SdkError::ResponseError(_), _) => "bad response".into(),
+        _ => format!("HTTP {}", status.map(|s| s.to_string()).unwrap_or_else(|| "-".into())),
+    };
+    Error::new(kind, format!("S3 {what}: {detail}"))
+}
+
+fn is_not_found<E: ProvideErrorMetadata>(e: &SdkError<E, aws_sdk_s3::config::http::HttpResponse>) -> bool {
+    e.raw_response().map(|r| r.status().as_u16()) == Some(404) || matches!(e.code(), Some("NoSuchKey") | Some("NotFound"))
+}
+
+// ---- the store --------------------------------------------------------------------------------
+
+pub struct S3Store {
+    client: Client,
+    target: S3Target,
+    concurrency: usize,
+    multipart_threshold: usize,
+    part_size: usize,
+}
+
+impl S3Store {
+    /// Connects (lazily: no request is made here) with the settings of `target`/`params`.
+    pub fn new(target: &S3Target, params: &BTreeMap<String, String>) -> Result<S3Store> {
+        let settings = s3conf::resolve(target, params);
+        crate::trace::emit(
+            2,
+            &format!("s3: {} region {} credentials from {}", target.describe(), settings.region, settings.source),
+        );
+        let (alias_connect, alias_read) = s3conf::alias_timeouts();
+        let connect = rc_seconds("HTTP.CONNECTTIMEOUT").or(alias_connect).unwrap_or_else(|| env_number("NCZARR_S3_CONNECT_TIMEOUT", 5.0));
+        let attempt = rc_seconds("HTTP.TIMEOUT").or(alias_read).unwrap_or_else(|| env_number("NCZARR_S3_ATTEMPT_TIMEOUT", 60.0));
+        let operation = env_number("NCZARR_S3_OPERATION_TIMEOUT", 300.0);
+        let attempts = env_number("NCZARR_S3_MAX_ATTEMPTS", 5.0) as u32;
+        let backoff = env_number("NCZARR_S3_BACKOFF_MS", 200.0);
+        let retry = aws_sdk_s3::config::retry::RetryConfig::standard()
+            .with_max_attempts(attempts.max(1))
+            .with_initial_backoff(Duration::from_secs_f64(backoff / 1000.0))
+            .with_max_backoff(Duration::from_secs(20));
+        let timeouts = aws_sdk_s3::config::timeout::TimeoutConfig::builder()
+            .connect_timeout(Duration::from_secs_f64(connect))
+            .operation_attempt_timeout(Duration::from_secs_f64(attempt))
+            .operation_timeout(Duration::from_secs_f64(operation))
+            .build();
+        let mut b = aws_sdk_s3::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new(settings.region.clone()))
+            .retry_config(retry)
+            .timeout_config(timeouts)
+            // S3-compatible servers reject the SDK's default extra checksums.
+            .request_checksum_calculation(RequestChecksumCalculation::WhenRequired)
+            .response_checksum_validation(ResponseChecksumValidation::WhenRequired);
+        if let Some(ep) = &target.endpoint {
+            b = b.endpoint_url(ep).force_path_style(true);
+        }
+        b = match &settings.keys {
+            Some(k) => b.credentials_provider(Credentials::new(&k.access, &k.secret, k.token.clone(), None, "nczarr")),
+            None => b.allow_no_auth(),
+        };
+        Ok(S3Store {
+            client: Client::from_conf(b.build()),
+            target: target.clone(),
+            concurrency: env_number("NCZARR_S3_CONCURRENCY", 32.0) as usize,
+            multipart_threshold: (env_number("NCZARR_S3_MULTIPART_MB", 64.0) * 1048576.0) as usize,
+            part_size: ((env_number("NCZARR_S3_PART_MB", 16.0) * 1048576.0) as usize).max(5 << 20),
+        })
+    }
+
+    fn object_key(&self, key: &str) -> String {
+        match (self.target.root.is_empty(), key.is_empty()) {
+            (true, _) => key.to_string(),
+            (false, true) => self.target.root.clone(),
+            (false, false) => format!("{}/{key}", self.target.root),
+        }
+    }
+
+    /// Key prefix (with trailing `/`) of everything under `prefix`.
+    fn dir_prefix(&self, prefix: &str) -> String {
+        let k = self.object_key(prefix);
+        if k.is_empty() { k } else { format!("{k}/") }
+    }
+
+    /// Creating a dataset replaces whatever was under its root (netcdf-c's clobber).
+    pub fn clear(&self) -> Result<()> {
+        self.delete_prefix("")
+    }
+
+    /// Does anything exist under the dataset root?
+    pub fn exists(&self) -> Result<bool> {
+        let (client, bucket, prefix) = (self.client.clone(), self.target.bucket.clone(), self.dir_prefix(""));
+        block_on(async move {
+            let out = client.list_objects_v2().bucket(&bucket).prefix(&prefix).max_keys(1).send().await;
+            match out {
+                Ok(o) => Ok(o.key_count().unwrap_or(0) > 0 || !o.contents().is_empty()),
+                Err(e) if matches!(e.code(), Some("NoSuchBucket")) => Ok(false),
+                Err(e) => Err(map_err(e, &format!("list {bucket}/{prefix}"))),
+            }
+        })?
+    }
+}
+
+/// GET of a whole object; `None` when absent. A body cut short is resumed from where it
+/// stopped with a ranged GET pinned to the ETag; a changed object is an error.
+async fn get_object(client: Client, bucket: String, key: String) -> Result<Option<Vec<u8>>> {
+    let out = match client.get_object().bucket(&bucket).key(&key).send().await {
+        Ok(o) => o,
+        Err(e) if is_not_found(&e) => return Ok(None),
+        Err(e) if matches!(e.code(), Some("NoSuchBucket")) => return Ok(None),
+        Err(e) => return Err(map_err(e, &format!("get {key}"))),
+    };
+    let expected = out.content_length().map(|n| n.max(0) as usize);
+    let etag = out.e_tag().map(str::to_string);
+    let mut data = Vec::with_capacity(expected.unwrap_or(0));
+    let mut body = out.body;
+    let mut resumes = 0;
+    loop {
+        match body.next().await {
+            Some(Ok(bytes)) => data.extend_from_slice(&bytes),
+            Some(Err(_)) | None if expected.is_some_and(|n| data.len() < n) => {
+                resumes += 1;
+                let (Some(total), Some(tag)) = (expected, etag.as_deref()) else {
+                    return err(Kind::S3, format!("S3 get {key}: body cut short and no ETag to resume"));
+                };
+                if resumes > 3 {
+                    return err(Kind::S3, format!("S3 get {key}: body cut short {resumes} times"));
+                }
+                crate::trace::emit(2, &format!("s3: {key} cut at {} of {total} bytes; resuming", data.len()));
+                let more = client
+                    .get_object()
+                    .bucket(&bucket)
+                    .key(&key)
+                    .range(format!("bytes={}-{}", data.len(), total - 1))
+                    .if_match(tag)
+                    .send()
+                    .await
+                    .map_err(|e| match e.code() {
+                        Some("PreconditionFailed") => Error::new(Kind::S3, format!("S3 get {key}: object changed while reading")),
+                        _ => map_err(e, &format!("resume {key}")),
+                    })?;
+                body = more.body;
+            }
+            Some(Err(e)) => return err(Kind::S3, format!("S3 get {key}: {e}")),
+            None => break,
+        }
+    }
+    if let Some(n) = expected
+        && data.len() != n
+    {
+        return err(Kind::S3, format!("S3 get {key}: {} bytes received, Content-Length {n}", data.len()));
+    }
+    Ok(Some(data))
+}
+
+async fn get_range(client: Client, bucket: String, key: String, total: u64, offset: u64, len: usize) -> Result<Option<Vec<u8>>> {
+    if len == 0 {
+        return Ok(Some(Vec::new()));
+    }
+    let out = match client.get_object().bucket(&bucket).key(&key).range(format!("bytes={offset}-{}", offset + len as u64 - 1)).send().await {
+        Ok(o) => o,
+        Err(e) if is_not_found(&e) => return Ok(None),
+        Err(e) => return Err(map_err(e, &format!("ranged get {key}"))),
+    };
+    // `bytes a-b/TOTAL`: the object must be the size the metadata says.
+    if let Some(size) = out.content_range().and_then(|r| r.rsplit('/').next()).and_then(|t| t.parse::<u64>().ok())
+        && size != total
+    {
+        return err(Kind::NcZarr, format!("{key}: {size} bytes, expected {total}"));
+    }
+    let data = out.body.collect().await.map_err(|e| Error::new(Kind::S3, format!("S3 ranged get {key}: {e}")))?.to_vec();
+    if data.len() != len {
+        return err(Kind::S3, format!("S3 ranged get {key}: {} bytes, expected {len}", data.len()));
+    }
+    Ok(Some(data))
+}
+
+async fn put_object(store: Arc<PutCtx>, key: String, value: Vec<u8>) -> Result<()> {
+    let (client, bucket) = (&store.client, &store.bucket);
+    if value.len() <= store.multipart_threshold {
+        return client
+            .put_object()
+            .bucket(bucket)
+            .key(&key)
+            .body(ByteStream::from(value))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| map_err(e, &format!("put {key}")));
+    }
+    let up = client.create_multipart_upload().bucket(bucket).key(&key).send().await.map_err(|e| map_err(e, &format!("start upload {key}")))?;
+    let Some(id) = up.upload_id().map(str::to_string) else { return err(Kind::S3, format!("S3 upload {key}: no upload id")) };
+    let mut parts = Vec::new();
+    let result: Result<()> = async {
+        for (i, part) in value.chunks(store.part_size).enumerate() {
+            let n = i as i32 + 1;
+            let out = client
+                .upload_part()
+                .bucket(bucket)
+                .key(&key)
+                .upload_id(&id)
+                .part_number(n)
+                .body(ByteStream::from(part.to_vec()))
+                .send()
+                .await
+                .map_err(|e| map_err(e, &format!("upload part {n} of {key}")))?;
+            parts.push(aws_sdk_s3::types::CompletedPart::builder().set_e_tag(out.e_tag().map(str::to_string)).part_number(n).build());
+        }
+        let done = aws_sdk_s3::types::CompletedMultipartUpload::builder().set_parts(Some(parts)).build();
+        client
+            .complete_multipart_upload()
+            .bucket(bucket)
+            .key(&key)
+            .upload_id(&id)
+            .multipart_upload(done)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| map_err(e, &format!("complete upload {key}")))
+    }
+    .await;
+    if result.is_err() {
+        // Leave no partial object behind.
+        let _ = client.abort_multipart_upload().bucket(bucket).key(&key).upload_id(&id).send().await;
+    }
+    result
+}
+
+struct PutCtx {
+    client: Client,
+    bucket: String,
+    multipart_threshold: usize,
+    part_size: usize,
+}
+
+/// Runs `jobs` concurrently (at most `limit` at once) and returns their results in order.
+async fn run_limited<T, F>(limit: usize, jobs: Vec<F>) -> Vec<T>
+where
+    F: std::future::Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let sem = Arc::new(tokio::sync::Semaphore::new(limit.max(1)));
+    let mut set = tokio::task::JoinSet::new();
+    let n = jobs.len();
+    for (i, job) in jobs.into_iter().enumerate() {
+        let sem = sem.clone();
+        set.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            (i, job.await)
+        });
+    }
+    let mut out: Vec<Option<T>> = (0..n).map(|_| None).collect();
+    while let Some(done) = set.join_next().await {
+        if let Ok((i, v)) = done {
+            out[i] = Some(v);
+        }
+    }
+    out.into_iter().map(|v| v.expect("every S3 job completes")).collect()
+}
+
+impl Zmap for S3Store {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        validate_key(key)?;
+        block_on(get_object(self.client.clone(), self.target.bucket.clone(), self.object_key(key)))?
+    }
+
+    fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        keys.iter().try_for_each(|k| validate_key(k))?;
+        let jobs: Vec<_> =
+            keys.iter().map(|k| get_object(self.client.clone(), self.target.bucket.clone(), self.object_key(k))).collect();
+        block_on(run_limited(self.concurrency, jobs))?.into_iter().collect()
+    }
+
+    fn put(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.put_many(vec![(key.to_string(), value.to_vec())])
+    }
+
+    fn put_many(&self, items: Vec<(String, Vec<u8>)>) -> Result<()> {
+        items.iter().try_for_each(|(k, _)| validate_key(k))?;
+        let ctx = Arc::new(PutCtx {
+            client: self.client.clone(),
+            bucket: self.target.bucket.clone(),
+            multipart_threshold: self.multipart_threshold,
+            part_size: self.part_size,
+        });
+        let jobs: Vec<_> = items.into_iter().map(|(k, v)| put_object(ctx.clone(), self.object_key(&k), v)).collect();
+        block_on(run_limited(self.concurrency, jobs))?.into_iter().collect()
+    }
+
+    fn get_ranges(&self, key: &str, total: u64, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
+        validate_key(key)?;
+        let k = self.object_key(key);
+        let jobs: Vec<_> = ranges.iter().map(|&(o, n)| get_range(self.client.clone(), self.target.bucket.clone(), k.clone(), total, o, n)).collect();
+        let got: Vec<Option<Vec<u8>>> = block_on(run_limited(self.concurrency, jobs))?.into_iter().collect::<Result<_>>()?;
+        if got.iter().any(|g| g.is_none()) {
+            return Ok(None);
+        }
+        Ok(Some(got.into_iter().flatten().collect()))
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
+        validate_key(prefix)?;
+        let (client, bucket, dir) = (self.client.clone(), self.target.bucket.clone(), self.dir_prefix(prefix));
+        let raw: Vec<String> = block_on(async move {
+            let mut names = Vec::new();
+            let mut token: Option<String> = None;
+            loop {
+                let out = client
+                    .list_objects_v2()
+                    .bucket(&bucket)
+                    .prefix(&dir)
+                    .delimiter("/")
+                    .set_continuation_token(token.take())
+                    .send()
+                    .await
+                    .map_err(|e| map_err(e, &format!("list {dir}")))?;
+                for p in out.common_prefixes() {
+                    if let Some(p) = p.prefix() {
+                        names.push(p[dir.len().min(p.len())..].trim_end_matches('/').to_string());
+                    }
+                }
+                for o in out.contents() {
+                    if let Some(k) = o.key() {
+                        names.push(k[dir.len().min(k.len())..].to_string());
+                    }
+                }
+                match (out.is_truncated(), out.next_continuation_token()) {
+                    (Some(true), Some(t)) => token = Some(t.to_string()),
+                    _ => break,
+                }
+            }
+            Ok::<_, Error>(names)
+        })??;
+        let mut names = Vec::with_capacity(raw.len());
+        for name in raw {
+            // A server may list `root/../`, `a//b` or control characters: never follow them.
+            if name.is_empty() || name == "." || name == ".." || name.contains('/') || validate_key(&name).is_err() {
+                return err(Kind::BadName, format!("S3 listing under {prefix:?} holds a bad name {name:?}"));
+            }
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        Ok(names)
+    }
+
+    fn delete_prefix(&self, prefix: &str) -> Result<()> {
+        validate_key(prefix)?;
+        let (client, bucket) = (self.client.clone(), self.target.bucket.clone());
+        let (exact, dir) = (self.object_key(prefix), self.dir_prefix(prefix));
+        block_on(async move {
+            let mut keys = Vec::new();
+            let mut token: Option<String> = None;
+            loop {
+                let out = match client.list_objects_v2().bucket(&bucket).prefix(&dir).set_continuation_token(token.take()).send().await {
+                    Ok(o) => o,
+                    Err(e) if matches!(e.code(), Some("NoSuchBucket")) => return Ok(()),
+                    Err(e) => return Err(map_err(e, &format!("list {dir}"))),
+                };
+                keys.extend(out.contents().iter().filter_map(|o| o.key().map(str::to_string)));
+                match (out.is_truncated(), out.next_continuation_token()) {
+                    (Some(true), Some(t)) => token = Some(t.to_string()),
+                    _ => break,
+                }
+            }
+            if !exact.is_empty() {
+                keys.push(exact);
+            }
+            for batch in keys.chunks(1000) {
+                let ids: Vec<_> =
+                    batch.iter().filter_map(|k| aws_sdk_s3::types::ObjectIdentifier::builder().key(k).build().ok()).collect();
+                let del = aws_sdk_s3::types::Delete::builder()
+                    .set_objects(Some(ids))
+                    .quiet(true)
+                    .build()
+                    .map_err(|e| Error::new(Kind::S3, format!("S3 delete request: {e}")))?;
+                client.delete_objects().bucket(&bucket).delete(del).send().await.map_err(|e| map_err(e, &format!("delete under {dir}")))?;
+            }
+            Ok(())
+        })?
+    }
+
+    fn describe(&self) -> String {
+        self.target.describe()
+    }
+
+    fn batch_size(&self) -> usize {
+        self.concurrency.max(16) * 2
+    }
+
+    fn latency_bound(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The conformance suite against a live server when `NCZARR_TEST_S3_ENDPOINT` names one
+    /// (make check starts moto and runs it through ctests/run_s3.sh).
+    #[test]
+    fn conformance_on_live_server() {
+        let Ok(endpoint) = std::env::var("NCZARR_TEST_S3_ENDPOINT") else { return };
+        let url = format!("{endpoint}/nczarr-conformance/run{}", std::process::id());
+        let target = super::s3conf::parse_target(&url).unwrap();
+        let store = super::S3Store::new(&target, &Default::default()).unwrap();
+        store.clear().unwrap();
+        super::super::conformance::run(&store);
+        // Inside a caller's own tokio runtime: no panic, same answers.
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async { assert_eq!(super::Zmap::get(&store, "nope").unwrap(), None) });
+        store.clear().unwrap();
+    }
+}
