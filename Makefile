@@ -30,7 +30,7 @@ TOOL_HELPERS := Cdh2e NC__testurl NC_shellUnescape NCpathcanonical cdChar2Comp c
   ncaux_h5filterspec_parselist ncaux_h5filterspec_free
 C_SYMBOLS := ncerr ncopts nc_advise nclog
 
-.PHONY: all cargo check check-rust check-c check-clients check-passthrough check-python check-cmake demo install clean bench
+.PHONY: all cargo check check-rust check-c check-clients check-passthrough check-s3 check-python check-cmake demo install clean bench
 
 all: $(DROPIN) $(PRELOAD) $(STATIC) $(BUILD)/nc-config $(BUILD)/netcdf.pc
 
@@ -97,7 +97,7 @@ install: all
 
 check: all
 	sh ctests/ensure_deps.sh
-	$(MAKE) --no-print-directory check-rust check-c check-clients check-passthrough check-python check-cmake
+	$(MAKE) --no-print-directory check-rust check-c check-clients check-passthrough check-s3 check-python check-cmake
 	@echo "make check: all suites passed"
 
 check-rust:
@@ -113,6 +113,9 @@ check-clients: all
 
 check-passthrough: all
 	sh ctests/run_passthrough.sh
+
+check-s3: all
+	sh ctests/run_s3.sh
 
 check-python: all
 	sh ctests/run_python.sh

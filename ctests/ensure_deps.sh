@@ -5,7 +5,7 @@
 # cannot be installed fails the run.
 set -eu
 need_apt=""
-for tool in ncdump:netcdf-bin cmake:cmake pkg-config:pkg-config gfortran:gfortran; do
+for tool in ncdump:netcdf-bin cmake:cmake pkg-config:pkg-config gfortran:gfortran curl:curl; do
     command -v "${tool%%:*}" > /dev/null 2>&1 || need_apt="$need_apt ${tool#*:}"
 done
 [ -f /usr/include/netcdf.h ] || need_apt="$need_apt libnetcdf-dev"
@@ -20,4 +20,8 @@ fi
 if ! python3 -c "import zarr, xarray, numcodecs, netCDF4, pandas" 2> /dev/null; then
     echo "installing Python packages: zarr xarray numcodecs netCDF4 pandas"
     python3 -m pip install -q zarr xarray numcodecs netCDF4 pandas
+fi
+if ! python3 -c "import moto.server, flask, boto3, s3fs" 2> /dev/null; then
+    echo "installing Python packages: moto[server] boto3 s3fs"
+    python3 -m pip install -q "moto[server]" boto3 s3fs
 fi

@@ -160,7 +160,21 @@ impl Dataset {
         }
         let (store, _) = open_store(&spec, false)?;
         let name = spec.path.to_string_lossy().into_owned();
-        let loaded = read::read(store.as_ref(), spec.flavor, spec.consolidated, &name)?;
+        let loaded = match read::read(store.as_ref(), spec.flavor, spec.consolidated, &name) {
+            // On S3 "no metadata" may mean nothing at all under the root (or no bucket): the
+            // same NC_ENOOBJECT a missing directory gives.
+            Err(e)
+                if e.kind == Kind::NotNetcdf
+                    && spec.s3.is_some()
+                    && match store.list_dir("") {
+                        Ok(children) => children.is_empty(),
+                        Err(listing) => listing.kind == Kind::NoObject,
+                    } =>
+            {
+                return err(Kind::NoObject, format!("{} does not exist", spec.path.display()));
+            }
+            other => other?,
+        };
         let flavor = spec.flavor.unwrap_or(if loaded.layout == Layout::Pure { Flavor::Zarr } else { Flavor::NcZarr });
         let mut model = loaded.model;
         let defaults = cache_defaults();

@@ -97,16 +97,15 @@ pub struct S3Store {
     concurrency: usize,
     multipart_threshold: usize,
     part_size: usize,
+    /// Longest wait for the next piece of a response body.
+    stall: Duration,
 }
 
 impl S3Store {
     /// Connects (lazily: no request is made here) with the settings of `target`/`params`.
     pub fn new(target: &S3Target, params: &BTreeMap<String, String>) -> Result<S3Store> {
         let settings = s3conf::resolve(target, params);
-        crate::trace::emit(
-            2,
-            &format!("s3: {} region {} credentials from {}", target.describe(), settings.region, settings.source),
-        );
+        crate::trace::emit(2, &format!("s3: {} region {} credentials from {}", target.describe(), settings.region, settings.source));
         let (alias_connect, alias_read) = s3conf::alias_timeouts();
         let connect = rc_seconds("HTTP.CONNECTTIMEOUT").or(alias_connect).unwrap_or_else(|| env_number("NCZARR_S3_CONNECT_TIMEOUT", 5.0));
         let attempt = rc_seconds("HTTP.TIMEOUT").or(alias_read).unwrap_or_else(|| env_number("NCZARR_S3_ATTEMPT_TIMEOUT", 60.0));
@@ -130,7 +129,13 @@ impl S3Store {
             // S3-compatible servers reject the SDK's default extra checksums.
             .request_checksum_calculation(RequestChecksumCalculation::WhenRequired)
             .response_checksum_validation(ResponseChecksumValidation::WhenRequired);
-        if let Some(ep) = &target.endpoint {
+        // The URL's own endpoint wins; AWS-form URLs honour the SDK's endpoint variables
+        // (aws-config semantics), which is how s3:// names reach an S3-compatible server.
+        let endpoint = target
+            .endpoint
+            .clone()
+            .or_else(|| ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"].iter().find_map(|v| std::env::var(v).ok().filter(|e| !e.is_empty())));
+        if let Some(ep) = &endpoint {
             b = b.endpoint_url(ep).force_path_style(true);
         }
         b = match &settings.keys {
@@ -143,6 +148,7 @@ impl S3Store {
             concurrency: env_number("NCZARR_S3_CONCURRENCY", 32.0) as usize,
             multipart_threshold: (env_number("NCZARR_S3_MULTIPART_MB", 64.0) * 1048576.0) as usize,
             part_size: ((env_number("NCZARR_S3_PART_MB", 16.0) * 1048576.0) as usize).max(5 << 20),
+            stall: Duration::from_secs_f64(attempt),
         })
     }
 
@@ -181,7 +187,7 @@ impl S3Store {
 
 /// GET of a whole object; `None` when absent. A body cut short is resumed from where it
 /// stopped with a ranged GET pinned to the ETag; a changed object is an error.
-async fn get_object(client: Client, bucket: String, key: String) -> Result<Option<Vec<u8>>> {
+async fn get_object(client: Client, bucket: String, key: String, stall: Duration) -> Result<Option<Vec<u8>>> {
     let out = match client.get_object().bucket(&bucket).key(&key).send().await {
         Ok(o) => o,
         Err(e) if is_not_found(&e) => return Ok(None),
@@ -194,7 +200,15 @@ async fn get_object(client: Client, bucket: String, key: String) -> Result<Optio
     let mut body = out.body;
     let mut resumes = 0;
     loop {
-        match body.next().await {
+        // A body that stops arriving for a whole attempt timeout counts as cut short.
+        let next = match tokio::time::timeout(stall, body.next()).await {
+            Ok(n) => n,
+            Err(_) => {
+                crate::trace::emit(2, &format!("s3: {key} stalled for {stall:?}"));
+                Some(Err(aws_sdk_s3::primitives::ByteStreamError::from(std::io::Error::new(std::io::ErrorKind::TimedOut, "stalled"))))
+            }
+        };
+        match next {
             Some(Ok(bytes)) => data.extend_from_slice(&bytes),
             Some(Err(_)) | None if expected.is_some_and(|n| data.len() < n) => {
                 resumes += 1;
@@ -235,7 +249,8 @@ async fn get_range(client: Client, bucket: String, key: String, total: u64, offs
     if len == 0 {
         return Ok(Some(Vec::new()));
     }
-    let out = match client.get_object().bucket(&bucket).key(&key).range(format!("bytes={offset}-{}", offset + len as u64 - 1)).send().await {
+    let out = match client.get_object().bucket(&bucket).key(&key).range(format!("bytes={offset}-{}", offset + len as u64 - 1)).send().await
+    {
         Ok(o) => o,
         Err(e) if is_not_found(&e) => return Ok(None),
         Err(e) => return Err(map_err(e, &format!("ranged get {key}"))),
@@ -266,7 +281,8 @@ async fn put_object(store: Arc<PutCtx>, key: String, value: Vec<u8>) -> Result<(
             .map(|_| ())
             .map_err(|e| map_err(e, &format!("put {key}")));
     }
-    let up = client.create_multipart_upload().bucket(bucket).key(&key).send().await.map_err(|e| map_err(e, &format!("start upload {key}")))?;
+    let up =
+        client.create_multipart_upload().bucket(bucket).key(&key).send().await.map_err(|e| map_err(e, &format!("start upload {key}")))?;
     let Some(id) = up.upload_id().map(str::to_string) else { return err(Kind::S3, format!("S3 upload {key}: no upload id")) };
     let mut parts = Vec::new();
     let result: Result<()> = async {
@@ -339,13 +355,13 @@ where
 impl Zmap for S3Store {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         validate_key(key)?;
-        block_on(get_object(self.client.clone(), self.target.bucket.clone(), self.object_key(key)))?
+        block_on(get_object(self.client.clone(), self.target.bucket.clone(), self.object_key(key), self.stall))?
     }
 
     fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
         keys.iter().try_for_each(|k| validate_key(k))?;
         let jobs: Vec<_> =
-            keys.iter().map(|k| get_object(self.client.clone(), self.target.bucket.clone(), self.object_key(k))).collect();
+            keys.iter().map(|k| get_object(self.client.clone(), self.target.bucket.clone(), self.object_key(k), self.stall)).collect();
         block_on(run_limited(self.concurrency, jobs))?.into_iter().collect()
     }
 
@@ -368,7 +384,8 @@ impl Zmap for S3Store {
     fn get_ranges(&self, key: &str, total: u64, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
         validate_key(key)?;
         let k = self.object_key(key);
-        let jobs: Vec<_> = ranges.iter().map(|&(o, n)| get_range(self.client.clone(), self.target.bucket.clone(), k.clone(), total, o, n)).collect();
+        let jobs: Vec<_> =
+            ranges.iter().map(|&(o, n)| get_range(self.client.clone(), self.target.bucket.clone(), k.clone(), total, o, n)).collect();
         let got: Vec<Option<Vec<u8>>> = block_on(run_limited(self.concurrency, jobs))?.into_iter().collect::<Result<_>>()?;
         if got.iter().any(|g| g.is_none()) {
             return Ok(None);
@@ -445,8 +462,7 @@ impl Zmap for S3Store {
                 keys.push(exact);
             }
             for batch in keys.chunks(1000) {
-                let ids: Vec<_> =
-                    batch.iter().filter_map(|k| aws_sdk_s3::types::ObjectIdentifier::builder().key(k).build().ok()).collect();
+                let ids: Vec<_> = batch.iter().filter_map(|k| aws_sdk_s3::types::ObjectIdentifier::builder().key(k).build().ok()).collect();
                 let del = aws_sdk_s3::types::Delete::builder()
                     .set_objects(Some(ids))
                     .quiet(true)

@@ -66,7 +66,6 @@ fn percent_decode(s: &str) -> String {
 }
 
 fn split_bucket(path: &str) -> Result<(String, String)> {
-    let path = path.trim_start_matches('/');
     let (bucket, rest) = path.split_once('/').unwrap_or((path, ""));
     if bucket.is_empty() {
         return err(Kind::Url, "S3 URL without a bucket");
@@ -100,13 +99,7 @@ pub fn parse_target(base: &str) -> Result<S3Target> {
     }
     if lower.starts_with("gs3://") {
         let (bucket, root) = split_bucket(&base[6..])?;
-        return Ok(S3Target {
-            endpoint: Some("https://storage.googleapis.com".into()),
-            bucket,
-            root,
-            url_region: None,
-            alias_keys: None,
-        });
+        return Ok(S3Target { endpoint: Some("https://storage.googleapis.com".into()), bucket, root, url_region: None, alias_keys: None });
     }
     let (scheme, rest) = if lower.starts_with("https://") { ("https", &base[8..]) } else { ("http", &base[7..]) };
     let (hostport, path) = rest.split_once('/').unwrap_or((rest, ""));
@@ -271,7 +264,9 @@ pub fn resolve(target: &S3Target, params: &BTreeMap<String, String>) -> Settings
         .or_else(|| env("AWS_DEFAULT_REGION"))
         .unwrap_or_else(|| "us-east-1".to_string());
     let from_profile = |p: &HashMap<String, String>| match (p.get("aws_access_key_id"), p.get("aws_secret_access_key")) {
-        (Some(a), Some(s)) if !a.is_empty() => Some(Keys { access: a.clone(), secret: s.clone(), token: p.get("aws_session_token").cloned() }),
+        (Some(a), Some(s)) if !a.is_empty() => {
+            Some(Keys { access: a.clone(), secret: s.clone(), token: p.get("aws_session_token").cloned() })
+        }
         _ => None,
     };
     let anonymous = |source: &str| Settings { region: region.clone(), keys: None, source: source.into() };

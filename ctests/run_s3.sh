@@ -1,0 +1,158 @@
+#!/bin/sh
+# S3: a real S3-compatible server (moto) on loopback, started here, behind a fault-injecting
+# proxy (ctests/s3proxy.py). Runs the storage conformance suite on S3, the C round trip by
+# every URL form, profile/region/credential selection from temporary HOMEs, ncdump/nccopy under
+# LD_PRELOAD between file and S3, zarr-python reading what we wrote (through s3fs), and the
+# faults: 503s, throttling storms, cut and stalled bodies, failing writes, wrong keys, a dead
+# server — each ending in the right NC_* code with the previous metadata intact.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+build="$top/build"
+pre="$build/libnczarr_preload.so"
+scratch=$(mktemp -d)
+pids=""
+cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; rm -rf "$scratch"; }
+trap cleanup EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAILED: $*"; }
+for tool in moto_server curl ncdump nccopy; do
+    command -v $tool > /dev/null || { echo "missing tool: $tool (sh ctests/ensure_deps.sh)"; exit 1; }
+done
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_up() { for i in $(seq 1 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; echo "server $1 did not start"; exit 1; }
+
+M=$(port); moto_server -H 127.0.0.1 -p "$M" > "$scratch/moto.log" 2>&1 & pids="$pids $!"
+MA=$(port); INITIAL_NO_AUTH_ACTION_COUNT=0 moto_server -H 127.0.0.1 -p "$MA" > "$scratch/moto_auth.log" 2>&1 & pids="$pids $!"
+wait_up "http://127.0.0.1:$M/"; wait_up "http://127.0.0.1:$MA/"
+P=$(port); python3 "$top/ctests/s3proxy.py" "$P" "http://127.0.0.1:$M" & pids="$pids $!"
+PA=$(port); python3 "$top/ctests/s3proxy.py" "$PA" "http://127.0.0.1:$MA" & pids="$pids $!"
+wait_up "http://127.0.0.1:$P/__proxy"; wait_up "http://127.0.0.1:$PA/__proxy"
+ctl() { curl -s -X POST -d "$1" "http://127.0.0.1:$P/__proxy" > /dev/null; }
+export AWS_ACCESS_KEY_ID=AKIATESTKEY AWS_SECRET_ACCESS_KEY=test-secret-never-logged NCZARR_S3_BACKOFF_MS=10
+unset AWS_PROFILE AWS_REGION AWS_DEFAULT_REGION AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 S3_NC_CONFIG 2> /dev/null
+python3 -c "
+import boto3
+s3 = boto3.client('s3', endpoint_url='http://127.0.0.1:$M', region_name='us-east-1')
+for b in ('nczarr-test', 'nczarr-conformance'): s3.create_bucket(Bucket=b)
+" || bad "bucket creation"
+E="http://127.0.0.1:$P"
+
+# 1. The storage conformance suite (the same one file, zip and memory pass) on S3.
+(cd "$top" && NCZARR_TEST_S3_ENDPOINT="$E" cargo test --release --lib -q zmap::s3 2>&1 | tail -3 | grep -q "test result: ok") && ok || bad "S3 conformance suite"
+
+# 2. Create, write, reopen and read through every URL form.
+cc -std=c11 -Wall -I"$top/include" -o "$scratch/t_s3" "$top/ctests/t_s3.c" -L"$build" -lnetcdf -Wl,-rpath,"$build" || bad "t_s3 build"
+T="$scratch/t_s3"
+"$T" "$E/nczarr-test/forms/path#mode=nczarr,s3" roundtrip > "$scratch/o.txt" && ok || { bad "path-style endpoint URL"; cat "$scratch/o.txt"; }
+"$T" "$E/nczarr-test/forms/zarr#mode=zarr,s3" roundtrip > /dev/null && ok || bad "pure zarr on S3"
+for u in "s3://nczarr-test/forms/s3" "https://s3.us-east-1.amazonaws.com/nczarr-test/forms/aws-path#mode=nczarr,s3" \
+         "https://nczarr-test.s3.us-east-1.amazonaws.com/forms/aws-vhost#mode=nczarr,s3" "https://s3.amazonaws.com/nczarr-test/forms/aws-global"; do
+    AWS_ENDPOINT_URL="$E" "$T" "$u" roundtrip > "$scratch/o.txt" && ok || { bad "URL form $u"; cat "$scratch/o.txt"; }
+done
+# S3netCDF4 alias: s3://<alias>/bucket/key goes to the alias's endpoint with its keys.
+cat > "$scratch/s3nc.json" << JSON
+{"version": "9", "hosts": {"s3://tenancy-0": {"alias": "tenancy-0", "url": "$E", "credentials": {"accessKey": "AKIAALIAS", "secretKey": "alias-secret"}, "backend": "s3aioFileObject", "api": "S3v4"}}}
+JSON
+S3_NC_CONFIG="$scratch/s3nc.json" NCTRACING=2 "$T" "s3://tenancy-0/nczarr-test/forms/alias" roundtrip > "$scratch/o.txt" 2> "$scratch/alias.txt" && ok || bad "alias URL"
+grep -q "credentials from ~/.s3nc.json alias" "$scratch/alias.txt" && ok || bad "alias keys used"
+grep -q "alias-secret" "$scratch/alias.txt" && bad "alias secret in the log" || ok
+# An unconfigured first segment is a bucket even with an alias file present.
+S3_NC_CONFIG="$scratch/s3nc.json" AWS_ENDPOINT_URL="$E" "$T" "s3://nczarr-test/forms/s3" read > /dev/null && ok || bad "bucket beside an alias file"
+echo '{"version": "8", "hosts": {}}' > "$scratch/bad.json"
+S3_NC_CONFIG="$scratch/bad.json" NCTRACING=1 "$T" "s3://tenancy-0/nczarr-test/x" open-expect -36 > /dev/null 2> "$scratch/bad.txt" && ok || bad "broken alias file"
+grep -q "bad.json" "$scratch/bad.txt" && ok || bad "broken alias file named in the message"
+
+# 3. Profile, region and credential selection (netcdf-c's order) from temporary HOMEs.
+H="$scratch/home"; mkdir -p "$H/.aws"
+printf '[default]\nregion = us-west-1\n[profile other]\nregion = eu-west-2\n# a comment\n' > "$H/.aws/config"
+printf '[default]\naws_access_key_id = AKIADEFAULT\naws_secret_access_key = default-secret\n[other]\naws_access_key_id = AKIAOTHER\naws_secret_access_key = other-secret\n' > "$H/.aws/credentials"
+sel() { # expected-substring env... -- url-suffix
+    want="$1"; shift
+    env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$H" NCTRACING=2 "$@" "$T" "$url" read > /dev/null 2> "$scratch/sel.txt"
+    grep "credentials from" "$scratch/sel.txt" | grep -q "$want" && ok || { bad "selection: want '$want' for $*"; grep "credentials from" "$scratch/sel.txt"; }
+    grep -q "secret" "$scratch/sel.txt" && bad "a secret in the log ($*)" || ok
+}
+url="$E/nczarr-test/forms/path#mode=nczarr,s3"
+sel "region us-west-1 credentials from profile default"
+sel "region eu-west-2 credentials from profile other" AWS_PROFILE=other
+sel "region us-west-1 credentials from profile default" AWS_PROFILE=does-not-exist
+sel "credentials from profile none" AWS_PROFILE=none
+sel "region us-west-1 credentials from AWS_ACCESS_KEY_ID" AWS_ACCESS_KEY_ID=AKIAENV AWS_SECRET_ACCESS_KEY=env-secret
+url="$E/nczarr-test/forms/path#mode=nczarr,s3&aws.profile=other"
+sel "region eu-west-2 credentials from profile other" AWS_PROFILE=default
+url="$E/nczarr-test/forms/path#mode=nczarr,s3&aws.profile=other&aws.region=ap-south-1"
+sel "region ap-south-1 credentials from profile other"
+url="$E/nczarr-test/forms/path#mode=nczarr,s3"
+printf 'AWS.PROFILE=other\nAWS.REGION=sa-east-1\n' > "$H/.ncrc"
+sel "region sa-east-1 credentials from profile other" AWS_PROFILE=default
+rm "$H/.ncrc"
+sel "region ca-central-1 credentials from" AWS_REGION=ca-central-1 AWS_CONFIG_FILE=/nonexistent
+mkdir -p "$scratch/empty"
+env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$scratch/empty" NCTRACING=2 "$T" "$url" read > /dev/null 2> "$scratch/sel.txt"
+grep -q "region us-east-1 credentials from no credentials found (unsigned)" "$scratch/sel.txt" && ok || bad "default region, unsigned"
+
+# 4. Real clients under LD_PRELOAD: ncgen to S3, ncdump of it, nccopy file -> S3 -> file.
+cdl="$top/../shared/fixtures/legacy/4.9.2/public.src.cdl"
+LD_PRELOAD="$pre" ncgen -k nc4 -o "$E/nczarr-test/tools/gen#mode=nczarr,s3" "$cdl" && ok || bad "ncgen to S3"
+LD_PRELOAD="$pre" ncgen -k nc4 -o "file://$scratch/gen.file#mode=nczarr,file" "$cdl"
+LD_PRELOAD="$pre" ncdump "file://$scratch/gen.file#mode=nczarr,file" | sed 1d > "$scratch/file.cdl"
+LD_PRELOAD="$pre" ncdump "$E/nczarr-test/tools/gen#mode=nczarr,s3" | sed 1d > "$scratch/s3.cdl"
+diff -u "$scratch/file.cdl" "$scratch/s3.cdl" > /dev/null && ok || bad "ncdump of S3 equals ncdump of file"
+LD_PRELOAD="$pre" nccopy "file://$scratch/gen.file#mode=nczarr,file" "$E/nczarr-test/tools/copy#mode=nczarr,s3" && ok || bad "nccopy file -> S3"
+LD_PRELOAD="$pre" nccopy -d5 -s "$E/nczarr-test/tools/copy#mode=nczarr,s3" "file://$scratch/back.file#mode=nczarr,file" && ok || bad "nccopy S3 -> file"
+LD_PRELOAD="$pre" ncdump "file://$scratch/back.file#mode=nczarr,file" | sed 1d > "$scratch/back.cdl"
+diff -u "$scratch/file.cdl" "$scratch/back.cdl" > /dev/null && ok || bad "file -> S3 -> file round trip"
+LD_PRELOAD="$pre" ncdump -h "s3://nczarr-test/tools/gen" > /dev/null 2>&1 && bad "s3:// without endpoint should not reach moto" || ok
+AWS_ENDPOINT_URL="$E" LD_PRELOAD="$pre" ncdump "s3://nczarr-test/tools/gen" | sed 1d > "$scratch/s3b.cdl"
+diff -u "$scratch/file.cdl" "$scratch/s3b.cdl" > /dev/null && ok || bad "ncdump s3:// URL"
+
+# 5. zarr-python (through s3fs) reads what we wrote to S3, exactly.
+python3 - "$E" << 'PY' && ok || bad "zarr-python reading our S3 dataset"
+import sys, numpy as np, zarr
+ep = sys.argv[1]
+g = zarr.open_group("s3://nczarr-test/forms/path", mode="r",
+                    storage_options={"endpoint_url": ep, "key": "AKIATESTKEY", "secret": "test-secret-never-logged"})
+v = g["v"][...]
+assert v.shape == (6, 40) and all(v[r, i] == r * 1000 + i for r in range(6) for i in range(40)), v
+assert list(g["g"]["gv"][...]) == [-i for i in range(40)]
+names = g["names"][...]
+assert names[0] in (b"", "") and names[1] in (b"abc", "abc"), names
+print("zarr-python reads our S3 dataset: ok")
+PY
+
+# 6. Faults.
+U="$E/nczarr-test/forms/path#mode=nczarr,s3"
+ctl '{"fail_next": 2}'; "$T" "$U" read > /dev/null && ok || bad "two 503 SlowDown then success"
+ctl '{"fail_all": true}'
+start=$(date +%s); NCZARR_S3_MAX_ATTEMPTS=3 "$T" "$U" open-expect -138 > /dev/null && ok || bad "503 storm -> NC_ES3"
+[ $(( $(date +%s) - start )) -lt 20 ] && ok || bad "503 storm took too long"
+ctl '{"fail_all": false, "truncate_next": 3}'; NCTRACING=2 "$T" "$U" read > /dev/null 2> "$scratch/cut.txt" && ok || bad "cut bodies resumed"
+grep -q "resuming" "$scratch/cut.txt" && ok || bad "a cut body was noticed"
+ctl '{"truncate_next": 0, "stall_next": 1, "stall_s": 4}'
+start=$(date +%s); NCZARR_S3_ATTEMPT_TIMEOUT=1 "$T" "$U" read > /dev/null && ok || bad "stalled body retried"
+[ $(( $(date +%s) - start )) -lt 4 ] && ok || bad "stall was waited out instead of timed out"
+ctl '{"stall_next": 0}'
+"$T" "$E/nczarr-test/faults/keep#mode=nczarr,s3" roundtrip > /dev/null && ok || bad "dataset for the write fault"
+ctl '{"deny_puts": true}'; NCZARR_S3_MAX_ATTEMPTS=2 "$T" "$E/nczarr-test/faults/keep#mode=nczarr,s3" modify-expect -138 > /dev/null && ok || bad "failing writes -> NC_ES3"
+ctl '{"deny_puts": false}'; "$T" "$E/nczarr-test/faults/keep#mode=nczarr,s3" read > /dev/null && ok || bad "previous state intact after failed writes"
+curl -s -X POST -d '{}' "http://127.0.0.1:$PA/__proxy" > /dev/null
+NCTRACING=1 "$T" "http://127.0.0.1:$PA/nczarr-test/x#mode=nczarr,s3" open-expect -77 > /dev/null 2> "$scratch/auth.txt" && ok || bad "wrong keys -> NC_EACCESS"
+n=$(curl -s "http://127.0.0.1:$PA/__proxy" | python3 -c "import json,sys; print(json.load(sys.stdin)['requests'])")
+[ "$n" -le 6 ] && ok || bad "wrong keys were retried ($n requests)"
+grep -q "test-secret-never-logged" "$scratch/auth.txt" && bad "secret in an error message" || ok
+"$T" "$E/no-such-bucket/x#mode=nczarr,s3" open-expect -141 > /dev/null && ok || bad "missing bucket -> NC_ENOOBJECT"
+"$T" "$E/nczarr-test/not/there#mode=nczarr,s3" open-expect -141 > /dev/null && ok || bad "missing prefix -> NC_ENOOBJECT"
+# The server dies in the middle of a read: NC_ES3 after bounded retries, no hang.
+ctl '{"latency_ms": 400}'
+start=$(date +%s)
+NCZARR_S3_MAX_ATTEMPTS=2 "$T" "$U" open-expect -138 > "$scratch/dead.txt" &
+reader=$!
+sleep 0.2
+kill $(echo $pids | awk '{print $1}') 2> /dev/null
+wait $reader && ok || { bad "server killed mid-read -> NC_ES3"; cat "$scratch/dead.txt"; }
+[ $(( $(date +%s) - start )) -lt 30 ] && ok || bad "dead server took too long"
+
+echo "S3 tests: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
