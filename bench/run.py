@@ -61,3 +61,65 @@ for (c, k, p), mo, mr, ratio, target in rows:
     worst &= ok
     print(f"{c:6} {k:14} {p:15} {mo:9.4f} {mr:9.4f} {ratio:7.3f} {'<=' if ok else '>'}{target:6.2f}")
 print("all targets met" if worst else "some targets missed")
+
+
+# ---- S3 row: a local S3 server (moto) behind a proxy that adds 20 ms to every request. The same
+# library and plan, once with its concurrent batches and once with NCZARR_S3_CONCURRENCY=1 (the
+# same requests one at a time); target: at least 10x fewer wall seconds.
+import json
+import socket
+import time
+import urllib.request
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def wait_up(url):
+    for _ in range(200):
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return
+        except Exception as e:  # noqa: BLE001 - any answer (even an HTTP error) means "up"
+            if hasattr(e, "code"):
+                return
+            time.sleep(0.05)
+    raise SystemExit(f"server {url} did not start")
+
+
+moto_port, proxy_port = free_port(), free_port()
+servers = [subprocess.Popen(["moto_server", "-H", "127.0.0.1", "-p", str(moto_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+servers.append(subprocess.Popen([sys.executable, os.path.join(TOP, "ctests", "s3proxy.py"), str(proxy_port), f"http://127.0.0.1:{moto_port}"]))
+try:
+    wait_up(f"http://127.0.0.1:{moto_port}/")
+    wait_up(f"http://127.0.0.1:{proxy_port}/__proxy")
+    s3env = dict(os.environ, AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench")
+    urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{moto_port}/nczarr-bench", method="PUT"))
+    subprocess.run(cc + [f"{build}/s3_bench", os.path.join(TOP, "bench", "s3_bench.c"), f"-L{build}", "-lnetcdf", f"-Wl,-rpath,{build}"], check=True)
+    url = f"http://127.0.0.1:{proxy_port}/nczarr-bench/v#mode=nczarr,s3"
+    subprocess.run([f"{build}/s3_bench", url, "write"], env=s3env, check=True, capture_output=True)
+
+    def set_latency(ms):
+        req = urllib.request.Request(f"http://127.0.0.1:{proxy_port}/__proxy", data=json.dumps({"latency_ms": ms}).encode(), method="POST")
+        urllib.request.urlopen(req)
+
+    set_latency(20)
+    timing = {"concurrent": [], "one at a time": []}
+    for _ in range(RUNS):
+        for mode, extra in (("concurrent", {}), ("one at a time", {"NCZARR_S3_CONCURRENCY": "1"})):
+            out = subprocess.run([f"{build}/s3_bench", url, "read"], env=dict(s3env, **extra), capture_output=True, text=True, check=True)
+            timing[mode].append(dict((k, float(v)) for k, v in (l.split() for l in out.stdout.splitlines())))
+    print("\nS3 (local moto, +20 ms per request; float v(64,128,128), 64 zlib1 chunks):")
+    print(f"{'phase':10} {'concurrent s':>13} {'one-at-a-time s':>16} {'speed-up':>9} {'target':>7}")
+    for phase in ("readall", "series"):
+        c = statistics.median(x[phase] for x in timing["concurrent"])
+        o = statistics.median(x[phase] for x in timing["one at a time"])
+        print(f"{phase:10} {c:13.4f} {o:16.4f} {o / c:8.1f}x {'>=':>3}10x {'ok' if o / c >= 10 else 'MISSED'}")
+finally:
+    for p in servers:
+        p.terminate()
