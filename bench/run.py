@@ -94,7 +94,7 @@ def wait_up(url):
 
 moto_port, proxy_port = free_port(), free_port()
 servers = [subprocess.Popen(["moto_server", "-H", "127.0.0.1", "-p", str(moto_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-servers.append(subprocess.Popen([sys.executable, os.path.join(TOP, "ctests", "s3proxy.py"), str(proxy_port), f"http://127.0.0.1:{moto_port}"]))
+servers.append(subprocess.Popen([sys.executable, os.path.join(TOP, "ctests", "s3", "s3proxy.py"), str(proxy_port), f"http://127.0.0.1:{moto_port}"]))
 try:
     wait_up(f"http://127.0.0.1:{moto_port}/")
     wait_up(f"http://127.0.0.1:{proxy_port}/__proxy")

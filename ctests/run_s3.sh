@@ -1,6 +1,6 @@
 #!/bin/sh
 # S3: a real S3-compatible server (moto) on loopback, started here, behind a fault-injecting
-# proxy (ctests/s3proxy.py). Runs the storage conformance suite on S3, the C round trip by
+# proxy (ctests/s3/s3proxy.py). Runs the storage conformance suite on S3, the C round trip by
 # every URL form, profile/region/credential selection from temporary HOMEs, ncdump/nccopy under
 # LD_PRELOAD between file and S3, zarr-python reading what we wrote (through s3fs), and the
 # faults: 503s, throttling storms, cut and stalled bodies, failing writes, wrong keys, a dead
@@ -26,8 +26,8 @@ wait_up() { for i in $(seq 1 100); do curl -s -o /dev/null "$1" && return 0; sle
 M=$(port); moto_server -H 127.0.0.1 -p "$M" > "$scratch/moto.log" 2>&1 & pids="$pids $!"
 MA=$(port); INITIAL_NO_AUTH_ACTION_COUNT=0 moto_server -H 127.0.0.1 -p "$MA" > "$scratch/moto_auth.log" 2>&1 & pids="$pids $!"
 wait_up "http://127.0.0.1:$M/"; wait_up "http://127.0.0.1:$MA/"
-P=$(port); python3 "$top/ctests/s3proxy.py" "$P" "http://127.0.0.1:$M" & pids="$pids $!"
-PA=$(port); python3 "$top/ctests/s3proxy.py" "$PA" "http://127.0.0.1:$MA" & pids="$pids $!"
+P=$(port); python3 "$top/ctests/s3/s3proxy.py" "$P" "http://127.0.0.1:$M" & pids="$pids $!"
+PA=$(port); python3 "$top/ctests/s3/s3proxy.py" "$PA" "http://127.0.0.1:$MA" & pids="$pids $!"
 wait_up "http://127.0.0.1:$P/__proxy"; wait_up "http://127.0.0.1:$PA/__proxy"
 ctl() { curl -s -X POST -d "$1" "http://127.0.0.1:$P/__proxy" > /dev/null; }
 export AWS_ACCESS_KEY_ID=AKIATESTKEY AWS_SECRET_ACCESS_KEY=test-secret-never-logged NCZARR_S3_BACKOFF_MS=10
@@ -43,7 +43,7 @@ E="http://127.0.0.1:$P"
 (cd "$top" && NCZARR_TEST_S3_ENDPOINT="$E" cargo test --release --lib -q zmap::s3 2>&1 | tail -3 | grep -q "test result: ok") && ok || bad "S3 conformance suite"
 
 # 2. Create, write, reopen and read through every URL form.
-cc -std=c11 -Wall -I"$top/include" -o "$scratch/t_s3" "$top/ctests/t_s3.c" -L"$build" -lnetcdf -Wl,-rpath,"$build" || bad "t_s3 build"
+cc -std=c11 -Wall -I"$top/include" -o "$scratch/t_s3" "$top/ctests/s3/t_s3.c" -L"$build" -lnetcdf -Wl,-rpath,"$build" || bad "t_s3 build"
 T="$scratch/t_s3"
 "$T" "$E/nczarr-test/forms/path#mode=nczarr,s3" roundtrip > "$scratch/o.txt" && ok || { bad "path-style endpoint URL"; cat "$scratch/o.txt"; }
 "$T" "$E/nczarr-test/forms/zarr#mode=zarr,s3" roundtrip > /dev/null && ok || bad "pure zarr on S3"
@@ -137,6 +137,19 @@ ctl '{"stall_next": 0}'
 "$T" "$E/nczarr-test/faults/keep#mode=nczarr,s3" roundtrip > /dev/null && ok || bad "dataset for the write fault"
 ctl '{"deny_puts": true}'; NCZARR_S3_MAX_ATTEMPTS=2 "$T" "$E/nczarr-test/faults/keep#mode=nczarr,s3" modify-expect -138 > /dev/null && ok || bad "failing writes -> NC_ES3"
 ctl '{"deny_puts": false}'; "$T" "$E/nczarr-test/faults/keep#mode=nczarr,s3" read > /dev/null && ok || bad "previous state intact after failed writes"
+# Multipart uploads (every object above ~100 bytes here): they complete; a failing part aborts
+# the upload and leaves neither a partial object nor a dangling upload.
+NCZARR_S3_MULTIPART_MB=0.0001 "$T" "$E/nczarr-test/multipart/ok#mode=nczarr,s3" roundtrip > /dev/null && ok || bad "multipart uploads"
+"$T" "$E/nczarr-test/multipart/keep#mode=nczarr,s3" roundtrip > /dev/null
+ctl '{"deny_puts": true}'
+NCZARR_S3_MULTIPART_MB=0.0001 NCZARR_S3_MAX_ATTEMPTS=1 "$T" "$E/nczarr-test/multipart/keep#mode=nczarr,s3" modify-expect -138 > /dev/null && ok || bad "failed multipart -> NC_ES3"
+ctl '{"deny_puts": false}'
+"$T" "$E/nczarr-test/multipart/keep#mode=nczarr,s3" read > /dev/null && ok || bad "previous state intact after a failed multipart upload"
+python3 -c "
+import boto3
+s3 = boto3.client('s3', endpoint_url='http://127.0.0.1:$M', region_name='us-east-1')
+assert not s3.list_multipart_uploads(Bucket='nczarr-test').get('Uploads'), 'dangling multipart upload'
+" && ok || bad "no dangling multipart upload"
 curl -s -X POST -d '{}' "http://127.0.0.1:$PA/__proxy" > /dev/null
 NCTRACING=1 "$T" "http://127.0.0.1:$PA/nczarr-test/x#mode=nczarr,s3" open-expect -77 > /dev/null 2> "$scratch/auth.txt" && ok || bad "wrong keys -> NC_EACCESS"
 n=$(curl -s "http://127.0.0.1:$PA/__proxy" | python3 -c "import json,sys; print(json.load(sys.stdin)['requests'])")

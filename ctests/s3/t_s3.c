@@ -1,7 +1,7 @@
 /* S3 through the nc_* API: create, write, reopen and read a dataset named by any URL form.
  * usage: t_s3 <url> roundtrip | read | open-expect <code> | create-expect <code> */
 #include <stdlib.h>
-#include "check.h"
+#include "../check.h"
 
 #define NX 40
 #define NT 6
