@@ -109,7 +109,7 @@ AWS_ENDPOINT_URL="$E" LD_PRELOAD="$pre" ncdump "s3://nczarr-test/tools/gen" | se
 diff -u "$scratch/file.cdl" "$scratch/s3b.cdl" > /dev/null && ok || bad "ncdump s3:// URL"
 
 # 5. zarr-python (through s3fs) reads what we wrote to S3, exactly.
-python3 - "$E" << 'PY' && ok || bad "zarr-python reading our S3 dataset"
+python3 - "$E" << 'PY' && ok || bad "zarr-python/xarray reading our S3 dataset"
 import sys, numpy as np, zarr
 ep = sys.argv[1]
 g = zarr.open_group("s3://nczarr-test/forms/path", mode="r",
@@ -119,7 +119,11 @@ assert v.shape == (6, 40) and all(v[r, i] == r * 1000 + i for r in range(6) for 
 assert list(g["g"]["gv"][...]) == [-i for i in range(40)]
 names = g["names"][...]
 assert names[0] in (b"", "") and names[1] in (b"abc", "abc"), names
-print("zarr-python reads our S3 dataset: ok")
+import xarray as xr
+ds = xr.open_zarr("s3://nczarr-test/forms/path", consolidated=False,
+                  storage_options={"endpoint_url": ep, "key": "AKIATESTKEY", "secret": "test-secret-never-logged"})
+assert ds["v"].dims == ("time", "x") and float(ds["v"][5, 39]) == 5039.0, ds
+print("zarr-python and xarray read our S3 dataset: ok")
 PY
 
 # 6. Faults.
