@@ -435,6 +435,51 @@ struct Entry {
     buf: ChunkBuf,
     dirty: bool,
     last_use: u64,
+    /// A background encoding of `buf` started when a write covered the whole chunk; used at
+    /// flush if the chunk was not touched again (any later write drops it).
+    pending: Option<Pending>,
+}
+
+/// The result of an encoding running on the thread pool, and what it was encoded with.
+struct Pending {
+    result: std::sync::Mutex<std::sync::mpsc::Receiver<Result<Vec<u8>>>>,
+    filters: Vec<crate::model::Filter>,
+    big_endian: bool,
+}
+
+impl Pending {
+    /// The encoded bytes, if they were made with this layout's codecs.
+    fn take(&self, layout: &Layout) -> Option<Result<Vec<u8>>> {
+        if self.filters != layout.filters || self.big_endian != layout.big_endian {
+            return None;
+        }
+        self.result.lock().ok()?.recv().ok()
+    }
+}
+
+/// Background encodings in flight, bounded so snapshots cannot pile up in memory.
+static ENCODES_IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+const MAX_ENCODES_IN_FLIGHT: usize = 16;
+
+/// Starts encoding a completely written chunk on the pool, so compression overlaps the
+/// caller's next steps instead of all waiting for the flush.
+fn encode_behind(layout: &Layout, buf: &ChunkBuf) -> Option<Pending> {
+    use std::sync::atomic::Ordering;
+    let ChunkBuf::Fixed(bytes) = buf else { return None };
+    if layout.filters.is_empty() || ENCODES_IN_FLIGHT.load(Ordering::Relaxed) >= MAX_ENCODES_IN_FLIGHT {
+        return None;
+    }
+    ENCODES_IN_FLIGHT.fetch_add(1, Ordering::Relaxed);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (snapshot, layout_copy) = (ChunkBuf::Fixed(bytes.clone()), layout.clone());
+    rayon::spawn(move || {
+        let encoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| layout_copy.encode_owned(&snapshot)))
+            .unwrap_or_else(|_| Err(Error::new(Kind::Internal, "encoder panicked")));
+        drop(snapshot);
+        ENCODES_IN_FLIGHT.fetch_sub(1, Ordering::Relaxed);
+        let _ = tx.send(encoded);
+    });
+    Some(Pending { result: std::sync::Mutex::new(rx), filters: layout.filters.clone(), big_endian: layout.big_endian })
 }
 
 #[derive(Default)]
@@ -873,12 +918,12 @@ impl Cache {
         for (idx, buf) in to_read.into_iter().zip(decoded) {
             let buf = buf?;
             vc.bytes += buf.bytes();
-            vc.entries.insert(idx.clone(), Entry { buf, dirty: false, last_use: clock });
+            vc.entries.insert(idx.clone(), Entry { buf, dirty: false, last_use: clock, pending: None });
         }
         for (idx, _) in missing.iter().filter(|(_, skip)| *skip) {
             let buf = layout.fill_chunk();
             vc.bytes += buf.bytes();
-            vc.entries.insert(idx.clone(), Entry { buf, dirty: false, last_use: clock });
+            vc.entries.insert(idx.clone(), Entry { buf, dirty: false, last_use: clock, pending: None });
         }
         Ok(())
     }
@@ -1029,6 +1074,7 @@ impl Cache {
             let e = vc.entries.get_mut(&p.idx).ok_or_else(|| Error::new(Kind::Internal, "chunk not cached"))?;
             e.last_use = clock;
             e.dirty = true;
+            e.pending = None;
             match (&mut e.buf, &mut mem) {
                 (ChunkBuf::Fixed(chunk), Mem::Bytes(buf, mt)) => {
                     for r in &p.runs {
@@ -1037,6 +1083,9 @@ impl Cache {
                             // BitGroom alternates by the element's place in the caller's block.
                             q.apply(chunk, (0..r.n).map(|j| (r.coff + j * r.cstep, r.mem(j))));
                         }
+                    }
+                    if p.whole {
+                        e.pending = encode_behind(layout, &e.buf);
                     }
                 }
                 (ChunkBuf::Strings(items), Mem::Strings(slots)) => {
@@ -1072,8 +1121,8 @@ impl Cache {
                 victims.push(k);
             }
         }
-        let dirty: Vec<(&Vec<u64>, &ChunkBuf)> =
-            victims.iter().filter_map(|k| vc.entries.get(k).filter(|e| e.dirty).map(|e| (k, &e.buf))).collect();
+        let dirty: Vec<DirtyChunk<'_>> =
+            victims.iter().filter_map(|k| vc.entries.get(k).filter(|e| e.dirty).map(|e| (k, &e.buf, e.pending.as_ref()))).collect();
         write_chunks(store, layout, &dirty)?;
         for k in victims {
             if let Some(e) = vc.entries.remove(&k) {
@@ -1086,13 +1135,14 @@ impl Cache {
     /// Writes every dirty chunk of one variable (they stay cached, now clean).
     pub fn flush_var(&mut self, store: &dyn Zmap, var: (usize, usize), layout: &Layout) -> Result<()> {
         let Some(vc) = self.vars.get_mut(&var) else { return Ok(()) };
-        let dirty: Vec<(&Vec<u64>, &ChunkBuf)> = vc.entries.iter().filter(|(_, e)| e.dirty).map(|(k, e)| (k, &e.buf)).collect();
+        let dirty: Vec<DirtyChunk<'_>> = vc.entries.iter().filter(|(_, e)| e.dirty).map(|(k, e)| (k, &e.buf, e.pending.as_ref())).collect();
         if dirty.is_empty() {
             return Ok(());
         }
         write_chunks(store, layout, &dirty)?;
         for e in vc.entries.values_mut() {
             e.dirty = false;
+            e.pending = None;
         }
         Ok(())
     }
@@ -1108,21 +1158,39 @@ impl Cache {
 }
 
 /// Encodes chunks in parallel and stores them.
-fn write_chunks(store: &dyn Zmap, layout: &Layout, chunks: &[(&Vec<u64>, &ChunkBuf)]) -> Result<()> {
-    // Encode and store in parallel batches: bounded memory, both cores busy.
-    for batch in chunks.chunks(16) {
-        if layout.filters.is_empty() && !layout.big_endian {
-            for (k, b) in batch {
+/// A dirty chunk on its way to storage, with its background encoding if one was started.
+type DirtyChunk<'a> = (&'a Vec<u64>, &'a ChunkBuf, Option<&'a Pending>);
+
+fn encoded<'b>(layout: &Layout, buf: &'b ChunkBuf, pending: Option<&Pending>) -> Result<std::borrow::Cow<'b, [u8]>> {
+    match pending.and_then(|p| p.take(layout)) {
+        Some(bytes) => bytes.map(std::borrow::Cow::Owned),
+        None => layout.encode(buf),
+    }
+}
+
+fn write_chunks(store: &dyn Zmap, layout: &Layout, chunks: &[DirtyChunk<'_>]) -> Result<()> {
+    if store.concurrent_puts() && chunks.len() > 1 {
+        // Each task encodes its chunk and stores it: compression on one core overlaps the
+        // writes of the other, with no barrier between encoding and storing.
+        let results: Vec<Result<()>> =
+            chunks.par_iter().map(|(k, b, p)| store.put(&layout.chunk_key(k), &encoded(layout, b, *p)?)).collect();
+        return results.into_iter().collect();
+    }
+    // Encode in parallel batches (bounded memory), then hand each batch to the store at once
+    // (S3 sends it concurrently).
+    for batch in chunks.chunks(store.batch_size()) {
+        if layout.filters.is_empty() && !layout.big_endian && !store.latency_bound() {
+            for (k, b, _) in batch {
                 store.put(&layout.chunk_key(k), &layout.encode(b)?)?;
             }
             continue;
         }
-        let encoded: Vec<Result<(String, Vec<u8>)>> = if batch.len() > 1 {
-            batch.par_iter().map(|(k, b)| Ok((layout.chunk_key(k), layout.encode(b)?.into_owned()))).collect()
+        let all: Vec<Result<(String, Vec<u8>)>> = if batch.len() > 1 {
+            batch.par_iter().map(|(k, b, p)| Ok((layout.chunk_key(k), encoded(layout, b, *p)?.into_owned()))).collect()
         } else {
-            batch.iter().map(|(k, b)| Ok((layout.chunk_key(k), layout.encode(b)?.into_owned()))).collect()
+            batch.iter().map(|(k, b, p)| Ok((layout.chunk_key(k), encoded(layout, b, *p)?.into_owned()))).collect()
         };
-        let items = encoded.into_iter().collect::<Result<Vec<_>>>()?;
+        let items = all.into_iter().collect::<Result<Vec<_>>>()?;
         store.put_many(items)?;
     }
     Ok(())

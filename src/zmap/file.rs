@@ -173,6 +173,11 @@ impl Zmap for FileStore {
         keys.par_iter().with_min_len(4).map(|k| self.get(k)).collect()
     }
 
+    /// Objects are independent files written through unique temp names and renamed.
+    fn concurrent_puts(&self) -> bool {
+        true
+    }
+
     fn read_into(&self, key: &str, out: &mut [u8]) -> Result<bool> {
         let Some(mut file) = self.open_object(key)? else { return Ok(false) };
         let len = file.metadata()?.len();

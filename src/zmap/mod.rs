@@ -93,6 +93,11 @@ pub trait Zmap: Send + Sync {
     fn latency_bound(&self) -> bool {
         false
     }
+
+    /// `put` may be called from several threads at once (independent objects).
+    fn concurrent_puts(&self) -> bool {
+        false
+    }
 }
 
 pub fn join(a: &str, b: &str) -> String {

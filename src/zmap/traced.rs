@@ -23,6 +23,10 @@ impl Zmap for Traced {
         self.0.latency_bound()
     }
 
+    fn concurrent_puts(&self) -> bool {
+        self.0.concurrent_puts()
+    }
+
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         let r = self.0.get(key);
         trace::emit(
