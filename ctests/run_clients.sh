@@ -4,18 +4,8 @@
 # the bad-input suite; the export lists of both libraries.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-build="$top/build"
-pre="$build/libnczarr_preload.so"
+. "$top/ctests/harness.sh"
 fixtures="$top/../shared/fixtures/legacy"
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAILED: $*"; }
-same() { # name file1 file2
-    if diff -u "$2" "$3" > "$scratch/diff.txt"; then ok; else bad "$1"; head -30 "$scratch/diff.txt"; fi
-}
 
 for tool in ncdump ncgen; do
     command -v $tool > /dev/null || { echo "missing tool: $tool (apt-get install netcdf-bin)"; exit 1; }

@@ -7,16 +7,10 @@
 # server — each ending in the right NC_* code with the previous metadata intact.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-build="$top/build"
-pre="$build/libnczarr_preload.so"
-scratch=$(mktemp -d)
+. "$top/ctests/harness.sh"
 pids=""
 cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; rm -rf "$scratch"; }
 trap cleanup EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAILED: $*"; }
 for tool in moto_server curl ncdump nccopy; do
     command -v $tool > /dev/null || { echo "missing tool: $tool (sh ctests/ensure_deps.sh)"; exit 1; }
 done

@@ -79,7 +79,8 @@ const MACROS: &[(&str, &[&str])] = &[
 /// (word, implied words), applied until nothing changes.
 const IMPLIES: &[(&str, &[&str])] = &[("zarr", &["nczarr"]), ("xarray", &["zarr"]), ("noxarray", &["nczarr", "zarr"])];
 
-fn percent_decode(s: &str) -> String {
+/// `%XX` escapes of a URL path decoded (invalid escapes kept as they are).
+pub(crate) fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

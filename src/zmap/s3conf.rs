@@ -13,6 +13,7 @@
 //! requests; region defaults to us-east-1. Secrets are never formatted into messages.
 
 use crate::error::{Error, Kind, Result, err};
+use crate::url::percent_decode;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
@@ -44,25 +45,6 @@ impl S3Target {
             None => format!("s3://{}/{}", self.bucket, self.root),
         }
     }
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let Ok(v) = u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16)
-        {
-            out.push(v);
-            i += 3;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn split_bucket(path: &str) -> Result<(String, String)> {
