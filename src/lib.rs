@@ -26,3 +26,8 @@ pub mod types;
 pub mod url;
 pub mod values;
 pub mod zmap;
+
+/// Rust-side allocations (metadata parsing is allocation-heavy) use mimalloc; memory handed to
+/// C callers is always allocated with libc `malloc`, so this choice never crosses the ABI.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
