@@ -82,6 +82,8 @@ url="$E/nczarr-test/forms/path#mode=nczarr,s3"
 printf 'AWS.PROFILE=other\nAWS.REGION=sa-east-1\n' > "$H/.ncrc"
 sel "region sa-east-1 credentials from profile other" AWS_PROFILE=default
 rm "$H/.ncrc"
+printf 'AWS.PROFILE=other\n' > "$scratch/only.rc"
+sel "region eu-west-2 credentials from profile other" NCRCENV_RC="$scratch/only.rc"
 sel "region ca-central-1 credentials from" AWS_REGION=ca-central-1 AWS_CONFIG_FILE=/nonexistent
 mkdir -p "$scratch/empty"
 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$scratch/empty" NCTRACING=2 "$T" "$url" read > /dev/null 2> "$scratch/sel.txt"

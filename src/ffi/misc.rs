@@ -136,14 +136,19 @@ static RC: Mutex<Option<BTreeMap<String, String>>> = Mutex::new(None);
 fn load_rc() -> BTreeMap<String, String> {
     let mut map = BTreeMap::new();
     let mut files = Vec::new();
+    // netcdf-c's search (ecosystem.md §4.2): NCRCENV_RC names the only file; otherwise
+    // .ncrc, .daprc, .dodsrc in $NCRCENV_HOME (or $HOME), then in the current directory, a
+    // later file overriding an earlier one; NCRCENV_IGNORE skips them all.
     if std::env::var_os("NCRCENV_IGNORE").is_none() {
-        for dir in [std::env::var("HOME").ok(), Some(".".to_string())].into_iter().flatten() {
-            for name in [".dodsrc", ".daprc", ".ncrc"] {
-                files.push(std::path::Path::new(&dir).join(name));
-            }
-        }
         if let Ok(f) = std::env::var("NCRCENV_RC") {
             files.push(f.into());
+        } else {
+            let home = std::env::var("NCRCENV_HOME").ok().or_else(|| std::env::var("HOME").ok());
+            for dir in [home, Some(".".to_string())].into_iter().flatten() {
+                for name in [".ncrc", ".daprc", ".dodsrc"] {
+                    files.push(std::path::Path::new(&dir).join(name));
+                }
+            }
         }
     }
     for f in files {
