@@ -43,12 +43,11 @@ pub struct Quantizer {
 
 fn masks(keep_bits: i32, mant_bits: i32, width: u32) -> (u64, u64) {
     let zero_bits = mant_bits - keep_bits;
+    let all = if width == 32 { u32::MAX as u64 } else { u64::MAX };
     if zero_bits <= 0 {
         // Nothing to drop: keep everything, add nothing.
-        let all = if width == 32 { u32::MAX as u64 } else { u64::MAX };
         return (all, 0);
     }
-    let all = if width == 32 { u32::MAX as u64 } else { u64::MAX };
     let keep = (all << zero_bits) & all;
     let ones = !keep & all;
     let half = ones & (keep >> 1);

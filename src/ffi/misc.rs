@@ -186,10 +186,7 @@ pub unsafe extern "C" fn nc_rc_set(key: *const c_char, value: *const c_char) -> 
             rc.get_or_insert_with(load_rc).insert(k, v);
         }
         // Both libraries hold rc keys (passthrough.md §9); Debian's 4.9.0 has no nc_rc_set.
-        match super::route::also_real!(nc_rc_set(key, value): (*const c_char, *const c_char)) {
-            Some(status) if status != 0 => Err(crate::error::Error::from_code(status)),
-            _ => Ok(()),
-        }
+        real_share(super::route::also_real!(nc_rc_set(key, value): (*const c_char, *const c_char)))
     })
 }
 
@@ -203,6 +200,14 @@ pub unsafe extern "C" fn nc_rc_get(key: *const c_char) -> *mut c_char {
     match rc_get(&k) {
         Some(v) => malloc_string(v.as_bytes()).unwrap_or(std::ptr::null_mut()),
         None => std::ptr::null_mut(),
+    }
+}
+
+/// A global setter's share for the real library: its failure becomes ours.
+fn real_share(status: Option<c_int>) -> crate::error::Result<()> {
+    match status {
+        Some(status) if status != 0 => Err(crate::error::Error::from_code(status)),
+        _ => Ok(()),
     }
 }
 
@@ -226,10 +231,7 @@ pub unsafe extern "C" fn nc_set_default_format(format: c_int, old_formatp: *mut 
         }
         // The real library creates plain paths with it; the old value reported is ours.
         let mut real_old = 0;
-        match super::route::also_real!(nc_set_default_format(format, &mut real_old): (c_int, *mut c_int)) {
-            Some(status) if status != 0 => Err(crate::error::Error::from_code(status)),
-            _ => Ok(()),
-        }
+        real_share(super::route::also_real!(nc_set_default_format(format, &mut real_old): (c_int, *mut c_int)))
     })
 }
 
@@ -240,10 +242,7 @@ pub unsafe extern "C" fn nc_set_chunk_cache(size: usize, nelems: usize, preempti
             return err(Kind::Invalid, "preemption outside [0, 1]");
         }
         *crate::dataset::CACHE_DEFAULTS.lock().unwrap_or_else(|p| p.into_inner()) = crate::model::ChunkCache { size, nelems, preemption };
-        match super::route::also_real!(nc_set_chunk_cache(size, nelems, preemption): (usize, usize, f32)) {
-            Some(status) if status != 0 => Err(crate::error::Error::from_code(status)),
-            _ => Ok(()),
-        }
+        real_share(super::route::also_real!(nc_set_chunk_cache(size, nelems, preemption): (usize, usize, f32)))
     })
 }
 

@@ -132,13 +132,21 @@ fn log(msg: &str) {
     }
 }
 
-/// Is a real netcdf-c reachable? Runs discovery when it has not succeeded yet (at most once
-/// per open/create that needs it, and once per unknown ncid's first symbol).
+/// Is a real netcdf-c reachable? Discovery runs the first time; after a failed discovery
+/// only opens and creates look again (`real_available_retry`), so calls with foreign ncids
+/// and global setters never rescan the loaded objects.
 pub fn real_available() -> bool {
     match LIB_KIND.load(Ordering::Acquire) {
         LIB_NEXT | LIB_HANDLE => true,
-        _ => discover(),
+        LIB_UNKNOWN => discover(),
+        _ => false,
     }
+}
+
+/// `real_available` for opens and creates: a library loaded since the last look (Python
+/// imports the wheel's netcdf-c late) is found now.
+pub fn real_available_retry() -> bool {
+    real_available() || discover()
 }
 
 fn discover() -> bool {
@@ -358,7 +366,7 @@ macro_rules! route_path {
         if $crate::ffi::route::passthrough()
             // SAFETY: the export's own contract: a dataset name is NULL or NUL-terminated.
             && !unsafe { $crate::ffi::route::path_ptr_is_ours($path, $creating) }
-            && $crate::ffi::route::real_available()
+            && $crate::ffi::route::real_available_retry()
         {
             let status = $crate::ffi::route::real_call!($name($path $(, $arg)*): ($($ty),*)).unwrap_or_else(|missing| missing);
             // SAFETY: the ncid out-pointer the caller passed (checked for NULL there).
@@ -372,7 +380,7 @@ pub(crate) use route_path;
 /// Memory images are netCDF-3/HDF5: in passthrough they always belong to the real library.
 macro_rules! route_memory {
     ($creating:expr, $name:ident($($arg:expr),*): ($($ty:ty),*), claim $ncidp:expr) => {
-        if $crate::ffi::route::passthrough() && $crate::ffi::route::real_available() {
+        if $crate::ffi::route::passthrough() && $crate::ffi::route::real_available_retry() {
             let status = $crate::ffi::route::real_call!($name($($arg),*): ($($ty),*)).unwrap_or_else(|missing| missing);
             // SAFETY: the ncid out-pointer the caller passed (checked for NULL there).
             return unsafe { $crate::ffi::route::claim_real(status, $ncidp, $creating) };
