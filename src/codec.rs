@@ -72,7 +72,7 @@ pub fn check_params(id: u32, params: &[u32]) -> Result<()> {
 
 /// The Zarr JSON for a filter; `elem_size` is the variable's element size (shuffle, C1).
 pub fn to_zarr(f: &Filter, elem_size: usize) -> Value {
-    if f.id == 0 {
+    if f.id == 0 || matches!(codec_id(f).as_str(), "gzip" | "crc32c") {
         return f.raw.clone().unwrap_or(Value::Null);
     }
     let p = |i: usize| f.params.get(i).copied().unwrap_or(0);
@@ -98,7 +98,7 @@ pub fn codecs_text(filters: &[Filter], elem_size: usize) -> String {
     format!("[{}]", parts.join(","))
 }
 
-fn netcdf_json(v: &Value) -> String {
+pub fn netcdf_json(v: &Value) -> String {
     match v {
         Value::Object(m) => {
             let items: Vec<String> = m.iter().map(|(k, v)| format!("{}: {}", Value::String(k.clone()), netcdf_json(v))).collect();
@@ -119,8 +119,12 @@ fn filter_error(what: impl std::fmt::Display) -> crate::error::Error {
     crate::error::Error::new(Kind::Filter, what.to_string())
 }
 
-/// The numcodecs id of a filter (known codecs by HDF5 id, others from their JSON).
+/// The numcodecs id of a filter: the stored codec's own id when there is one (so a `gzip`
+/// or `crc32c` read as deflate/fletcher32 keeps its framing), else by HDF5 id.
 fn codec_id(f: &Filter) -> String {
+    if let Some(id) = f.raw.as_ref().and_then(|r| r.get("id")).and_then(Value::as_str) {
+        return id.to_string();
+    }
     match f.id {
         DEFLATE => "zlib".into(),
         SHUFFLE => "shuffle".into(),
@@ -129,13 +133,115 @@ fn codec_id(f: &Filter) -> String {
         BZIP2 => "bz2".into(),
         ZSTD => "zstd".into(),
         BLOSC => "blosc".into(),
-        _ => f.raw.as_ref().and_then(|r| r.get("id")).and_then(Value::as_str).unwrap_or("").to_string(),
+        _ => String::new(),
     }
+}
+
+// ---- Zarr v3 codec names (zarr-v3.md §6) ---------------------------------------------------
+
+/// A v3 bytes→bytes codec as a filter. Known names map to HDF5 ids (gzip reports deflate,
+/// crc32c fletcher32); the codec's framing is kept in `raw` under a numcodecs-style id.
+pub fn from_v3(v: &Value) -> Result<Filter> {
+    let obj = v.as_object().ok_or_else(|| crate::error::Error::new(Kind::NcZarr, "codec is not an object"))?;
+    let name = obj.get("name").and_then(Value::as_str).ok_or_else(|| crate::error::Error::new(Kind::NcZarr, "codec without a name"))?;
+    let mut conf = match obj.get("configuration") {
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => return err(Kind::NcZarr, format!("codec {name}: configuration is not an object")),
+    };
+    let base = name.strip_prefix("numcodecs.").unwrap_or(name);
+    let level = int_param(conf.get("level")).unwrap_or(0);
+    Ok(match base {
+        "gzip" => Filter { id: DEFLATE, params: vec![level.clamp(0, 9) as u32], raw: Some(json!({"id": "gzip", "level": level})) },
+        "crc32c" => Filter { id: FLETCHER32, params: vec![], raw: Some(json!({"id": "crc32c"})) },
+        "blosc" => {
+            let shuffle = match conf.get("shuffle") {
+                Some(Value::String(s)) if s == "noshuffle" => 0,
+                Some(Value::String(s)) if s == "bitshuffle" => 2,
+                Some(Value::String(_)) => 1,
+                other => int_param(other).unwrap_or(1),
+            };
+            conf.insert("shuffle".into(), json!(shuffle));
+            conf.insert("id".into(), json!("blosc"));
+            from_zarr(&Value::Object(conf))?
+        }
+        _ => {
+            conf.insert("id".into(), json!(base));
+            let f = from_zarr(&Value::Object(conf))?;
+            // Unknown names keep the v3 spelling for messages and `_Codecs`.
+            if f.id == 0 && !is_supported(&f) { Filter { id: 0, params: vec![], raw: Some(json!({"id": name})) } } else { f }
+        }
+    })
+}
+
+/// The v3 JSON we write for a filter (§6 table); `elem_size` is the element size.
+pub fn to_v3(f: &Filter, elem_size: usize) -> Value {
+    let p = |i: usize| f.params.get(i).copied().unwrap_or(0);
+    let id = codec_id(f);
+    match (f.id, id.as_str()) {
+        (DEFLATE, "zlib") if f.raw.is_some() => json!({"name": "numcodecs.zlib", "configuration": {"level": p(0)}}),
+        (DEFLATE, _) => json!({"name": "gzip", "configuration": {"level": p(0)}}),
+        (SHUFFLE, _) => json!({"name": "numcodecs.shuffle", "configuration": {"elementsize": elem_size}}),
+        (FLETCHER32, "fletcher32") if f.raw.is_some() => json!({"name": "numcodecs.fletcher32"}),
+        (FLETCHER32, _) => json!({"name": "crc32c"}),
+        (BZIP2, _) => json!({"name": "numcodecs.bz2", "configuration": {"level": p(0)}}),
+        (ZSTD, _) => json!({"name": "zstd", "configuration": {"level": p(0) as i32, "checksum": false}}),
+        (BLOSC, _) => {
+            let shuffle = ["noshuffle", "shuffle", "bitshuffle"][p(5).min(2) as usize];
+            json!({"name": "blosc", "configuration": {
+            "typesize": elem_size, "cname": BLOSC_NAMES.get(p(6) as usize).copied().unwrap_or("lz4"), "clevel": p(4),
+            "shuffle": shuffle, "blocksize": 0}})
+        }
+        _ => {
+            let mut conf = f.raw.clone().and_then(|r| r.as_object().cloned()).unwrap_or_default();
+            conf.remove("id");
+            let name = if id.contains('.') || ["gzip", "zstd", "blosc", "crc32c"].contains(&id.as_str()) { id } else { format!("numcodecs.{id}") };
+            if conf.is_empty() { json!({"name": name}) } else { json!({"name": name, "configuration": conf}) }
+        }
+    }
+}
+
+/// The codec a filter runs as in a v3 array: deflate is gzip, fletcher32 is crc32c there.
+pub fn v3_effective(f: &Filter) -> Filter {
+    match (f.id, &f.raw) {
+        (DEFLATE, None) => Filter { raw: Some(json!({"id": "gzip", "level": f.params.first().copied().unwrap_or(1)})), ..f.clone() },
+        (FLETCHER32, None) => Filter { raw: Some(json!({"id": "crc32c"})), ..f.clone() },
+        _ => f.clone(),
+    }
+}
+
+/// CRC-32C (Castagnoli), as the v3 `crc32c` codec and shard indexes append it.
+pub fn crc32c(data: &[u8]) -> u32 {
+    static TABLE: std::sync::OnceLock<[u32; 256]> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut t = [0u32; 256];
+        for (i, e) in t.iter_mut().enumerate() {
+            let mut c = i as u32;
+            for _ in 0..8 {
+                c = if c & 1 != 0 { 0x82F6_3B78 ^ (c >> 1) } else { c >> 1 };
+            }
+            *e = c;
+        }
+        t
+    });
+    !data.iter().fold(!0u32, |c, &b| table[((c ^ b as u32) & 0xff) as usize] ^ (c >> 8))
+}
+
+/// Splits a `crc32c`-suffixed buffer, verifying the checksum.
+pub fn check_crc32c(data: &[u8]) -> Result<&[u8]> {
+    if data.len() < 4 {
+        return err(Kind::Filter, "crc32c: chunk too short");
+    }
+    let (body, sum) = data.split_at(data.len() - 4);
+    if crc32c(body).to_le_bytes() != sum {
+        return err(Kind::Filter, "crc32c checksum mismatch");
+    }
+    Ok(body)
 }
 
 /// Codecs whose data this library can encode and decode.
 pub fn is_supported(f: &Filter) -> bool {
-    matches!(codec_id(f).as_str(), "zlib" | "gzip" | "shuffle" | "fletcher32" | "bz2" | "zstd" | "blosc" | "lz4")
+    matches!(codec_id(f).as_str(), "zlib" | "gzip" | "shuffle" | "fletcher32" | "crc32c" | "bz2" | "zstd" | "blosc" | "lz4")
 }
 
 /// Shuffle element size: the recorded one when it is a real size (numcodecs treats ≤ 1 as
@@ -329,6 +435,12 @@ fn encode_one(f: &Filter, data: &[u8], elem_size: usize) -> Result<Vec<u8>> {
             out.extend_from_slice(&fletcher32(data).to_le_bytes());
             out
         }
+        "crc32c" => {
+            let mut out = Vec::with_capacity(data.len() + 4);
+            out.extend_from_slice(data);
+            out.extend_from_slice(&crc32c(data).to_le_bytes());
+            out
+        }
         "bz2" => {
             let level = f.params.first().copied().unwrap_or(9).clamp(1, 9);
             let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::new(level));
@@ -364,6 +476,7 @@ fn decode_one(f: &Filter, data: Vec<u8>, elem_size: usize, cap: usize) -> Result
             }
             body.to_vec()
         }
+        "crc32c" => check_crc32c(&data)?.to_vec(),
         "bz2" => read_capped(bzip2::read::BzDecoder::new(&data[..]), cap)?,
         "zstd" => zstd::bulk::decompress(&data, cap).map_err(filter_error)?,
         "lz4" => {
@@ -450,6 +563,29 @@ mod tests {
         let lz = filt(json!({"id": "lz4", "acceleration": 1}));
         let v = [0x1e, 0, 0, 0, 0x5f, 0x61, 0x62, 0x63, 0x64, 0x65, 0x05, 0x00, 0x01, 0x50, 0x61, 0x62, 0x63, 0x64, 0x65];
         assert_eq!(decode(&[lz], v.to_vec(), 1, 30).unwrap(), b"abcdeabcde".repeat(3));
+    }
+
+    #[test]
+    fn v3_codecs() {
+        // The CRC-32C check value, and zarr-python's 48-byte chunk + 4 (zarr-v3.md §6).
+        assert_eq!(crc32c(b"123456789"), 0xE306_9283);
+        let g = from_v3(&json!({"name": "gzip", "configuration": {"level": 5}})).unwrap();
+        assert_eq!((g.id, g.params.clone()), (DEFLATE, vec![5]));
+        assert_eq!(to_v3(&g, 4), json!({"name": "gzip", "configuration": {"level": 5}}));
+        let b = from_v3(&json!({"name": "blosc", "configuration": {"typesize": 4, "cname": "zstd", "clevel": 1, "shuffle": "bitshuffle", "blocksize": 0}})).unwrap();
+        assert_eq!((b.id, b.params[5], b.params[6]), (BLOSC, 2, 5));
+        let data: Vec<u8> = (0..48u8).collect();
+        for f in [g, b, from_v3(&json!({"name": "crc32c"})).unwrap(), from_v3(&json!({"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}})).unwrap()] {
+            let enc = encode(std::slice::from_ref(&f), &data, 4).unwrap();
+            assert_eq!(decode(&[f], enc, 4, 48).unwrap(), data);
+        }
+        let c = from_v3(&json!({"name": "crc32c"})).unwrap();
+        let mut enc = encode(std::slice::from_ref(&c), &data, 4).unwrap();
+        assert_eq!(enc.len(), 52);
+        enc[0] ^= 1;
+        assert_eq!(decode(&[c], enc, 4, 48).unwrap_err().kind, Kind::Filter);
+        let unknown = from_v3(&json!({"name": "mystery"})).unwrap();
+        assert_eq!(decode(&[unknown], vec![1], 1, 1).unwrap_err().kind, Kind::NoFilter);
     }
 
     #[test]

@@ -78,9 +78,14 @@ pub struct Dataset {
     created: bool,
     /// Decoded chunks; dirty ones reach storage at eviction, sync and close.
     chunks: crate::engine::Cache,
+    /// 2 or 3 (zarr-v3.md V1).
+    pub zarr_format: u8,
+    /// Shard indexes read so far, by shard key (zarr-v3.md §7.3).
+    shard_indexes: crate::shard::IndexCache,
 }
 
-fn open_store(spec: &OpenSpec, create: bool) -> Result<(Box<dyn Zmap>, Driver)> {
+/// `zarr_format` (creates): v3 zip archives keep entries at the root (zarr-v3.md V12).
+fn open_store(spec: &OpenSpec, create: bool, zarr_format: u8) -> Result<(Box<dyn Zmap>, Driver)> {
     let driver = match spec.driver {
         Some(d) => d,
         None if create => Driver::File,
@@ -98,7 +103,7 @@ fn open_store(spec: &OpenSpec, create: bool) -> Result<(Box<dyn Zmap>, Driver)> 
         (Driver::File, false) => Box::new(FileStore::open(&spec.path)?),
         (Driver::File, true) => Box::new(FileStore::create(&spec.path)?),
         (Driver::Zip, false) => Box::new(ZipStore::open(&spec.path)?),
-        (Driver::Zip, true) => Box::new(ZipStore::create(&spec.path)?),
+        (Driver::Zip, true) => Box::new(ZipStore::create(&spec.path, zarr_format != 3)?),
         (Driver::S3, create) => {
             let target = spec.s3.as_ref().ok_or_else(|| crate::error::Error::new(Kind::Invalid, "S3 driver without an S3 URL"))?;
             let store = crate::zmap::s3::S3Store::new(target, &spec.params)?;
@@ -127,7 +132,11 @@ impl Dataset {
                 return err(Kind::Exists, format!("{} exists", spec.path.display()));
             }
         }
-        let (store, _) = open_store(&spec, true)?;
+        let zarr_format = spec.create_format();
+        if zarr_format != 3 && spec.shard != crate::url::ShardRequest::None {
+            return err(Kind::Invalid, "shard= needs mode v3");
+        }
+        let (store, _) = open_store(&spec, true, zarr_format)?;
         let flavor = spec.flavor.unwrap_or(Flavor::NcZarr);
         if !spec.xarray && flavor == Flavor::Zarr {
             trace::warn("noxarray implies pure Zarr: dimension names will not be stored");
@@ -148,6 +157,8 @@ impl Dataset {
             has_zmetadata: false,
             created: true,
             chunks: Default::default(),
+            zarr_format,
+            shard_indexes: Default::default(),
             spec,
         };
         ds.persist()?;
@@ -158,9 +169,9 @@ impl Dataset {
         if omode & (NC_64BIT_OFFSET | NC_DISKLESS | NC_INMEMORY) != 0 {
             return err(Kind::Invalid, "mode flag not supported for Zarr datasets");
         }
-        let (store, _) = open_store(&spec, false)?;
+        let (store, _) = open_store(&spec, false, 0)?;
         let name = spec.path.to_string_lossy().into_owned();
-        let loaded = match read::read(store.as_ref(), spec.flavor, spec.consolidated, &name) {
+        let loaded = match read::read(store.as_ref(), spec.flavor, spec.consolidated, &name, spec.zarr_format) {
             // On S3 "no metadata" may mean nothing at all under the root (or no bucket): the
             // same NC_ENOOBJECT a missing directory gives.
             Err(e)
@@ -202,6 +213,8 @@ impl Dataset {
             has_zmetadata: loaded.has_zmetadata,
             created: false,
             chunks: Default::default(),
+            zarr_format: loaded.zarr_format,
+            shard_indexes: Default::default(),
             spec,
         })
     }
@@ -309,7 +322,16 @@ impl Dataset {
         self.apply_renames()?;
         for (gid, varid) in self.chunks.dirty_vars() {
             let layout = self.chunk_layout(gid, varid)?;
-            self.chunks.flush_var(self.store.as_ref(), (gid, varid), &layout)?;
+            let var = self.model.var(gid, varid as i32)?;
+            let shards = crate::shard::for_var(self.store.as_ref(), &self.shard_indexes, var, &layout.key);
+            let store: &dyn Zmap = match &shards {
+                Some(s) => s,
+                None => self.store.as_ref(),
+            };
+            self.chunks.flush_var(store, (gid, varid), &layout)?;
+            if let Some(s) = shards {
+                s.finish()?;
+            }
         }
         self.flush_metadata()?;
         self.store.flush()
@@ -338,8 +360,16 @@ impl Dataset {
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
         let layout = self.chunk_layout(gid, varid as usize)?;
         let key = (gid, varid as usize);
-        let range = self.chunks.get(self.store.as_ref(), key, &layout, &shape, sel, mem)?;
-        self.chunks.trim(self.store.as_ref(), key, &layout, budget)?;
+        let shards = crate::shard::for_var(self.store.as_ref(), &self.shard_indexes, var, &layout.key);
+        let store: &dyn Zmap = match &shards {
+            Some(s) => s,
+            None => self.store.as_ref(),
+        };
+        let range = self.chunks.get(store, key, &layout, &shape, sel, mem)?;
+        self.chunks.trim(store, key, &layout, budget)?;
+        if let Some(s) = shards {
+            s.finish()?;
+        }
         if range { err(Kind::Range, "value out of range for the memory type") } else { Ok(()) }
     }
 
@@ -364,8 +394,16 @@ impl Dataset {
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
         let layout = self.chunk_layout(gid, varid as usize)?;
         let key = (gid, varid as usize);
-        let range = self.chunks.put(self.store.as_ref(), key, &layout, &shape, sel, mem)?;
-        self.chunks.trim(self.store.as_ref(), key, &layout, budget)?;
+        let shards = crate::shard::for_var(self.store.as_ref(), &self.shard_indexes, var, &layout.key);
+        let store: &dyn Zmap = match &shards {
+            Some(s) => s,
+            None => self.store.as_ref(),
+        };
+        let range = self.chunks.put(store, key, &layout, &shape, sel, mem)?;
+        self.chunks.trim(store, key, &layout, budget)?;
+        if let Some(s) = shards {
+            s.finish()?;
+        }
         if range { err(Kind::Range, "value out of range for the variable type") } else { Ok(()) }
     }
 
@@ -409,15 +447,19 @@ impl Dataset {
         if !self.dirty {
             return Ok(());
         }
-        let opts = write::Options {
-            flavor: self.flavor,
-            xarray: self.spec.xarray,
-            strict_char: self.spec.strict_char,
-            nc_properties: if self.nc_properties.is_empty() { NC_PROPERTIES.to_string() } else { self.nc_properties.clone() },
-            consolidated: self.spec.consolidated == Some(true) || self.has_zmetadata,
-            classic: self.classic,
+        let nc_properties = if self.nc_properties.is_empty() { NC_PROPERTIES.to_string() } else { self.nc_properties.clone() };
+        let rendered = if self.zarr_format == 3 {
+            let opts = crate::format::v3::Options {
+                nczarr: self.flavor == Flavor::NcZarr,
+                nc_properties: nc_properties.replace("nczarr=2.0.0", "nczarr=3.0.0"),
+                consolidated: self.spec.consolidated == Some(true) || self.has_zmetadata,
+                classic: self.classic,
+            };
+            crate::format::v3::render(&self.model, &opts)
+        } else {
+            self.render_v2()
         };
-        for (key, bytes) in write::render(&self.model, &opts) {
+        for (key, bytes) in rendered {
             if self.stored.get(&key) != Some(&bytes) {
                 self.store.put(&key, &bytes)?;
                 self.stored.insert(key, bytes);
@@ -433,6 +475,18 @@ impl Dataset {
         }
         self.dirty = false;
         Ok(())
+    }
+
+    fn render_v2(&self) -> Vec<(String, Vec<u8>)> {
+        let opts = write::Options {
+            flavor: self.flavor,
+            xarray: self.spec.xarray,
+            strict_char: self.spec.strict_char,
+            nc_properties: if self.nc_properties.is_empty() { NC_PROPERTIES.to_string() } else { self.nc_properties.clone() },
+            consolidated: self.spec.consolidated == Some(true) || self.has_zmetadata,
+            classic: self.classic,
+        };
+        write::render(&self.model, &opts)
     }
 
     /// Moves the objects of renamed groups and variables to their new keys (FIX of netcdf-c's
@@ -601,12 +655,19 @@ impl Dataset {
             quantize: (0, 0),
             cache: cache_defaults(),
             stored_key: None,
-            dim_separator: self.spec.dimension_separator.unwrap_or('.'),
+            // v3 writes `default` keys with `/` (zarr-v3.md §5); v2 keeps netcdf-c's `.`.
+            dim_separator: self.spec.dimension_separator.unwrap_or(if self.zarr_format == 3 { '/' } else { '.' }),
             extra_zarray: Default::default(),
             maxstrlen: None,
             fortran_order: false,
             storage: crate::model::StorageKind::Native,
+            v3: (self.zarr_format == 3).then(|| Box::new(crate::model::V3Array { default_keys: true, ..Default::default() })),
         };
+        if self.zarr_format == 3 && nctype == NcType::String {
+            // v3 strings are `string` + `vlen-utf8` (zarr-v3.md V3): no width, no truncation.
+            var.storage = crate::model::StorageKind::Vlen;
+            var.filters.push(Filter { id: 0, params: vec![], raw: Some(serde_json::json!({"id": "vlen-utf8"})) });
+        }
         var.chunks = self.default_chunks_for(&var);
         self.model.groups[gid].vars.push(var);
         self.touched();
@@ -876,10 +937,20 @@ impl Dataset {
             (-1, "_NCProperties") if gid == 0 && !self.nc_properties.is_empty() => text(&self.nc_properties),
             (-1, "_IsNetcdf4") if gid == 0 => Some(Att::new(name.into(), Values::Int(vec![1]))),
             (-1, "_SuperblockVersion") if gid == 0 => {
-                Some(Att::new(name.into(), Values::Int(vec![if self.is_pure_zarr() { 0 } else { 2 }])))
+                Some(Att::new(name.into(), Values::Int(vec![if self.is_pure_zarr() { 0 } else { self.zarr_format as i32 }])))
             }
             (v, "_Codecs") if v >= 0 => {
                 let var = self.model.var(gid, v).ok()?;
+                if let Some(v3) = &var.v3 {
+                    // v3: the `codecs` list itself (sharding included), as stored or as we write it.
+                    let list = match v3.doc.as_ref().and_then(|d| d.get("codecs")) {
+                        Some(c) => c.clone(),
+                        None => crate::format::v3::codecs_for(var, var.nctype.size()),
+                    };
+                    let mut bytes = codec::netcdf_json(&list).into_bytes();
+                    bytes.push(0);
+                    return Some(Att::new(name.into(), Values::Char(bytes)));
+                }
                 if var.filters.is_empty() {
                     return None;
                 }

@@ -170,6 +170,10 @@ pub struct Layout {
     pub filters: Vec<crate::model::Filter>,
     pub key: String,
     pub sep: char,
+    /// Zarr v3 `default` chunk keys (`c/i/j`, `c` for scalars).
+    pub default_keys: bool,
+    /// Inner chunks of shards: stored through `shard::ShardStore`, whole shards per flush.
+    pub sharded: bool,
     pub fill: Option<Values>,
     pub fortran: bool,
     /// Applied to float/double elements as they are written (`nc_def_var_quantize`).
@@ -183,6 +187,7 @@ impl Layout {
             .iter()
             .try_fold(1usize, |a, &c| a.checked_mul(c as usize))
             .ok_or_else(|| Error::new(Kind::NoMem, "chunk too large"))?;
+        let sharded = var.v3.as_ref().is_some_and(|v| v.shard.is_some());
         if let Some(f) = var.filters.iter().find(|f| !codec::is_supported(f) && !is_object_codec(f)) {
             let id = f.raw.as_ref().and_then(|r| r.get("id")).map(|v| v.to_string()).unwrap_or_else(|| f.id.to_string());
             return err(Kind::NoFilter, format!("codec {id} is not available"));
@@ -195,9 +200,17 @@ impl Layout {
             big_endian: var.endian == Endian::Big && var.nctype.is_numeric(),
             storage: var.storage,
             width: crate::format::write::maxstrlen(model, var),
-            filters: var.filters.iter().filter(|f| !is_object_codec(f)).cloned().collect(),
+            filters: var
+                .filters
+                .iter()
+                .filter(|f| !is_object_codec(f))
+                .map(|f| if var.v3.is_some() { codec::v3_effective(f) } else { f.clone() })
+                .collect(),
             key,
-            sep: var.dim_separator,
+            // Inner chunks of a shard go by virtual `c/i/j` keys that `ShardStore` maps.
+            sep: if sharded { '/' } else { var.dim_separator },
+            default_keys: sharded || var.v3.as_ref().is_some_and(|v| v.default_keys),
+            sharded,
             fill: if var.no_fill { None } else { Some(var.fill_value()) },
             fortran: var.fortran_order,
             quantize: {
@@ -212,10 +225,13 @@ impl Layout {
     }
 
     pub fn chunk_key(&self, idx: &[u64]) -> String {
-        let name = if idx.is_empty() {
-            "0".to_string()
-        } else {
-            idx.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(&self.sep.to_string())
+        let sep = self.sep.to_string();
+        let joined = idx.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(&sep);
+        let name = match (self.default_keys, idx.is_empty()) {
+            (true, true) => "c".to_string(),
+            (true, false) => format!("c{sep}{joined}"),
+            (false, true) => "0".to_string(),
+            (false, false) => joined,
         };
         crate::model::join_key(&self.key, &name)
     }
@@ -1049,6 +1065,7 @@ impl Cache {
         if let Mem::Bytes(buf, mt) = &mem
             && layout.is_plain(*mt)
             && layout.quantize.is_none()
+            && !layout.sharded
             && !store.latency_bound()
         {
             // Whole chunks laid out contiguously in the caller's memory go straight to storage:

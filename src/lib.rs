@@ -21,6 +21,7 @@ pub mod model;
 pub mod names;
 pub mod quantize;
 pub mod registry;
+pub mod shard;
 pub mod trace;
 pub mod types;
 pub mod url;

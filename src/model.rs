@@ -72,6 +72,29 @@ pub struct Var {
     pub fortran_order: bool,
     /// How elements are laid out in chunk bytes.
     pub storage: StorageKind,
+    /// Zarr v3 details (`None` in v2 datasets).
+    pub v3: Option<Box<V3Array>>,
+}
+
+/// What a Zarr v3 array needs beyond the netCDF model (zarr-v3.md §5, §7).
+#[derive(Debug, Clone, Default)]
+pub struct V3Array {
+    /// The array document as read, re-emitted with only shape and attributes renewed
+    /// (codecs, data type and extensions of other producers survive a rewrite).
+    pub doc: Option<serde_json::Map<String, Value>>,
+    /// `c/i/j` keys (`default` encoding); false: v2-style `i.j` keys.
+    pub default_keys: bool,
+    /// Shard shape in elements; the netCDF chunk is the inner chunk.
+    pub shard: Option<Vec<u64>>,
+    pub index: ShardIndex,
+}
+
+/// How a shard's index is stored (`index_codecs`, `index_location`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShardIndex {
+    pub at_start: bool,
+    pub crc: bool,
+    pub big_endian: bool,
 }
 
 /// Chunk element layouts beyond plain fixed-size values.

@@ -43,6 +43,49 @@ pub struct OpenSpec {
     pub params: BTreeMap<String, String>,
     /// Bucket, key prefix and endpoint when the driver is S3.
     pub s3: Option<crate::zmap::s3conf::S3Target>,
+    /// `v2`/`v3` in the mode; `None`: create v2 (or `NCZARRFORMAT`), open infers.
+    pub zarr_format: Option<u8>,
+    /// `shard=` fragment key (zarr-v3.md §7.4).
+    pub shard: ShardRequest,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardRequest {
+    None,
+    /// Target 64 MiB of uncompressed data per shard.
+    Auto,
+    /// Target bytes of uncompressed data per shard.
+    Bytes(u64),
+}
+
+impl OpenSpec {
+    /// The Zarr format a create writes: the mode's word, else `NCZARRFORMAT`, else 2 (V1).
+    pub fn create_format(&self) -> u8 {
+        self.zarr_format.unwrap_or_else(|| match std::env::var("NCZARRFORMAT").ok().as_deref().map(str::trim) {
+            Some("3") => 3,
+            _ => 2,
+        })
+    }
+}
+
+fn parse_shard(v: Option<&String>) -> Result<ShardRequest> {
+    let Some(v) = v else { return Ok(ShardRequest::None) };
+    let t = v.trim().to_ascii_lowercase();
+    match t.as_str() {
+        "" | "none" => return Ok(ShardRequest::None),
+        "auto" => return Ok(ShardRequest::Auto),
+        _ => {}
+    }
+    let (num, mult) = match t.chars().last() {
+        Some('k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('m') => (&t[..t.len() - 1], 1 << 20),
+        Some('g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t.as_str(), 1),
+    };
+    match num.parse::<u64>().ok().and_then(|n| n.checked_mul(mult)) {
+        Some(n) if n > 0 => Ok(ShardRequest::Bytes(n)),
+        _ => err(Kind::Invalid, format!("shard={v}")),
+    }
 }
 
 /// Mode words we know. netCDF-3/4/DAP words are known but never select us.
@@ -204,9 +247,6 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
     if drivers.len() > 1 && drivers.iter().any(|d| *d != drivers[0]) {
         return err(Kind::Invalid, "conflicting storage drivers in mode");
     }
-    if has("v3") {
-        return err(Kind::Invalid, "Zarr v3 is not supported yet");
-    }
     if has("v2") && has("v3") {
         return err(Kind::Invalid, "both v2 and v3 requested");
     }
@@ -222,6 +262,7 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
         Some(".") => Some('.'),
         Some(other) => return err(Kind::Invalid, format!("dimension_separator {other:?}")),
     };
+    let shard = parse_shard(params.get("shard"))?;
     let env_consolidated =
         std::env::var("NCZARR_CONSOLIDATED").map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes")).unwrap_or(false);
     Ok(Some(OpenSpec {
@@ -247,6 +288,14 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
         dimension_separator,
         params,
         s3,
+        zarr_format: if has("v3") {
+            Some(3)
+        } else if has("v2") {
+            Some(2)
+        } else {
+            None
+        },
+        shard,
     }))
 }
 
@@ -289,7 +338,10 @@ mod tests {
         assert_eq!(s.flavor, Some(Flavor::Zarr));
         assert!(!s.xarray);
         assert_eq!(parse("/tmp/x#mode=nczarr,file,zip").unwrap_err().kind, Kind::Invalid);
-        assert_eq!(parse("/tmp/x#mode=nczarr,v3").unwrap_err().kind, Kind::Invalid);
+        assert_eq!(parse("/tmp/x#mode=nczarr,v3").unwrap().unwrap().zarr_format, Some(3));
+        assert_eq!(parse("/tmp/x#mode=nczarr,v2,v3").unwrap_err().kind, Kind::Invalid);
+        assert_eq!(parse("/tmp/x#mode=nczarr,v3&shard=4M").unwrap().unwrap().shard, ShardRequest::Bytes(4 << 20));
+        assert_eq!(parse("/tmp/x#mode=nczarr,v3&shard=lots").unwrap_err().kind, Kind::Invalid);
         assert_eq!(parse("/tmp/x#mode=bogus").unwrap_err().kind, Kind::Invalid);
         assert!(parse("/tmp/x#mode=nc4").unwrap().is_none());
         let s = parse("/tmp/x.nc").unwrap().unwrap();

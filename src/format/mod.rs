@@ -9,6 +9,7 @@ pub mod attrs;
 pub mod dtype;
 pub mod json;
 pub mod read;
+pub mod v3;
 pub mod write;
 
 /// Which generation of metadata a dataset was read from (nczarr-format.md §1).

@@ -37,6 +37,8 @@ pub struct Loaded {
     pub has_zmetadata: bool,
     /// Recorded netCDF-4 classic model (our superblock extension).
     pub classic: bool,
+    /// 2 or 3.
+    pub zarr_format: u8,
 }
 
 struct Source<'a> {
@@ -106,7 +108,7 @@ fn member<'v>(m: Option<&'v Map<String, Value>>, keys: &[&str]) -> Option<&'v Va
     keys.iter().find_map(|k| m.get(*k))
 }
 
-fn string_list(v: Option<&Value>, what: &str) -> Result<Option<Vec<String>>> {
+pub(crate) fn string_list(v: Option<&Value>, what: &str) -> Result<Option<Vec<String>>> {
     match v {
         None => Ok(None),
         Some(Value::Array(items)) => items
@@ -183,16 +185,22 @@ struct ArrayObjects {
     ncz_attr: Option<Value>,
 }
 
-pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>, dataset_name: &str) -> Result<Loaded> {
+pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>, dataset_name: &str, prefer: Option<u8>) -> Result<Loaded> {
     let mut src = Source { store, consolidated: None, stored: HashMap::new() };
     let root_keys: Vec<String> =
         [".zgroup", ".zattrs", ".zarray", ".zmetadata", ".nczarr", "zarr.json"].iter().map(|s| s.to_string()).collect();
     let raw_root = store.get_many(&root_keys)?;
     let has_zmetadata = raw_root[3].is_some();
-    if raw_root[0].is_none() && raw_root[1].is_none() && raw_root[2].is_none() {
-        if raw_root[5].is_some() {
-            return err(Kind::NotNetcdf, "Zarr v3 stores are not supported yet");
+    let v2_present = raw_root[..4].iter().any(Option::is_some);
+    if let Some(root3) = &raw_root[5]
+        && (!v2_present || prefer != Some(2))
+    {
+        if v2_present {
+            trace::warn("both Zarr v2 and v3 metadata at the root; reading v3 (mode=v2 picks the other)");
         }
+        return super::v3::read(store, flavor, consolidated, dataset_name, root3.clone());
+    }
+    if raw_root[0].is_none() && raw_root[1].is_none() && raw_root[2].is_none() {
         return err(Kind::NotNetcdf, format!("{}: no Zarr metadata", store.describe()));
     }
     if consolidated != Some(false)
@@ -267,7 +275,7 @@ pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>
         if let Some(var) = build_var(&mut model, 0, name, String::new(), objs, Layout::Pure, flavor)? {
             model.groups[0].vars.push(var);
         }
-        return Ok(Loaded { model, layout: Layout::Pure, stored: src.stored, nc_properties, has_zmetadata, classic: false });
+        return Ok(Loaded { model, layout: Layout::Pure, stored: src.stored, nc_properties, has_zmetadata, classic: false, zarr_format: 2 });
     }
 
     // Phase 1: groups and their dimensions, breadth first.
@@ -381,7 +389,7 @@ pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>
             }
         }
     }
-    Ok(Loaded { model, layout, stored: src.stored, nc_properties, has_zmetadata, classic })
+    Ok(Loaded { model, layout, stored: src.stored, nc_properties, has_zmetadata, classic, zarr_format: 2 })
 }
 
 /// Children of a group without NCZarr lists: sub-keys holding `.zarray` are arrays, `.zgroup` groups.
@@ -615,12 +623,13 @@ fn build_var(
             Storage::Object => crate::model::StorageKind::Vlen,
             _ => crate::model::StorageKind::Native,
         },
+        v3: None,
     }))
 }
 
 /// Dimensions of a pure Zarr array: `_ARRAY_DIMENSIONS` names in the array's own group, or
 /// netcdf-c's anonymous `_Anonymous_Dim_<len>` in the root.
-fn pure_dims(model: &mut Model, gid: usize, what: &str, shape: &[u64], names_v: Option<&Value>) -> Result<Vec<usize>> {
+pub(crate) fn pure_dims(model: &mut Model, gid: usize, what: &str, shape: &[u64], names_v: Option<&Value>) -> Result<Vec<usize>> {
     let listed = string_list(names_v, "_ARRAY_DIMENSIONS")?.filter(|l| l.len() == shape.len());
     if let Some(list) = listed {
         let mut ids = Vec::new();

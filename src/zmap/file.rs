@@ -204,6 +204,34 @@ impl Zmap for FileStore {
         Ok(Some(out))
     }
 
+    fn get_spans(&self, key: &str, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
+        use std::os::unix::fs::FileExt;
+        let Some(file) = self.open_object(key)? else { return Ok(None) };
+        let len = file.metadata()?.len();
+        let mut out = Vec::with_capacity(ranges.len());
+        for &(off, n) in ranges {
+            if off.checked_add(n as u64).is_none_or(|end| end > len) {
+                return err(Kind::NcZarr, format!("{key}: range {off}+{n} past the end ({len} bytes)"));
+            }
+            let mut b = vec![0u8; n];
+            file.read_exact_at(&mut b, off)?;
+            out.push(b);
+        }
+        Ok(Some(out))
+    }
+
+    fn get_suffix(&self, key: &str, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
+        use std::os::unix::fs::FileExt;
+        let Some(file) = self.open_object(key)? else { return Ok(None) };
+        let len = file.metadata()?.len();
+        if len < n {
+            return err(Kind::NcZarr, format!("{key}: {len} bytes, shorter than its {n}-byte index"));
+        }
+        let mut b = vec![0u8; n as usize];
+        file.read_exact_at(&mut b, len - n)?;
+        Ok(Some((b, len)))
+    }
+
     fn put(&self, key: &str, value: &[u8]) -> Result<()> {
         let path = self.path(key)?;
         if key.is_empty() {

@@ -48,6 +48,22 @@ pub trait Zmap: Send + Sync {
         }
     }
 
+    /// Byte ranges `(offset, len)` of an object of unknown size (shards); `None`: absent. A
+    /// range past the end is NC_ENCZARR (the index that pointed there is corrupt).
+    fn get_spans(&self, key: &str, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
+        let Some(b) = self.get(key)? else { return Ok(None) };
+        slice_spans(key, &b, ranges).map(Some)
+    }
+
+    /// The last `n` bytes of an object (a shard index at its end) and the object's size.
+    fn get_suffix(&self, key: &str, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
+        let Some(b) = self.get(key)? else { return Ok(None) };
+        if (b.len() as u64) < n {
+            return err(Kind::NcZarr, format!("{key}: {} bytes, shorter than its {n}-byte index", b.len()));
+        }
+        Ok(Some((b[b.len() - n as usize..].to_vec(), b.len() as u64)))
+    }
+
     /// Several objects; drivers with latency or parallel I/O override this.
     fn put_many(&self, items: Vec<(String, Vec<u8>)>) -> Result<()> {
         items.iter().try_for_each(|(k, v)| self.put(k, v))
@@ -98,6 +114,17 @@ pub trait Zmap: Send + Sync {
     fn concurrent_puts(&self) -> bool {
         false
     }
+}
+
+/// Ranges cut from a whole object, bounds-checked.
+pub fn slice_spans(key: &str, b: &[u8], ranges: &[(u64, usize)]) -> Result<Vec<Vec<u8>>> {
+    ranges
+        .iter()
+        .map(|&(o, n)| match o.checked_add(n as u64) {
+            Some(end) if end <= b.len() as u64 => Ok(b[o as usize..end as usize].to_vec()),
+            _ => err(Kind::NcZarr, format!("{key}: range {o}+{n} past the end ({} bytes)", b.len())),
+        })
+        .collect()
 }
 
 pub fn join(a: &str, b: &str) -> String {

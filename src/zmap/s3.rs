@@ -245,27 +245,38 @@ async fn get_object(client: Client, bucket: String, key: String, stall: Duration
     Ok(Some(data))
 }
 
-async fn get_range(client: Client, bucket: String, key: String, total: u64, offset: u64, len: usize) -> Result<Option<Vec<u8>>> {
+async fn get_range(client: Client, bucket: String, key: String, total: Option<u64>, offset: u64, len: usize) -> Result<Option<Vec<u8>>> {
     if len == 0 {
         return Ok(Some(Vec::new()));
     }
-    let out = match client.get_object().bucket(&bucket).key(&key).range(format!("bytes={offset}-{}", offset + len as u64 - 1)).send().await
-    {
-        Ok(o) => o,
-        Err(e) if is_not_found(&e) => return Ok(None),
-        Err(e) => return Err(map_err(e, &format!("ranged get {key}"))),
-    };
-    // `bytes a-b/TOTAL`: the object must be the size the metadata says.
-    if let Some(size) = out.content_range().and_then(|r| r.rsplit('/').next()).and_then(|t| t.parse::<u64>().ok())
+    let got = ranged_get(&client, &bucket, &key, format!("bytes={offset}-{}", offset + len as u64 - 1)).await?;
+    let Some((data, size)) = got else { return Ok(None) };
+    // `bytes a-b/TOTAL`: the object must be the size the metadata says, and hold the range.
+    if let (Some(size), Some(total)) = (size, total)
         && size != total
     {
         return err(Kind::NcZarr, format!("{key}: {size} bytes, expected {total}"));
     }
-    let data = out.body.collect().await.map_err(|e| Error::new(Kind::S3, format!("S3 ranged get {key}: {e}")))?.to_vec();
+    if size.is_some_and(|size| offset + len as u64 > size) {
+        return err(Kind::NcZarr, format!("{key}: range {offset}+{len} past the end"));
+    }
     if data.len() != len {
         return err(Kind::S3, format!("S3 ranged get {key}: {} bytes, expected {len}", data.len()));
     }
     Ok(Some(data))
+}
+
+/// One ranged GET: the body and the object's total size from `Content-Range`.
+async fn ranged_get(client: &Client, bucket: &str, key: &str, range: String) -> Result<Option<(Vec<u8>, Option<u64>)>> {
+    let out = match client.get_object().bucket(bucket).key(key).range(range).send().await {
+        Ok(o) => o,
+        Err(e) if is_not_found(&e) => return Ok(None),
+        Err(e) if e.code() == Some("InvalidRange") => return err(Kind::NcZarr, format!("{key}: range past the end")),
+        Err(e) => return Err(map_err(e, &format!("ranged get {key}"))),
+    };
+    let size = out.content_range().and_then(|r| r.rsplit('/').next()).and_then(|t| t.parse::<u64>().ok());
+    let data = out.body.collect().await.map_err(|e| Error::new(Kind::S3, format!("S3 ranged get {key}: {e}")))?.to_vec();
+    Ok(Some((data, size)))
 }
 
 async fn put_object(store: Arc<PutCtx>, key: String, value: Vec<u8>) -> Result<()> {
@@ -387,12 +398,36 @@ impl Zmap for S3Store {
         validate_key(key)?;
         let k = self.object_key(key);
         let jobs: Vec<_> =
-            ranges.iter().map(|&(o, n)| get_range(self.client.clone(), self.target.bucket.clone(), k.clone(), total, o, n)).collect();
+            ranges.iter().map(|&(o, n)| get_range(self.client.clone(), self.target.bucket.clone(), k.clone(), Some(total), o, n)).collect();
         let got: Vec<Option<Vec<u8>>> = block_on(run_limited(self.concurrency, jobs))?.into_iter().collect::<Result<_>>()?;
         if got.iter().any(|g| g.is_none()) {
             return Ok(None);
         }
         Ok(Some(got.into_iter().flatten().collect()))
+    }
+
+    fn get_spans(&self, key: &str, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
+        validate_key(key)?;
+        let k = self.object_key(key);
+        let jobs: Vec<_> =
+            ranges.iter().map(|&(o, n)| get_range(self.client.clone(), self.target.bucket.clone(), k.clone(), None, o, n)).collect();
+        let got: Vec<Option<Vec<u8>>> = block_on(run_limited(self.concurrency, jobs))?.into_iter().collect::<Result<_>>()?;
+        if got.iter().any(|g| g.is_none()) {
+            return Ok(None);
+        }
+        Ok(Some(got.into_iter().flatten().collect()))
+    }
+
+    fn get_suffix(&self, key: &str, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
+        validate_key(key)?;
+        let (client, bucket, k) = (self.client.clone(), self.target.bucket.clone(), self.object_key(key));
+        let got = block_on(async move { ranged_get(&client, &bucket, &k, format!("bytes=-{n}")).await })??;
+        let Some((data, size)) = got else { return Ok(None) };
+        let size = size.unwrap_or(data.len() as u64);
+        if (data.len() as u64) < n {
+            return err(Kind::NcZarr, format!("{key}: {size} bytes, shorter than its {n}-byte index"));
+        }
+        Ok(Some((data, size)))
     }
 
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {

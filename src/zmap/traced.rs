@@ -64,6 +64,22 @@ impl Zmap for Traced {
         r
     }
 
+    fn get_spans(&self, key: &str, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
+        let r = self.0.get_spans(key, ranges);
+        let list: Vec<String> = ranges.iter().map(|(o, n)| format!("{o}+{n}")).collect();
+        trace::emit(
+            2,
+            &format!("storage: get ranges {key} [{}] -> {}", list.join(" "), outcome(&r, |v| if v.is_some() { "ok".into() } else { "absent".into() })),
+        );
+        r
+    }
+
+    fn get_suffix(&self, key: &str, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
+        let r = self.0.get_suffix(key, n);
+        trace::emit(2, &format!("storage: get suffix {key} last {n} -> {}", outcome(&r, |v| if v.is_some() { "ok".into() } else { "absent".into() })));
+        r
+    }
+
     fn put(&self, key: &str, value: &[u8]) -> Result<()> {
         let r = self.0.put(key, value);
         trace::emit(2, &format!("storage: put {key} ({} bytes) -> {}", value.len(), outcome(&r, |_| "ok".into())));

@@ -42,12 +42,17 @@ fn zip_error(e: zip::result::ZipError) -> Error {
 const MAX_ENTRY: u64 = 1 << 34;
 
 impl ZipStore {
-    pub fn create(path: &Path) -> Result<ZipStore> {
+    /// `top_folder`: netcdf-c's layout (entries under one folder named after the archive);
+    /// false: entries at the archive root, as zarr-python's `ZipStore` writes v3.
+    pub fn create(path: &Path, top_folder: bool) -> Result<ZipStore> {
         if std::fs::symlink_metadata(path).is_ok() {
             std::fs::remove_file(path)?;
         }
-        let prefix =
-            path.file_stem().and_then(|s| s.to_str()).filter(|s| validate_key(s).is_ok() && !s.is_empty()).unwrap_or("dataset").to_string();
+        let prefix = if top_folder {
+            path.file_stem().and_then(|s| s.to_str()).filter(|s| validate_key(s).is_ok() && !s.is_empty()).unwrap_or("dataset").to_string()
+        } else {
+            String::new()
+        };
         let store = ZipStore {
             path: path.to_path_buf(),
             prefix,
@@ -266,7 +271,7 @@ mod tests {
     fn conformance() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ints.zip");
-        let store = ZipStore::create(&path).unwrap();
+        let store = ZipStore::create(&path, true).unwrap();
         super::super::conformance::run(&store);
         store.put(".zgroup", b"{}").unwrap();
         store.flush().unwrap();

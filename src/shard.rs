@@ -1,0 +1,336 @@
+//! Zarr v3 sharding (`sharding_indexed`, zarr-v3.md §7) as a storage adapter.
+//!
+//! The chunk engine plans, caches and codes *inner* chunks under virtual keys
+//! `<var>/c/i/j`; `ShardStore` maps each to its shard object and slot. Reads fetch a shard's
+//! index once (a suffix or prefix read, cached per dataset) and then only the byte ranges of
+//! the inner chunks asked for; a batch wanting most of a shard reads it whole. Writes are
+//! collected per shard and `finish` stores each touched shard exactly once, copying the
+//! encoded bytes of untouched inner chunks from the old shard (no decode, no re-encode).
+
+use crate::error::{Error, Kind, Result, err};
+use crate::model::{ShardIndex, Var, join_key};
+use crate::zmap::Zmap;
+use rayon::prelude::*;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+/// `(offset, nbytes)` per inner chunk in C order; `EMPTY` pairs mark absent chunks.
+pub type Index = Arc<Vec<(u64, u64)>>;
+const EMPTY: u64 = u64::MAX;
+/// Shard indexes kept per dataset before the cache starts over.
+const MAX_CACHED_INDEXES: usize = 4096;
+
+/// Shard indexes read so far, by shard key.
+#[derive(Default)]
+pub struct IndexCache(Mutex<HashMap<String, Index>>);
+
+impl IndexCache {
+    fn get(&self, key: &str) -> Option<Index> {
+        self.0.lock().ok()?.get(key).cloned()
+    }
+
+    fn put(&self, key: &str, index: Index) {
+        if let Ok(mut m) = self.0.lock() {
+            if m.len() >= MAX_CACHED_INDEXES {
+                m.clear();
+            }
+            m.insert(key.to_string(), index);
+        }
+    }
+
+    fn forget(&self, key: &str) {
+        if let Ok(mut m) = self.0.lock() {
+            m.remove(key);
+        }
+    }
+
+    /// Drops every index under a variable's key (its objects moved or were rewritten).
+    pub fn forget_prefix(&self, prefix: &str) {
+        if let Ok(mut m) = self.0.lock() {
+            m.retain(|k, _| !k.starts_with(prefix));
+        }
+    }
+}
+
+pub struct ShardStore<'a> {
+    inner: &'a dyn Zmap,
+    cache: &'a IndexCache,
+    var_key: String,
+    /// Inner chunks per shard along each dimension.
+    per_shard: Vec<u64>,
+    default_keys: bool,
+    sep: char,
+    index: ShardIndex,
+    /// Encoded inner chunks written since the last `finish`, by shard key and slot.
+    pending: Mutex<BTreeMap<String, BTreeMap<usize, Vec<u8>>>>,
+}
+
+/// The adapter for a sharded variable whose objects live under `key`; `None` when unsharded.
+pub fn for_var<'a>(inner: &'a dyn Zmap, cache: &'a IndexCache, var: &Var, key: &str) -> Option<ShardStore<'a>> {
+    let v3 = var.v3.as_ref()?;
+    let shard = v3.shard.as_ref()?;
+    let per_shard = shard.iter().zip(&var.chunks).map(|(s, c)| s / c.max(&1)).collect();
+    Some(ShardStore {
+        inner,
+        cache,
+        var_key: key.to_string(),
+        per_shard,
+        default_keys: v3.default_keys,
+        sep: var.dim_separator,
+        index: v3.index,
+        pending: Mutex::new(BTreeMap::new()),
+    })
+}
+
+impl ShardStore<'_> {
+    fn nslots(&self) -> usize {
+        self.per_shard.iter().product::<u64>() as usize
+    }
+
+    fn index_len(&self) -> usize {
+        16 * self.nslots() + if self.index.crc { 4 } else { 0 }
+    }
+
+    fn shard_key(&self, sidx: &[u64]) -> String {
+        let s = self.sep.to_string();
+        let name = match (self.default_keys, sidx.is_empty()) {
+            (true, true) => "c".to_string(),
+            (true, false) => format!("c{s}{}", sidx.iter().map(u64::to_string).collect::<Vec<_>>().join(&s)),
+            (false, true) => "0".to_string(),
+            (false, false) => sidx.iter().map(u64::to_string).collect::<Vec<_>>().join(&s),
+        };
+        join_key(&self.var_key, &name)
+    }
+
+    /// Shard key and slot of an inner chunk's virtual key `<var>/c/i/j`.
+    fn locate(&self, key: &str) -> Result<(String, usize)> {
+        let bad = || Error::new(Kind::Internal, format!("{key} is not an inner chunk key"));
+        let rest = if self.var_key.is_empty() { key } else { key.strip_prefix(&self.var_key).and_then(|r| r.strip_prefix('/')).ok_or_else(bad)? };
+        let rest = rest.strip_prefix('c').ok_or_else(bad)?;
+        let idx: Vec<u64> = rest.split('/').filter(|p| !p.is_empty()).map(|p| p.parse::<u64>().map_err(|_| bad())).collect::<Result<_>>()?;
+        if idx.len() != self.per_shard.len() {
+            return Err(bad());
+        }
+        let sidx: Vec<u64> = idx.iter().zip(&self.per_shard).map(|(i, p)| i / p).collect();
+        let slot = idx.iter().zip(&self.per_shard).fold(0u64, |acc, (i, p)| acc * p + i % p) as usize;
+        Ok((self.shard_key(&sidx), slot))
+    }
+
+    /// Decodes and validates an index read from a shard of `total` bytes.
+    fn parse_index(&self, key: &str, raw: &[u8], total: u64) -> Result<Vec<(u64, u64)>> {
+        let body = if self.index.crc {
+            crate::codec::check_crc32c(raw).map_err(|e| Error::new(Kind::Filter, format!("{key}: shard index {}", e.context)))?
+        } else {
+            raw
+        };
+        if body.len() != 16 * self.nslots() {
+            return err(Kind::NcZarr, format!("{key}: shard index of {} bytes", body.len()));
+        }
+        let word = |b: &[u8]| {
+            let a: [u8; 8] = b.try_into().unwrap_or([0; 8]);
+            if self.index.big_endian { u64::from_be_bytes(a) } else { u64::from_le_bytes(a) }
+        };
+        let ilen = self.index_len() as u64;
+        let (data_lo, data_hi) = if self.index.at_start { (ilen, total) } else { (0, total.saturating_sub(ilen)) };
+        body.chunks_exact(16)
+            .map(|e| {
+                let (off, n) = (word(&e[..8]), word(&e[8..]));
+                if off == EMPTY && n == EMPTY {
+                    return Ok((EMPTY, EMPTY));
+                }
+                match off.checked_add(n) {
+                    Some(end) if off >= data_lo && end <= data_hi => Ok((off, n)),
+                    _ => err(Kind::NcZarr, format!("{key}: shard index entry {off}+{n} outside the shard's data")),
+                }
+            })
+            .collect()
+    }
+
+    /// The index of one shard: cached, or one suffix/prefix read. `None`: no shard.
+    fn index_of(&self, key: &str) -> Result<Option<Index>> {
+        if let Some(i) = self.cache.get(key) {
+            return Ok(Some(i));
+        }
+        let n = self.index_len() as u64;
+        let got = if self.index.at_start {
+            match self.inner.get_spans(key, &[(0, n as usize)]) {
+                Ok(Some(mut v)) => {
+                    // The object's size bounds the entries; a prefix read does not tell it, so
+                    // entries are checked against the largest size they could describe.
+                    let raw = v.pop().unwrap_or_default();
+                    Some(self.parse_index(key, &raw, u64::MAX)?)
+                }
+                Ok(None) => None,
+                Err(e) => return Err(e),
+            }
+        } else {
+            match self.inner.get_suffix(key, n)? {
+                Some((raw, total)) => Some(self.parse_index(key, &raw, total)?),
+                None => None,
+            }
+        };
+        Ok(got.map(|v| {
+            let i: Index = Arc::new(v);
+            self.cache.put(key, i.clone());
+            i
+        }))
+    }
+
+    /// The index and inner-chunk bytes of a whole shard object.
+    fn split_whole(&self, key: &str, whole: &[u8]) -> Result<Vec<Option<Vec<u8>>>> {
+        let ilen = self.index_len();
+        if whole.len() < ilen {
+            return err(Kind::NcZarr, format!("{key}: {} bytes, shorter than its index", whole.len()));
+        }
+        let raw = if self.index.at_start { &whole[..ilen] } else { &whole[whole.len() - ilen..] };
+        let index = self.parse_index(key, raw, whole.len() as u64)?;
+        self.cache.put(key, Arc::new(index.clone()));
+        Ok(index.iter().map(|&(o, n)| (o != EMPTY).then(|| whole[o as usize..(o + n) as usize].to_vec())).collect())
+    }
+
+    /// Reads the wanted slots of one shard.
+    fn read_shard(&self, key: &str, slots: &[usize]) -> Result<Vec<Option<Vec<u8>>>> {
+        let mut distinct = slots.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let whole = distinct.len() * 2 > self.nslots() && self.cache.get(key).is_none();
+        if whole {
+            let Some(bytes) = self.inner.get(key)? else { return Ok(vec![None; slots.len()]) };
+            let all = self.split_whole(key, &bytes)?;
+            return Ok(slots.iter().map(|&s| all[s].clone()).collect());
+        }
+        let Some(index) = self.index_of(key)? else { return Ok(vec![None; slots.len()]) };
+        let present: Vec<usize> = distinct.iter().copied().filter(|&s| index[s].0 != EMPTY).collect();
+        let ranges: Vec<(u64, usize)> = present.iter().map(|&s| (index[s].0, index[s].1 as usize)).collect();
+        let got = if ranges.is_empty() { Some(Vec::new()) } else { self.inner.get_spans(key, &ranges)? };
+        let Some(got) = got else { return Ok(vec![None; slots.len()]) };
+        let by_slot: HashMap<usize, Vec<u8>> = present.into_iter().zip(got).collect();
+        Ok(slots.iter().map(|s| by_slot.get(s).cloned()).collect())
+    }
+
+    /// Stores every shard written to since the last call, each exactly once.
+    pub fn finish(&self) -> Result<()> {
+        let pending = std::mem::take(&mut *self.pending.lock().map_err(|_| Error::new(Kind::Internal, "shard lock poisoned"))?);
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let n = self.nslots();
+        let built: Vec<Result<(String, Vec<u8>)>> = pending
+            .into_par_iter()
+            .map(|(key, slots)| {
+                let mut all: Vec<Option<Vec<u8>>> = vec![None; n];
+                if slots.len() < n
+                    && let Some(old) = self.inner.get(&key)?
+                {
+                    all = self.split_whole(&key, &old)?;
+                }
+                for (s, bytes) in slots {
+                    all[s] = Some(bytes);
+                }
+                Ok((key, self.assemble(&all)))
+            })
+            .collect();
+        let items = built.into_iter().collect::<Result<Vec<_>>>()?;
+        for (k, _) in &items {
+            self.cache.forget(k);
+        }
+        self.inner.put_many(items)
+    }
+
+    /// Inner chunks back to back in C order, then the index (+ CRC) where the metadata says.
+    fn assemble(&self, chunks: &[Option<Vec<u8>>]) -> Vec<u8> {
+        let ilen = self.index_len();
+        let base = if self.index.at_start { ilen as u64 } else { 0 };
+        let data_len: usize = chunks.iter().flatten().map(Vec::len).sum();
+        let mut data = Vec::with_capacity(data_len + ilen);
+        let mut index = Vec::with_capacity(ilen);
+        for c in chunks {
+            let (o, n) = match c {
+                Some(b) => {
+                    let o = base + data.len() as u64;
+                    data.extend_from_slice(b);
+                    (o, b.len() as u64)
+                }
+                None => (EMPTY, EMPTY),
+            };
+            for w in [o, n] {
+                index.extend_from_slice(&if self.index.big_endian { w.to_be_bytes() } else { w.to_le_bytes() });
+            }
+        }
+        if self.index.crc {
+            let c = crate::codec::crc32c(&index);
+            index.extend_from_slice(&c.to_le_bytes());
+        }
+        if self.index.at_start {
+            index.extend_from_slice(&data);
+            index
+        } else {
+            data.extend_from_slice(&index);
+            data
+        }
+    }
+}
+
+impl Zmap for ShardStore<'_> {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.get_many(&[key.to_string()])?.pop().flatten())
+    }
+
+    fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        let mut out: Vec<Option<Vec<u8>>> = vec![None; keys.len()];
+        let mut by_shard: BTreeMap<String, Vec<(usize, usize)>> = BTreeMap::new();
+        {
+            let pending = self.pending.lock().map_err(|_| Error::new(Kind::Internal, "shard lock poisoned"))?;
+            for (pos, k) in keys.iter().enumerate() {
+                let (shard, slot) = self.locate(k)?;
+                match pending.get(&shard).and_then(|p| p.get(&slot)) {
+                    Some(b) => out[pos] = Some(b.clone()),
+                    None => by_shard.entry(shard).or_default().push((pos, slot)),
+                }
+            }
+        }
+        let shards: Vec<(String, Vec<(usize, usize)>)> = by_shard.into_iter().collect();
+        let read: Vec<Result<Vec<Option<Vec<u8>>>>> = shards
+            .par_iter()
+            .map(|(key, want)| self.read_shard(key, &want.iter().map(|w| w.1).collect::<Vec<_>>()))
+            .collect();
+        for ((_, want), got) in shards.iter().zip(read) {
+            for (&(pos, _), bytes) in want.iter().zip(got?) {
+                out[pos] = bytes;
+            }
+        }
+        Ok(out)
+    }
+
+    fn put(&self, key: &str, value: &[u8]) -> Result<()> {
+        let (shard, slot) = self.locate(key)?;
+        self.pending.lock().map_err(|_| Error::new(Kind::Internal, "shard lock poisoned"))?.entry(shard).or_default().insert(slot, value.to_vec());
+        Ok(())
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
+        self.inner.list_dir(prefix)
+    }
+
+    fn delete_prefix(&self, prefix: &str) -> Result<()> {
+        self.inner.delete_prefix(prefix)
+    }
+
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+
+    /// Large batches let one request per shard serve many inner chunks.
+    fn batch_size(&self) -> usize {
+        4096
+    }
+
+    fn latency_bound(&self) -> bool {
+        self.inner.latency_bound()
+    }
+
+    /// Writes only fill the pending map (behind a lock).
+    fn concurrent_puts(&self) -> bool {
+        true
+    }
+}
