@@ -195,7 +195,8 @@ pub fn to_v3(f: &Filter, elem_size: usize) -> Value {
         _ => {
             let mut conf = f.raw.clone().and_then(|r| r.as_object().cloned()).unwrap_or_default();
             conf.remove("id");
-            let name = if id.contains('.') || ["gzip", "zstd", "blosc", "crc32c"].contains(&id.as_str()) { id } else { format!("numcodecs.{id}") };
+            let name =
+                if id.contains('.') || ["gzip", "zstd", "blosc", "crc32c"].contains(&id.as_str()) { id } else { format!("numcodecs.{id}") };
             if conf.is_empty() { json!({"name": name}) } else { json!({"name": name, "configuration": conf}) }
         }
     }
@@ -575,7 +576,12 @@ mod tests {
         let b = from_v3(&json!({"name": "blosc", "configuration": {"typesize": 4, "cname": "zstd", "clevel": 1, "shuffle": "bitshuffle", "blocksize": 0}})).unwrap();
         assert_eq!((b.id, b.params[5], b.params[6]), (BLOSC, 2, 5));
         let data: Vec<u8> = (0..48u8).collect();
-        for f in [g, b, from_v3(&json!({"name": "crc32c"})).unwrap(), from_v3(&json!({"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}})).unwrap()] {
+        for f in [
+            g,
+            b,
+            from_v3(&json!({"name": "crc32c"})).unwrap(),
+            from_v3(&json!({"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}})).unwrap(),
+        ] {
             let enc = encode(std::slice::from_ref(&f), &data, 4).unwrap();
             assert_eq!(decode(&[f], enc, 4, 48).unwrap(), data);
         }

@@ -105,9 +105,14 @@ impl ShardStore<'_> {
     /// Shard key and slot of an inner chunk's virtual key `<var>/c/i/j`.
     fn locate(&self, key: &str) -> Result<(String, usize)> {
         let bad = || Error::new(Kind::Internal, format!("{key} is not an inner chunk key"));
-        let rest = if self.var_key.is_empty() { key } else { key.strip_prefix(&self.var_key).and_then(|r| r.strip_prefix('/')).ok_or_else(bad)? };
+        let rest = if self.var_key.is_empty() {
+            key
+        } else {
+            key.strip_prefix(&self.var_key).and_then(|r| r.strip_prefix('/')).ok_or_else(bad)?
+        };
         let rest = rest.strip_prefix('c').ok_or_else(bad)?;
-        let idx: Vec<u64> = rest.split('/').filter(|p| !p.is_empty()).map(|p| p.parse::<u64>().map_err(|_| bad())).collect::<Result<_>>()?;
+        let idx: Vec<u64> =
+            rest.split('/').filter(|p| !p.is_empty()).map(|p| p.parse::<u64>().map_err(|_| bad())).collect::<Result<_>>()?;
         if idx.len() != self.per_shard.len() {
             return Err(bad());
         }
@@ -290,10 +295,8 @@ impl Zmap for ShardStore<'_> {
             }
         }
         let shards: Vec<(String, Vec<(usize, usize)>)> = by_shard.into_iter().collect();
-        let read: Vec<Result<Vec<Option<Vec<u8>>>>> = shards
-            .par_iter()
-            .map(|(key, want)| self.read_shard(key, &want.iter().map(|w| w.1).collect::<Vec<_>>()))
-            .collect();
+        let read: Vec<Result<Vec<Option<Vec<u8>>>>> =
+            shards.par_iter().map(|(key, want)| self.read_shard(key, &want.iter().map(|w| w.1).collect::<Vec<_>>())).collect();
         for ((_, want), got) in shards.iter().zip(read) {
             for (&(pos, _), bytes) in want.iter().zip(got?) {
                 out[pos] = bytes;
@@ -304,7 +307,12 @@ impl Zmap for ShardStore<'_> {
 
     fn put(&self, key: &str, value: &[u8]) -> Result<()> {
         let (shard, slot) = self.locate(key)?;
-        self.pending.lock().map_err(|_| Error::new(Kind::Internal, "shard lock poisoned"))?.entry(shard).or_default().insert(slot, value.to_vec());
+        self.pending
+            .lock()
+            .map_err(|_| Error::new(Kind::Internal, "shard lock poisoned"))?
+            .entry(shard)
+            .or_default()
+            .insert(slot, value.to_vec());
         Ok(())
     }
 

@@ -185,7 +185,13 @@ struct ArrayObjects {
     ncz_attr: Option<Value>,
 }
 
-pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>, dataset_name: &str, prefer: Option<u8>) -> Result<Loaded> {
+pub fn read(
+    store: &dyn Zmap,
+    flavor: Option<Flavor>,
+    consolidated: Option<bool>,
+    dataset_name: &str,
+    prefer: Option<u8>,
+) -> Result<Loaded> {
     let mut src = Source { store, consolidated: None, stored: HashMap::new() };
     let root_keys: Vec<String> =
         [".zgroup", ".zattrs", ".zarray", ".zmetadata", ".nczarr", "zarr.json"].iter().map(|s| s.to_string()).collect();
@@ -275,7 +281,15 @@ pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>
         if let Some(var) = build_var(&mut model, 0, name, String::new(), objs, Layout::Pure, flavor)? {
             model.groups[0].vars.push(var);
         }
-        return Ok(Loaded { model, layout: Layout::Pure, stored: src.stored, nc_properties, has_zmetadata, classic: false, zarr_format: 2 });
+        return Ok(Loaded {
+            model,
+            layout: Layout::Pure,
+            stored: src.stored,
+            nc_properties,
+            has_zmetadata,
+            classic: false,
+            zarr_format: 2,
+        });
     }
 
     // Phase 1: groups and their dimensions, breadth first.

@@ -22,6 +22,9 @@ use serde_json::{Map, Value, json};
 use std::collections::{HashMap, VecDeque};
 
 const MAX_DEPTH: usize = 1024;
+
+/// A child node's name and its document (`None`: implicit group).
+type NamedDoc = (String, Option<Map<String, Value>>);
 const V3_HIDDEN: &[&str] = &["_nczarr_attrs", "_nczarr_attr"];
 
 fn nczarr_err(what: &str, m: impl std::fmt::Display) -> Error {
@@ -360,7 +363,7 @@ fn data_type(v: &Value, char_marked: bool, string_marked: bool) -> std::result::
         "numpy.datetime64" | "numpy.timedelta64" => plain(NcType::Int64),
         r if r.starts_with('r') && string_marked => {
             let bits: usize = r[1..].parse().map_err(|_| Unreadable::Invalid(format!("data_type {r}")))?;
-            if bits == 0 || bits % 8 != 0 {
+            if bits == 0 || !bits.is_multiple_of(8) {
                 return Err(Unreadable::Invalid(format!("data_type {r}")));
             }
             Ok(DataType { nctype: NcType::String, storage: StorageKind::Native, width: Some(bits / 8), item: bits / 8, boolean: false })
@@ -400,7 +403,9 @@ fn parse_fill(v: &Value, dt: &DataType, what: &str) -> Result<Option<Values>> {
             _ => attrs::parse_fill(v, t),
         },
         (_, NcType::String) if dt.storage == StorageKind::Native && dt.width.is_some() => match v {
-            Value::String(s) => Ok(Some(Values::Str(vec![Some(decode_base64(s).map(|b| String::from_utf8_lossy(&b).trim_end_matches('\0').to_string()).unwrap_or_else(|| s.clone()))]))),
+            Value::String(s) => Ok(Some(Values::Str(vec![Some(
+                decode_base64(s).map(|b| String::from_utf8_lossy(&b).trim_end_matches('\0').to_string()).unwrap_or_else(|| s.clone()),
+            )]))),
             _ => Ok(Some(Values::Str(vec![Some(String::new())]))),
         },
         _ => attrs::parse_fill(v, t).map_err(|e| nczarr_err(what, e.context)),
@@ -482,8 +487,7 @@ fn pipeline(list: &Value, rank: usize, what: &str) -> Result<std::result::Result
                 let inner_shape = conf
                     .get("chunk_shape")
                     .and_then(Value::as_array)
-                    .map(|a| a.iter().map(|x| x.as_u64().filter(|v| *v >= 1)).collect::<Option<Vec<u64>>>())
-                    .flatten()
+                    .and_then(|a| a.iter().map(|x| x.as_u64().filter(|v| *v >= 1)).collect::<Option<Vec<u64>>>())
                     .filter(|s| s.len() == rank)
                     .ok_or_else(|| nczarr_err(what, "sharding chunk_shape"))?;
                 let inner = match pipeline(conf.get("codecs").unwrap_or(&json!([{"name": "bytes"}])), rank, what)? {
@@ -529,7 +533,13 @@ fn pipeline(list: &Value, rank: usize, what: &str) -> Result<std::result::Result
 // ---- reading --------------------------------------------------------------------------------
 
 /// Reads a v3 hierarchy whose root document has been fetched already.
-pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>, dataset_name: &str, root_bytes: Vec<u8>) -> Result<Loaded> {
+pub fn read(
+    store: &dyn Zmap,
+    flavor: Option<Flavor>,
+    consolidated: Option<bool>,
+    dataset_name: &str,
+    root_bytes: Vec<u8>,
+) -> Result<Loaded> {
     let root_v = json::parse(&root_bytes, "zarr.json")?;
     let Value::Object(root) = root_v else { return err(Kind::NcZarr, "zarr.json is not a JSON object") };
     let mut src = Source { store, consolidated: None, stored: HashMap::new() };
@@ -546,7 +556,15 @@ pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>
         if let Some(var) = build_var(&mut model, 0, name, String::new(), &root, false)? {
             model.groups[0].vars.push(var);
         }
-        return Ok(Loaded { model, layout: Layout::Pure, stored: src.stored, nc_properties: None, has_zmetadata: false, classic: false, zarr_format: 3 });
+        return Ok(Loaded {
+            model,
+            layout: Layout::Pure,
+            stored: src.stored,
+            nc_properties: None,
+            has_zmetadata: false,
+            classic: false,
+            zarr_format: 3,
+        });
     }
     let has_consolidated = root.get("consolidated_metadata").is_some_and(|c| !c.is_null());
     if consolidated != Some(false)
@@ -560,11 +578,11 @@ pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>
     let root_atts = attributes(&root);
     let nczarr = flavor != Some(Flavor::Zarr) && root_atts.is_some_and(|a| a.contains_key("_nczarr_superblock"));
     let nc_properties = root_atts.and_then(|a| a.get("_NCProperties")).and_then(Value::as_str).map(str::to_string);
-    let classic = nczarr
-        && root_atts.and_then(|a| a.get("_nczarr_superblock")).and_then(|s| s.get("classic")).and_then(Value::as_i64) == Some(1);
+    let classic =
+        nczarr && root_atts.and_then(|a| a.get("_nczarr_superblock")).and_then(|s| s.get("classic")).and_then(Value::as_i64) == Some(1);
 
     // Phase 1: groups and dimensions, breadth first (dimension ids in netcdf-c's order).
-    let mut var_lists: Vec<Vec<(String, Option<Map<String, Value>>)>> = Vec::new();
+    let mut var_lists: Vec<Vec<NamedDoc>> = Vec::new();
     let mut queue = VecDeque::from([(0usize, Some(root))]);
     while let Some((gid, doc)) = queue.pop_front() {
         let key = model.group_key(gid);
@@ -656,7 +674,15 @@ pub fn read(store: &dyn Zmap, flavor: Option<Flavor>, consolidated: Option<bool>
             }
         }
     }
-    Ok(Loaded { model, layout: if nczarr { Layout::G2a } else { Layout::Pure }, stored: src.stored, nc_properties, has_zmetadata: has_consolidated, classic, zarr_format: 3 })
+    Ok(Loaded {
+        model,
+        layout: if nczarr { Layout::G2a } else { Layout::Pure },
+        stored: src.stored,
+        nc_properties,
+        has_zmetadata: has_consolidated,
+        classic,
+        zarr_format: 3,
+    })
 }
 
 fn add_dim(model: &mut Model, gid: usize, name: &str, size: Option<i64>, unlimited: bool) -> Result<()> {
@@ -685,7 +711,8 @@ fn build_var(model: &mut Model, gid: usize, name: String, vkey: String, doc: &Ma
     let atts_json = attributes(doc);
     let ameta = atts_json.and_then(|a| a.get("_nczarr_array")).and_then(Value::as_object).filter(|_| nczarr);
     let marker = |k: &str| ameta.and_then(|m| m.get("nczarr_type").or_else(|| m.get("type_alias"))).and_then(Value::as_str) == Some(k);
-    let dt = match data_type(doc.get("data_type").ok_or_else(|| nczarr_err(&what, "data_type missing"))?, marker("char"), marker("string")) {
+    let dt = match data_type(doc.get("data_type").ok_or_else(|| nczarr_err(&what, "data_type missing"))?, marker("char"), marker("string"))
+    {
         Ok(d) => d,
         Err(Unreadable::Invalid(m)) => return Err(nczarr_err(&what, m)),
         Err(Unreadable::Unsupported(m)) => {
@@ -924,16 +951,15 @@ fn render_var(model: &Model, var: &Var, opts: &Options) -> Value {
         return Value::Object(doc);
     }
     let elem = var.nctype.size();
-    let fill = if var.no_fill {
-        zero_fill(var.nctype)
-    } else {
-        render_fill(&var.fill_value())
-    };
+    let fill = if var.no_fill { zero_fill(var.nctype) } else { render_fill(&var.fill_value()) };
     let grid: Vec<u64> = var.v3.as_ref().and_then(|v| v.shard.clone()).unwrap_or_else(|| var.chunks.clone());
     let mut doc = Map::new();
     doc.insert("shape".into(), json!(shape));
     doc.insert("data_type".into(), json!(render_data_type(var.nctype)));
-    doc.insert("chunk_grid".into(), json!({"name": "regular", "configuration": {"chunk_shape": if var.dimids.is_empty() { vec![] } else { grid }}}));
+    doc.insert(
+        "chunk_grid".into(),
+        json!({"name": "regular", "configuration": {"chunk_shape": if var.dimids.is_empty() { vec![] } else { grid }}}),
+    );
     doc.insert("chunk_key_encoding".into(), json!({"name": "default", "configuration": {"separator": var.dim_separator.to_string()}}));
     doc.insert("fill_value".into(), fill);
     doc.insert("codecs".into(), codecs_for(var, elem));
@@ -1028,7 +1054,8 @@ mod tests {
         assert_eq!(encode_base64(&f64::NAN.to_le_bytes()), "AAAAAAAA+H8=");
         assert_eq!(decode_base64("AAAAAAA4j8A=").unwrap(), (-999.0f64).to_le_bytes());
         let f32dt = DataType { nctype: NcType::Float, storage: StorageKind::Native, width: None, item: 4, boolean: false };
-        assert_eq!(parse_fill(&json!("0x7fc00001"), &f32dt, "t").unwrap().unwrap(), Values::Float(vec![f32::from_bits(0x7fc00001)]));
+        let Some(Values::Float(nan)) = parse_fill(&json!("0x7fc00001"), &f32dt, "t").unwrap() else { panic!("not a float fill") };
+        assert_eq!(nan[0].to_bits(), 0x7fc00001);
         assert!(parse_fill(&json!("0x3ff00000"), &DataType { nctype: NcType::Double, ..f32dt }, "t").is_err());
         assert_eq!(render_fill(&Values::Float(vec![f32::from_bits(0x7fc00001)])), json!("0x7fc00001"));
         assert_eq!(render_fill(&Values::Float(vec![f32::NAN])), json!("NaN"));

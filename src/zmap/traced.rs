@@ -69,14 +69,21 @@ impl Zmap for Traced {
         let list: Vec<String> = ranges.iter().map(|(o, n)| format!("{o}+{n}")).collect();
         trace::emit(
             2,
-            &format!("storage: get ranges {key} [{}] -> {}", list.join(" "), outcome(&r, |v| if v.is_some() { "ok".into() } else { "absent".into() })),
+            &format!(
+                "storage: get ranges {key} [{}] -> {}",
+                list.join(" "),
+                outcome(&r, |v| if v.is_some() { "ok".into() } else { "absent".into() })
+            ),
         );
         r
     }
 
     fn get_suffix(&self, key: &str, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
         let r = self.0.get_suffix(key, n);
-        trace::emit(2, &format!("storage: get suffix {key} last {n} -> {}", outcome(&r, |v| if v.is_some() { "ok".into() } else { "absent".into() })));
+        trace::emit(
+            2,
+            &format!("storage: get suffix {key} last {n} -> {}", outcome(&r, |v| if v.is_some() { "ok".into() } else { "absent".into() })),
+        );
         r
     }
 
