@@ -21,7 +21,7 @@ DROPIN  := $(BUILD)/libnetcdf.so.$(SOVERSION)
 PRELOAD := $(BUILD)/libnczarr_preload.so
 STATIC  := $(BUILD)/libnetcdf.a
 NATIVE_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
-HEADERS := include/netcdf.h include/netcdf_meta.h include/netcdf_filter.h include/netcdf_mem.h include/netcdf_aux.h
+HEADERS := include/netcdf.h include/netcdf_meta.h include/netcdf_filter.h include/netcdf_mem.h include/netcdf_aux.h include/netcdf_nczarr.h
 
 # netcdf-c internals the Debian tools import: exported by the drop-in only.
 TOOL_HELPERS := Cdh2e NC__testurl NC_shellUnescape NCpathcanonical cdChar2Comp cdParseRelunits \
@@ -44,7 +44,7 @@ $(LIB_A) $(TARGET)/libnetcdf.so: cargo
 # bzip2-sys export C-ABI names too, so only netCDF names are kept) + the C shim.
 $(BUILD)/exports.txt: cargo
 	@mkdir -p $(BUILD)
-	nm -D --defined-only $(TARGET)/libnetcdf.so | awk '{print $$3}' | grep -E '^(nc|NC|cd|Cd|strlcat$$)' | grep -v '^nczarr_' > $@.tmp
+	nm -D --defined-only $(TARGET)/libnetcdf.so | awk '{print $$3}' | grep -E '^(nc|NC|cd|Cd|strlcat$$)' | grep -v '^nczarr_use_passthrough_numbering$$' > $@.tmp
 	for s in $(C_SYMBOLS); do echo $$s; done >> $@.tmp
 	sort -u $@.tmp > $@ && rm -f $@.tmp
 

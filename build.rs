@@ -171,6 +171,8 @@ fn main() {
                     sections.entry("filter").or_default().1.push(netcdf_style(&decl, true));
                 } else if MEM_FNS.contains(&name.as_str()) {
                     sections.entry("mem").or_default().1.push(netcdf_style(&decl, true));
+                } else if name.starts_with("nczarr_") {
+                    sections.entry("nczarr").or_default().1.push(netcdf_style(&decl, true));
                 } else if name.starts_with("ncaux_") {
                     sections.entry("aux").or_default().1.push(netcdf_style(&decl, true));
                 } else {
@@ -294,6 +296,20 @@ typedef struct NC_Dispatch NC_Dispatch;\n\n",
     a.push_str(cxx_close);
     a.push_str("\n#endif /* NCAUX_H */\n");
     write_if_changed(&include.join("netcdf_aux.h"), &a);
+
+    // Our extensions live in their own header so netcdf.h squats on no name netcdf-c might add.
+    let (_, zfns) = sections.remove("nczarr").unwrap_or_default();
+    let mut z = String::new();
+    z.push_str(banner);
+    z.push_str("#ifndef NETCDF_NCZARR_H\n#define NETCDF_NCZARR_H 1\n\n#include <stddef.h>\n\n#ifndef EXTERNL\n#define EXTERNL extern\n#endif\n\n");
+    z.push_str(cxx_open);
+    for d in &zfns {
+        z.push_str(d);
+        z.push('\n');
+    }
+    z.push_str(cxx_close);
+    z.push_str("\n#endif /* NETCDF_NCZARR_H */\n");
+    write_if_changed(&include.join("netcdf_nczarr.h"), &z);
 
     let (maj, min, pat) = VERSION;
     let meta = format!(

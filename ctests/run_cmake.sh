@@ -15,7 +15,7 @@ ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAILED: $*"; }
 
 for f in lib/libnetcdf.so lib/libnetcdf.so.19 lib/libnetcdf.so.22 lib/libnetcdf.a lib/libnczarr_preload.so \
-         include/netcdf.h include/netcdf_meta.h include/netcdf_filter.h include/netcdf_mem.h include/netcdf_aux.h \
+         include/netcdf.h include/netcdf_meta.h include/netcdf_filter.h include/netcdf_mem.h include/netcdf_aux.h include/netcdf_nczarr.h \
          lib/pkgconfig/netcdf.pc bin/nc-config lib/cmake/netCDF/netCDFConfig.cmake lib/cmake/netCDF/netCDFConfigVersion.cmake; do
     [ -e "$prefix/$f" ] && ok || bad "installed $f"
 done

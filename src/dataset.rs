@@ -270,6 +270,34 @@ impl Dataset {
         if !self.define_mode {
             return err(Kind::NotInDefine, "not in define mode");
         }
+        let target = match self.spec.shard {
+            crate::url::ShardRequest::None => None,
+            crate::url::ShardRequest::Auto => Some(64 << 20),
+            crate::url::ShardRequest::Bytes(n) => Some(n),
+        };
+        if self.zarr_format == 3 {
+            for gid in 0..self.model.groups.len() {
+                for varid in 0..self.model.groups[gid].vars.len() {
+                    let var = &self.model.groups[gid].vars[varid];
+                    if var.locked {
+                        continue;
+                    }
+                    let explicit = var.v3.as_ref().is_some_and(|v| v.shard_explicit);
+                    let wanted = match (explicit, target) {
+                        (false, Some(t)) => self.auto_shard(var, t),
+                        _ => var.v3.as_ref().and_then(|v| v.shard.clone()),
+                    };
+                    // Chunk sizes may have changed after the shards were set: keep whole chunks.
+                    let wanted = wanted.map(|s| s.iter().zip(&var.chunks).map(|(&s, &c)| s.div_ceil(c) * c).collect::<Vec<u64>>());
+                    let var = &mut self.model.groups[gid].vars[varid];
+                    let v3 = var.v3.get_or_insert_with(Default::default);
+                    v3.shard = wanted.filter(|s| s != &var.chunks);
+                    if v3.shard.is_some() {
+                        v3.index = crate::model::ShardIndex { at_start: false, crc: true, big_endian: false };
+                    }
+                }
+            }
+        }
         let widths: Vec<Vec<usize>> =
             self.model.groups.iter().map(|g| g.vars.iter().map(|v| write::maxstrlen(&self.model, v)).collect()).collect();
         for (g, widths) in self.model.groups.iter_mut().zip(widths) {
@@ -539,12 +567,21 @@ impl Dataset {
 
     // ---- groups and dimensions ------------------------------------------------------------
 
+    /// A group or variable name: netCDF's rules, plus v3's node-name rules in v3 datasets.
+    fn node_name(&self, name: &[u8]) -> Result<String> {
+        let name = names::check(name)?;
+        if self.zarr_format == 3 {
+            crate::format::v3::check_node_name(&name)?;
+        }
+        Ok(name)
+    }
+
     pub fn def_grp(&mut self, parent: usize, name: &[u8]) -> Result<usize> {
         self.begin_define()?;
         if self.classic {
             return err(Kind::StrictNc3, "groups in a classic-model dataset");
         }
-        let name = names::check(name)?;
+        let name = self.node_name(name)?;
         if self.model.name_in_use(parent, &name) {
             return err(Kind::NameInUse, name);
         }
@@ -561,7 +598,7 @@ impl Dataset {
             return err(Kind::BadGroupId, "cannot rename the root group");
         }
         self.begin_define()?;
-        let name = names::check(name)?;
+        let name = self.node_name(name)?;
         let parent = self.model.groups[gid].parent.unwrap_or(0);
         if self.model.groups[gid].name == name {
             return Ok(());
@@ -613,7 +650,7 @@ impl Dataset {
 
     pub fn def_var(&mut self, gid: usize, name: &[u8], xtype: i32, dimids: Option<&[i32]>, ndims: i32) -> Result<usize> {
         self.begin_define()?;
-        let name = names::check(name)?;
+        let name = self.node_name(name)?;
         if xtype == 0 {
             return err(Kind::BadType, "NC_NAT");
         }
@@ -684,7 +721,7 @@ impl Dataset {
     pub fn rename_var(&mut self, gid: usize, varid: i32, name: &[u8]) -> Result<()> {
         self.begin_define()?;
         self.model.var(gid, varid)?;
-        let name = names::check(name)?;
+        let name = self.node_name(name)?;
         if self.model.var(gid, varid)?.name == name {
             return Ok(());
         }
@@ -764,9 +801,13 @@ impl Dataset {
     }
 
     pub fn def_var_filter(&mut self, gid: usize, varid: i32, id: u32, params: Vec<u32>) -> Result<()> {
+        let v3 = self.zarr_format == 3;
         let var = self.var_for_settings(gid, varid)?;
         if var.dimids.is_empty() {
             return err(Kind::Invalid, "filters on a scalar");
+        }
+        if id == codec::SZIP && v3 {
+            return err(Kind::Filter, "szip has no Zarr v3 codec");
         }
         if id == codec::SZIP {
             return err(Kind::NoFilter, "szip is not available");
@@ -810,6 +851,53 @@ impl Dataset {
         };
         self.model.var_mut(gid, varid)?.chunks = chunks;
         Ok(())
+    }
+
+    /// `nczarr_def_var_shards` (zarr-v3.md §7.4): `None` unshards.
+    pub fn def_var_shards(&mut self, gid: usize, varid: i32, shard: Option<Vec<u64>>) -> Result<()> {
+        if self.zarr_format != 3 {
+            self.model.var(gid, varid)?;
+            return err(Kind::NotBuilt, "sharding needs a Zarr v3 dataset (mode=v3)");
+        }
+        let var = self.var_for_settings(gid, varid)?;
+        if let Some(s) = &shard {
+            if var.dimids.is_empty() {
+                return err(Kind::Invalid, "a scalar has no shards");
+            }
+            if s.iter().zip(&var.chunks).any(|(&s, &c)| s == 0 || s % c != 0) {
+                return err(Kind::BadChunk, "shard sizes must be multiples of the chunk sizes");
+            }
+        }
+        let v3 = var.v3.get_or_insert_with(Default::default);
+        v3.shard = shard.filter(|s| s.iter().zip(&var.chunks).any(|(s, c)| s != c));
+        v3.shard_explicit = true;
+        Ok(())
+    }
+
+    /// The shard shape `shard=` asks for (zarr-v3.md §7.4): whole numbers of inner chunks,
+    /// innermost dimension first, up to the target size or the array's extent; unlimited
+    /// dimensions keep one chunk. `None`: one chunk per shard, i.e. unsharded.
+    fn auto_shard(&self, var: &Var, target: u64) -> Option<Vec<u64>> {
+        if var.dimids.is_empty() {
+            return None;
+        }
+        let elem = if var.nctype == NcType::String { 16 } else { var.nctype.size() as u64 };
+        let mut bytes = var.chunks.iter().product::<u64>().max(1) * elem;
+        let mut shard = var.chunks.clone();
+        for d in (0..shard.len()).rev() {
+            let dim = &self.model.dims[var.dimids[d]];
+            if dim.unlimited {
+                continue;
+            }
+            let max_mult = dim.len.div_ceil(var.chunks[d]).max(1);
+            let k = (target / bytes.max(1)).clamp(1, max_mult);
+            shard[d] = var.chunks[d] * k;
+            bytes *= k;
+            if k < max_mult {
+                break;
+            }
+        }
+        (shard != var.chunks).then_some(shard)
     }
 
     pub fn def_var_endian(&mut self, gid: usize, varid: i32, endian: i32) -> Result<()> {

@@ -87,6 +87,8 @@ pub struct V3Array {
     /// Shard shape in elements; the netCDF chunk is the inner chunk.
     pub shard: Option<Vec<u64>>,
     pub index: ShardIndex,
+    /// Set by `nczarr_def_var_shards`: the `shard=` default does not apply.
+    pub shard_explicit: bool,
 }
 
 /// How a shard's index is stored (`index_codecs`, `index_location`).

@@ -511,6 +511,43 @@ pub unsafe extern "C" fn nc_inq_var_chunking(ncid: c_int, varid: c_int, storagep
     })
 }
 
+/// Our extension (`netcdf_nczarr.h`): shard shape of a Zarr v3 variable, each entry a
+/// multiple of its chunk size; NULL = unsharded.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nczarr_def_var_shards(ncid: c_int, varid: c_int, shardp: *const usize) -> c_int {
+    route!(nczarr_def_var_shards(ncid, varid, shardp): (c_int, c_int, *const usize));
+    api!("nczarr_def_var_shards", (ncid, varid), {
+        with(ncid, |ds, gid| {
+            let rank = if varid >= 0 { ds.model.var(gid, varid)?.rank() } else { 0 };
+            let shard = if shardp.is_null() {
+                None
+            } else {
+                // SAFETY: `shardp` holds one size per dimension.
+                Some(unsafe { std::slice::from_raw_parts(shardp, rank) }.iter().map(|&c| c as u64).collect())
+            };
+            ds.def_var_shards(gid, varid, shard)
+        })
+    })
+}
+
+/// Our extension (`netcdf_nczarr.h`): whether a variable is sharded, and its shard shape.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nczarr_inq_var_shards(ncid: c_int, varid: c_int, shardedp: *mut c_int, shardp: *mut usize) -> c_int {
+    route!(nczarr_inq_var_shards(ncid, varid, shardedp, shardp): (c_int, c_int, *mut c_int, *mut usize));
+    api!("nczarr_inq_var_shards", (ncid, varid), {
+        let shard: Option<Vec<usize>> =
+            settings_var(ncid, varid, |v| v.v3.as_ref().and_then(|x| x.shard.as_ref()).map(|s| s.iter().map(|&c| c as usize).collect()))?;
+        // SAFETY: optional out-pointers; one size per dimension.
+        unsafe {
+            put(shardedp, shard.is_some() as c_int);
+            if let Some(s) = &shard {
+                put_slice(shardp, s);
+            }
+        }
+        Ok(())
+    })
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_chunking_ints(ncid: c_int, varid: c_int, storage: c_int, chunksizesp: *const c_int) -> c_int {
     route!(nc_def_var_chunking_ints(ncid, varid, storage, chunksizesp): (c_int, c_int, c_int, *const c_int));

@@ -842,7 +842,7 @@ fn build_var(model: &mut Model, gid: usize, name: String, vkey: String, doc: &Ma
         maxstrlen: dt.width,
         fortran_order: inner.fortran,
         storage: dt.storage,
-        v3: Some(Box::new(V3Array { doc: Some(doc.clone()), default_keys, shard, index })),
+        v3: Some(Box::new(V3Array { doc: Some(doc.clone()), default_keys, shard, index, shard_explicit: true })),
     }))
 }
 

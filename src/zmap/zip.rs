@@ -98,10 +98,12 @@ impl ZipStore {
         let all: BTreeSet<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
         let first_seg = archive.file_names().next().map(|n| n.split('/').next().unwrap_or("").to_string()).unwrap_or_default();
         let has_meta = |p: &str| [".zgroup", ".zarray", ".zattrs", "zarr.json"].iter().any(|m| all.contains(format!("{p}{m}").as_str()));
-        let prefix = if !first_seg.is_empty() && has_meta(&format!("{first_seg}/")) {
-            first_seg
-        } else if has_meta("") {
+        // Metadata at the archive root (zarr-python's layout) wins: in a v3 archive the first
+        // folder is an array that has a `zarr.json` of its own.
+        let prefix = if has_meta("") {
             String::new()
+        } else if !first_seg.is_empty() && has_meta(&format!("{first_seg}/")) {
+            first_seg
         } else {
             return err(Kind::NotNetcdf, format!("{}: no Zarr metadata in archive", path.display()));
         };
@@ -217,6 +219,10 @@ impl Zmap for ZipStore {
             let opts = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored).large_file(false);
             let mut dirs_done: BTreeSet<String> = BTreeSet::new();
             let mut add_dirs = |writer: &mut zip::ZipWriter<File>, key: &str| -> Result<()> {
+                if self.prefix.is_empty() {
+                    // zarr-python's root layout has no directory entries.
+                    return Ok(());
+                }
                 let full = self.full(key);
                 let mut acc = String::new();
                 let segs: Vec<&str> = full.split('/').collect();
