@@ -301,7 +301,9 @@ typedef struct NC_Dispatch NC_Dispatch;\n\n",
     let (_, zfns) = sections.remove("nczarr").unwrap_or_default();
     let mut z = String::new();
     z.push_str(banner);
-    z.push_str("#ifndef NETCDF_NCZARR_H\n#define NETCDF_NCZARR_H 1\n\n#include <stddef.h>\n\n#ifndef EXTERNL\n#define EXTERNL extern\n#endif\n\n");
+    z.push_str(
+        "#ifndef NETCDF_NCZARR_H\n#define NETCDF_NCZARR_H 1\n\n#include <stddef.h>\n\n#ifndef EXTERNL\n#define EXTERNL extern\n#endif\n\n",
+    );
     z.push_str(cxx_open);
     for d in &zfns {
         z.push_str(d);

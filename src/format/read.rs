@@ -204,9 +204,13 @@ pub fn read(
         if v2_present {
             trace::warn("both Zarr v2 and v3 metadata at the root; reading v3 (mode=v2 picks the other)");
         }
-        return super::v3::read(store, flavor, consolidated, dataset_name, root3.clone());
+        return super::v3::read(store, flavor, consolidated, dataset_name, Some(root3.clone()));
     }
     if raw_root[0].is_none() && raw_root[1].is_none() && raw_root[2].is_none() {
+        if !v2_present {
+            // Perhaps a v3 hierarchy without a root document (implicit root group).
+            return super::v3::read(store, flavor, consolidated, dataset_name, None);
+        }
         return err(Kind::NotNetcdf, format!("{}: no Zarr metadata", store.describe()));
     }
     if consolidated != Some(false)

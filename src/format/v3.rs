@@ -533,17 +533,32 @@ fn pipeline(list: &Value, rank: usize, what: &str) -> Result<std::result::Result
 // ---- reading --------------------------------------------------------------------------------
 
 /// Reads a v3 hierarchy whose root document has been fetched already.
+/// `root_bytes`: the root `zarr.json`; `None` for an implicit root (tensorstore writes
+/// arrays only), which is a v3 dataset only if some node exists below it.
 pub fn read(
     store: &dyn Zmap,
     flavor: Option<Flavor>,
     consolidated: Option<bool>,
     dataset_name: &str,
-    root_bytes: Vec<u8>,
+    root_bytes: Option<Vec<u8>>,
 ) -> Result<Loaded> {
-    let root_v = json::parse(&root_bytes, "zarr.json")?;
-    let Value::Object(root) = root_v else { return err(Kind::NcZarr, "zarr.json is not a JSON object") };
     let mut src = Source { store, consolidated: None, stored: HashMap::new() };
-    src.stored.insert("zarr.json".into(), root_bytes);
+    let root = match root_bytes {
+        Some(bytes) => {
+            let Value::Object(root) = json::parse(&bytes, "zarr.json")? else {
+                return err(Kind::NcZarr, "zarr.json is not a JSON object");
+            };
+            src.stored.insert("zarr.json".into(), bytes);
+            root
+        }
+        None if src.has_nodes_below("")? => {
+            let mut m = Map::new();
+            m.insert("zarr_format".into(), json!(3));
+            m.insert("node_type".into(), json!("group"));
+            m
+        }
+        None => return err(Kind::NotNetcdf, format!("{}: no Zarr metadata", store.describe())),
+    };
     let kind = check_node(&root, "zarr.json")?.ok_or_else(|| Error::new(Kind::NotNetcdf, "root node uses an unsupported extension"))?;
     let mut model = Model::new();
     if kind == "array" {
