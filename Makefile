@@ -30,7 +30,7 @@ TOOL_HELPERS := Cdh2e NC__testurl NC_shellUnescape NCpathcanonical cdChar2Comp c
   ncaux_h5filterspec_parselist ncaux_h5filterspec_free
 C_SYMBOLS := ncerr ncopts nc_advise nclog
 
-.PHONY: all cargo check check-rust check-c check-clients check-passthrough check-s3 check-python check-cmake demo install clean bench
+.PHONY: all cargo check check-rust check-c check-clients check-passthrough check-s3 check-python check-v3 check-cmake demo install clean bench
 
 all: $(DROPIN) $(PRELOAD) $(STATIC) $(BUILD)/nc-config $(BUILD)/netcdf.pc
 
@@ -119,6 +119,9 @@ check-s3: all
 
 check-python: all
 	sh ctests/run_python.sh
+
+check-v3: all
+	sh ctests/run_v3.sh
 
 check-cmake: all
 	sh ctests/run_cmake.sh

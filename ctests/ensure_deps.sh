@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs what the test suite drives, when missing: Debian's netCDF tools (the real clients
 # and netcdf-c 4.9.0, with its headers), CMake and pkg-config (packaging tests), and from PyPI zarr, xarray,
-# numcodecs and netCDF4 (netcdf-c 4.10.1 as the reference). Tests never skip: a tool that
+# numcodecs, tensorstore and netCDF4 (netcdf-c 4.10.1 as the reference). Tests never skip: a tool that
 # cannot be installed fails the run.
 set -eu
 need_apt=""
@@ -20,6 +20,10 @@ fi
 if ! python3 -c "import zarr, xarray, numcodecs, netCDF4, pandas" 2> /dev/null; then
     echo "installing Python packages: zarr xarray numcodecs netCDF4 pandas"
     python3 -m pip install -q zarr xarray numcodecs netCDF4 pandas
+fi
+if ! python3 -c "import tensorstore" 2> /dev/null; then
+    echo "installing Python packages: tensorstore"
+    python3 -m pip install -q tensorstore
 fi
 if ! python3 -c "import moto.server, flask, boto3, s3fs" 2> /dev/null; then
     echo "installing Python packages: moto[server] boto3 s3fs"
