@@ -1,7 +1,9 @@
 /* The benchmark workload, one C program linked twice (against our library and against
  * netcdf-c 4.10.1): prints "<phase> <seconds>" lines. Usage:
- *   bench DIR CHUNKING CODEC      CHUNKING: plane (1x512x512) | tile (8x128x128)
+ *   bench DIR CHUNKING CODEC [FORMAT]
+ *                                 CHUNKING: plane (1x512x512) | tile (8x128x128)
  *                                 CODEC: none | zlib1 | shuffle_zlib1
+ *                                 FORMAT: v2 (default) | v3 | v3shard (v3, 8 MiB shards)
  *   bench DIR meta                20 groups x 50 variables x 5 attributes, reopen, inquire */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -79,7 +81,11 @@ int main(int argc, char **argv)
     int tile = strcmp(argv[2], "tile") == 0;
     const char *codec = argv[3];
     char url[4096];
-    snprintf(url, sizeof url, "file://%s/%s_%s.file#mode=nczarr,file", dir, argv[2], codec);
+    const char *format = argc > 4 ? argv[4] : "v2";
+    const char *mode = strcmp(format, "v3") == 0        ? "nczarr,v3,file"
+                       : strcmp(format, "v3shard") == 0 ? "nczarr,v3,file&shard=8M"
+                                                        : "nczarr,file";
+    snprintf(url, sizeof url, "file://%s/%s_%s.file#mode=%s", dir, argv[2], codec, mode);
     float *plane = malloc(sizeof(float) * NY * NX);
     int ncid, dims[3], v;
 

@@ -30,9 +30,9 @@ TARGETS = {("plane", "zlib1", "write"): 0.30, ("tile", "zlib1", "write"): 0.30,
            ("meta", "", "reopen_inquire"): 0.5}
 
 
-def run(binary, args):
+def run(binary, args, extra_env=None):
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as d:
-        out = subprocess.run([binary, d] + args, capture_output=True, text=True, env=env, check=True)
+        out = subprocess.run([binary, d] + args, capture_output=True, text=True, env=dict(env, **(extra_env or {})), check=True)
     lib = [l for l in out.stderr.splitlines() if l.startswith("library:")][0]
     return dict((k, float(v)) for k, v in (l.split() for l in out.stdout.splitlines())), lib
 
@@ -62,6 +62,30 @@ for (c, k, p), mo, mr, ratio, target in rows:
     print(f"{c:6} {k:14} {p:15} {mo:9.4f} {mr:9.4f} {ratio:7.3f} {'<=' if ok else '>'}{target:6.2f}")
 print("all targets met" if worst else "some targets missed")
 
+
+# ---- v3 row (ours only; netcdf-c cannot read or write v3): the standard workload as v3 vs as
+# v2, and window reads of a sharded variable (8 MiB shards of 16 inner chunks) through the
+# shard index and ranged reads vs whole-shard reads (NCZARR_SHARD_READS=whole).
+print("\nZarr v3 (ours): v3 / v2 on the same workload, and sharded window reads ranged / whole-shard:")
+print(f"{'chunks':6} {'codec':8} {'phase':10} {'v3 s':>9} {'v2 s':>9} {'v3/v2':>7}")
+for chunking in ("plane", "tile"):
+    v2s, v3s = [], []
+    for _ in range(RUNS):
+        v2s.append(run(f"{build}/bench_ours", [chunking, "zlib1"])[0])
+        v3s.append(run(f"{build}/bench_ours", [chunking, "zlib1", "v3"])[0])
+    for phase in v2s[0]:
+        a = statistics.median(x[phase] for x in v3s)
+        b = statistics.median(x[phase] for x in v2s)
+        print(f"{chunking:6} {'zlib1':8} {phase:10} {a:9.4f} {b:9.4f} {a / b:7.3f}")
+ranged, whole = [], []
+for _ in range(RUNS):
+    ranged.append(run(f"{build}/bench_ours", ["tile", "zlib1", "v3shard"])[0])
+    whole.append(run(f"{build}/bench_ours", ["tile", "zlib1", "v3shard"], {"NCZARR_SHARD_READS": "whole"})[0])
+print(f"{'phase':10} {'ranged s':>9} {'whole s':>9} {'ranged/whole':>12}   (tile zlib1, v3, 8 MiB shards)")
+for phase in ranged[0]:
+    a = statistics.median(x[phase] for x in ranged)
+    b = statistics.median(x[phase] for x in whole)
+    print(f"{phase:10} {a:9.4f} {b:9.4f} {a / b:12.3f}")
 
 # ---- S3 row: a local S3 server (moto) behind a proxy that adds 20 ms to every request. The same
 # library and plan, once with its concurrent batches and once with NCZARR_S3_CONCURRENCY=1 (the

@@ -42,7 +42,7 @@ int main(int argc, char **argv)
     EXPECT(NC_EINVAL, nc_create(url(dir, "x.file", "nczarr,file"), NC_64BIT_OFFSET, &ncid));
     EXPECT(NC_EINVAL, nc_create(url(dir, "x.file", "nczarr,file"), NC_64BIT_DATA, &ncid));
     EXPECT(NC_EINVAL, nc_create(url(dir, "x.file", "nczarr,file"), NC_DISKLESS, &ncid));
-    EXPECT(NC_EINVAL, nc_create(url(dir, "x.file", "nczarr,v3"), 0, &ncid));
+    EXPECT(NC_EINVAL, nc_create(url(dir, "x.file", "nczarr,v2,v3"), 0, &ncid));
     EXPECT(NC_EINVAL, nc_create(url(dir, "x.file", "nczarr,file,zip"), 0, &ncid));
     EXPECT(NC_EINVAL, nc_create(url(dir, "x.file", "nczarr,bogus"), 0, &ncid));
 

@@ -20,6 +20,13 @@ const EMPTY: u64 = u64::MAX;
 /// Shard indexes kept per dataset before the cache starts over.
 const MAX_CACHED_INDEXES: usize = 4096;
 
+/// `NCZARR_SHARD_READS=whole`: always read whole shards (stores where one large request
+/// beats an index read plus ranges; also the benchmark's baseline).
+fn whole_reads() -> bool {
+    static WHOLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WHOLE.get_or_init(|| std::env::var("NCZARR_SHARD_READS").is_ok_and(|v| v.eq_ignore_ascii_case("whole")))
+}
+
 /// Shard indexes read so far, by shard key.
 #[derive(Default)]
 pub struct IndexCache(Mutex<HashMap<String, Index>>);
@@ -198,7 +205,7 @@ impl ShardStore<'_> {
         let mut distinct = slots.to_vec();
         distinct.sort_unstable();
         distinct.dedup();
-        let whole = distinct.len() * 2 > self.nslots() && self.cache.get(key).is_none();
+        let whole = whole_reads() || distinct.len() * 2 > self.nslots() && self.cache.get(key).is_none();
         if whole {
             let Some(bytes) = self.inner.get(key)? else { return Ok(vec![None; slots.len()]) };
             let all = self.split_whole(key, &bytes)?;
@@ -340,5 +347,138 @@ impl Zmap for ShardStore<'_> {
     /// Writes only fill the pending map (behind a lock).
     fn concurrent_puts(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ChunkCache, Endian, StorageKind, V3Array};
+    use crate::types::NcType;
+    use crate::zmap::memory::MemoryStore;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Counts requests by kind on the way to a memory store.
+    #[derive(Default)]
+    struct Counting {
+        inner: MemoryStore,
+        gets: AtomicUsize,
+        suffixes: AtomicUsize,
+        span_calls: AtomicUsize,
+        spans: AtomicUsize,
+        puts: AtomicUsize,
+    }
+
+    impl Zmap for Counting {
+        fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+            self.gets.fetch_add(1, Ordering::SeqCst);
+            self.inner.get(key)
+        }
+        fn get_spans(&self, key: &str, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
+            self.span_calls.fetch_add(1, Ordering::SeqCst);
+            self.spans.fetch_add(ranges.len(), Ordering::SeqCst);
+            self.inner.get_spans(key, ranges)
+        }
+        fn get_suffix(&self, key: &str, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
+            self.suffixes.fetch_add(1, Ordering::SeqCst);
+            self.inner.get_suffix(key, n)
+        }
+        fn put(&self, key: &str, value: &[u8]) -> Result<()> {
+            self.puts.fetch_add(1, Ordering::SeqCst);
+            self.inner.put(key, value)
+        }
+        fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
+            self.inner.list_dir(prefix)
+        }
+        fn delete_prefix(&self, prefix: &str) -> Result<()> {
+            self.inner.delete_prefix(prefix)
+        }
+        fn describe(&self) -> String {
+            "counting".into()
+        }
+    }
+
+    fn var() -> Var {
+        Var {
+            name: "v".into(),
+            nctype: NcType::UShort,
+            dimids: vec![0, 1],
+            atts: vec![],
+            chunks: vec![2, 3],
+            filters: vec![],
+            no_fill: false,
+            storage_fill: None,
+            endian: Endian::Little,
+            locked: true,
+            quantize: (0, 0),
+            cache: ChunkCache { size: 0, nelems: 0, preemption: 0.0 },
+            stored_key: Some("v".into()),
+            dim_separator: '/',
+            extra_zarray: Default::default(),
+            maxstrlen: None,
+            fortran_order: false,
+            storage: StorageKind::Native,
+            v3: Some(Box::new(V3Array {
+                default_keys: true,
+                shard: Some(vec![4, 12]),
+                index: ShardIndex { at_start: false, crc: true, big_endian: false },
+                ..Default::default()
+            })),
+        }
+    }
+
+    #[test]
+    fn two_of_eight_inner_chunks_cost_an_index_read_and_two_ranges() {
+        let store = Counting::default();
+        let cache = IndexCache::default();
+        let v = var();
+        // Shard c/0/0 holds 2 x 4 inner chunks of 2x3 u16 (12 bytes each).
+        let keys: Vec<String> = (0..2).flat_map(|i| (0..4).map(move |j| format!("v/c/{i}/{j}"))).collect();
+        {
+            let w = for_var(&store, &cache, &v, "v").expect("sharded");
+            for (n, k) in keys.iter().enumerate() {
+                w.put(k, &[n as u8; 12]).unwrap();
+            }
+            assert_eq!(store.puts.load(Ordering::SeqCst), 0, "nothing stored before finish");
+            w.finish().unwrap();
+        }
+        assert_eq!(store.puts.load(Ordering::SeqCst), 1, "one shard written once");
+        assert_eq!(store.gets.load(Ordering::SeqCst), 0, "a complete shard is built without reading");
+        let shard = store.inner.get("v/c/0/0").unwrap().unwrap();
+        assert_eq!(shard.len(), 8 * 12 + 8 * 16 + 4);
+
+        let fresh = IndexCache::default();
+        let r = for_var(&store, &fresh, &v, "v").unwrap();
+        let got = r.get_many(&["v/c/0/1".to_string(), "v/c/1/2".to_string()]).unwrap();
+        assert_eq!(got, vec![Some(vec![1u8; 12]), Some(vec![6u8; 12])]);
+        assert_eq!(store.suffixes.load(Ordering::SeqCst), 1, "one index read");
+        assert_eq!(store.span_calls.load(Ordering::SeqCst), 1);
+        assert_eq!(store.spans.load(Ordering::SeqCst), 2, "exactly the two inner chunks");
+        assert_eq!(store.gets.load(Ordering::SeqCst), 0, "no whole-shard read");
+        // The index is cached: the next read costs one range and no index read.
+        r.get_many(&["v/c/0/0".to_string()]).unwrap();
+        assert_eq!(store.suffixes.load(Ordering::SeqCst), 1);
+        assert_eq!(store.spans.load(Ordering::SeqCst), 3);
+        // Absent shards read as absent (fill), not as errors.
+        assert_eq!(r.get_many(&["v/c/3/0".to_string()]).unwrap(), vec![None]);
+
+        // Rewriting one inner chunk reads the old shard once and keeps the others' bytes.
+        let w = for_var(&store, &fresh, &v, "v").unwrap();
+        w.put("v/c/1/3", &[99u8; 12]).unwrap();
+        w.finish().unwrap();
+        assert_eq!(store.gets.load(Ordering::SeqCst), 1);
+        let r = for_var(&store, &fresh, &v, "v").unwrap();
+        let got = r.get_many(&keys).unwrap();
+        assert_eq!(got[7], Some(vec![99u8; 12]));
+        assert_eq!(got[3], Some(vec![3u8; 12]));
+
+        // A corrupt index (CRC) is NC_EFILTER; an entry past the data is NC_ENCZARR.
+        let mut bad = store.inner.get("v/c/0/0").unwrap().unwrap();
+        let n = bad.len();
+        bad[n - 10] ^= 1;
+        store.inner.put("v/c/0/0", &bad).unwrap();
+        let cold = IndexCache::default();
+        let r = for_var(&store, &cold, &v, "v").unwrap();
+        assert_eq!(r.get_many(&["v/c/0/0".to_string()]).unwrap_err().kind, Kind::Filter);
     }
 }
