@@ -97,7 +97,7 @@ install: all
 
 check: all
 	sh ctests/ensure_deps.sh
-	$(MAKE) --no-print-directory check-rust check-c check-clients check-passthrough check-s3 check-python check-cmake
+	$(MAKE) --no-print-directory check-rust check-c check-clients check-passthrough check-s3 check-python check-v3 check-cmake
 	@echo "make check: all suites passed"
 
 check-rust:
