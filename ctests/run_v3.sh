@@ -8,11 +8,13 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 python3 -c "import zarr, xarray, tensorstore, numcodecs" || { echo "missing Python packages (pip install zarr xarray tensorstore numcodecs)"; exit 1; }
 cc -std=c11 -Wall -Werror -I"$top/include" -o "$build/v3_hyperslab" "$top/ctests/v3/v3_hyperslab.c" -L"$build" -lnetcdf -Wl,-rpath,"$build"
 cc -std=c11 -Wall -Werror -I"$top/include" -o "$build/v3write" "$top/ctests/v3/v3write.c" -L"$build" -lnetcdf -Wl,-rpath,"$build"
+cc -std=c11 -I"$top/include" -o "$build/ncprobe" "$top/ctests/tools/ncprobe.c" -L"$build" -lnetcdf -Wl,-rpath,"$build"
 py_fail=0
 
 # 1. Their stores, read through our C API and by ncdump.
 mkdir -p "$scratch/theirs"
 python3 "$top/ctests/v3/py_theirs3.py" "$scratch/theirs" || py_fail=1
+python3 "$top/ctests/v3/py_bad3.py" || py_fail=1
 
 # 2. Our datasets, read by zarr-python, xarray and tensorstore.
 mkdir -p "$scratch/ours"

@@ -15,12 +15,12 @@ int main(int argc, char **argv)
     size_t start[2] = {strtoul(argv[2], NULL, 10), strtoul(argv[3], NULL, 10)};
     size_t count[2] = {strtoul(argv[4], NULL, 10), strtoul(argv[5], NULL, 10)};
     if ((rc = nc_open(argv[1], 0, &ncid))) {
-        fprintf(stderr, "%s\n", nc_strerror(rc));
+        fprintf(stderr, "rc=%d %s\n", rc, nc_strerror(rc));
         return 1;
     }
     unsigned long long *v = calloc(count[0] * count[1] + 1, sizeof *v);
     if (!v || (rc = nc_get_vara_ulonglong(ncid, 0, start, count, v))) {
-        fprintf(stderr, "%s\n", nc_strerror(rc));
+        fprintf(stderr, "rc=%d %s\n", rc, nc_strerror(rc));
         return 1;
     }
     for (size_t i = 0; i < count[0] * count[1]; i++)
