@@ -104,6 +104,25 @@ LD_PRELOAD="$pre" ncdump -h "s3://nczarr-test/tools/gen" > /dev/null 2>&1 && bad
 AWS_ENDPOINT_URL="$E" LD_PRELOAD="$pre" ncdump "s3://nczarr-test/tools/gen" | sed 1d > "$scratch/s3b.cdl"
 diff -u "$scratch/file.cdl" "$scratch/s3b.cdl" > /dev/null && ok || bad "ncdump s3:// URL"
 
+# 4b. Zarr v3 with shards on S3: ncgen writes it, ncdump reads it as the file copy; a
+#     hyperslab costs one suffix read of the shard index and ranged reads of the inner chunks.
+LD_PRELOAD="$pre" ncgen -k nc4 -o "$E/nczarr-test/v3/gen#mode=nczarr,v3,s3&shard=auto" "$cdl" && ok || bad "ncgen to S3 v3"
+LD_PRELOAD="$pre" ncdump "$E/nczarr-test/v3/gen#mode=nczarr,s3" | sed 1d > "$scratch/s3v3.cdl"
+diff -u "$scratch/file.cdl" "$scratch/s3v3.cdl" > /dev/null && ok || bad "ncdump of S3 v3 equals ncdump of file"
+python3 - "$E" << 'PY' && ok || bad "zarr-python writes a sharded v3 array to S3"
+import sys, numpy as np, zarr, warnings
+warnings.simplefilter("ignore")
+opts = {"endpoint_url": sys.argv[1], "key": "AKIATESTKEY", "secret": "test-secret-never-logged"}
+a = zarr.create_array(zarr.storage.FsspecStore.from_url("s3://nczarr-test/v3/sharded", storage_options=opts),
+                      shape=(8, 12), chunks=(2, 3), shards=(4, 12), dtype="u2", zarr_format=3, dimension_names=["y", "x"])
+a[...] = np.arange(96).reshape(8, 12)
+PY
+cc -std=c11 -I"$top/include" -o "$scratch/v3_hyperslab" "$top/ctests/v3/v3_hyperslab.c" -L"$build" -lnetcdf -Wl,-rpath,"$build"
+NCTRACING=2 "$scratch/v3_hyperslab" "$E/nczarr-test/v3/sharded#mode=zarr,s3" 0 0 2 6 > "$scratch/slab.txt" 2> "$scratch/slab.log"
+[ "$(tr '\n' ' ' < "$scratch/slab.txt")" = "0 1 2 3 4 5 12 13 14 15 16 17 " ] && ok || bad "sharded hyperslab values on S3"
+[ "$(grep -c 'get suffix .*c/0/0' "$scratch/slab.log")" = 1 ] && grep -q 'get ranges .*c/0/0 \[[0-9]*+[0-9]* [0-9]*+[0-9]*\]' "$scratch/slab.log" \
+    && ! grep -q 'storage: get .*c/0/0 ->' "$scratch/slab.log" && ok || bad "S3 shard: one index read + two ranges"
+
 # 5. zarr-python (through s3fs) reads what we wrote to S3, exactly.
 python3 - "$E" << 'PY' && ok || bad "zarr-python/xarray reading our S3 dataset"
 import sys, numpy as np, zarr

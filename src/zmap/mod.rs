@@ -172,6 +172,16 @@ pub(crate) mod conformance {
         assert_eq!(a, vec![".zarray".to_string(), "b".to_string()]);
         let many = store.get_many(&["a/b/0.0".into(), "nope".into()]).unwrap();
         assert_eq!(many, vec![Some(b"xyz".to_vec()), None]);
+        // Ranged reads (shards): spans, suffixes, absent objects, ranges past the end.
+        store.put("a/s", b"0123456789").unwrap();
+        let spans = store.get_spans("a/s", &[(2, 3), (9, 1), (0, 0)]).unwrap().unwrap();
+        assert_eq!(spans, vec![b"234".to_vec(), b"9".to_vec(), Vec::new()]);
+        assert_eq!(store.get_suffix("a/s", 4).unwrap(), Some((b"6789".to_vec(), 10)));
+        assert_eq!(store.get_spans("a/none", &[(0, 1)]).unwrap(), None);
+        assert_eq!(store.get_suffix("a/none", 4).unwrap(), None);
+        assert_eq!(store.get_spans("a/s", &[(8, 5)]).unwrap_err().kind, crate::error::Kind::NcZarr);
+        assert_eq!(store.get_suffix("a/s", 11).unwrap_err().kind, crate::error::Kind::NcZarr);
+        store.delete_prefix("a/s").unwrap();
         store.rename_prefix("a", "c").unwrap();
         assert_eq!(store.get("a/.zarray").unwrap(), None);
         assert_eq!(store.get("c/b/0.0").unwrap().as_deref(), Some(&b"xyz"[..]));
