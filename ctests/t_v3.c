@@ -61,6 +61,8 @@ static void write_all_types(const char *u)
     double scv = 2.5;
     OK(nc_put_var_double(ncid, sc, &scv));
     const char *names[3] = {"Paris", "", "Z\xc3\xbcrich"};
+    const char *bad_utf8[3] = {"ok", "\xff\xfe", "ok"};
+    EXPECT(NC_EINVAL, nc_put_var_string(ncid, nm, bad_utf8));
     OK(nc_put_var_string(ncid, nm, names));
     OK(nc_put_var_text(ncid, stn, "abcdef\0\0ghij"));
     short bv[3] = {1, -2, 300};

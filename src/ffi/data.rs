@@ -134,10 +134,27 @@ pub(crate) unsafe fn put(call: &str, ncid: c_int, varid: c_int, shape: Shape, me
                 None => {
                     let ptrs = (op as *const *const c_char).wrapping_sub(sel.origin as usize);
                     let mut slots: Vec<Option<Option<String>>> = vec![None; span];
+                    // v3 strings are declared UTF-8 and zarr-python fails a whole chunk on bad
+                    // bytes (zarr-v3.md §3.1); v2 keeps netcdf-c's byte-for-byte tolerance.
+                    let strict = ds.zarr_format == 3;
                     for off in offsets(&sel) {
                         // SAFETY: each selected slot holds a `char*` (NULL allowed).
                         let p = unsafe { *ptrs.add(off) };
-                        let s = (!p.is_null()).then(|| String::from_utf8_lossy(unsafe { CStr::from_ptr(p) }.to_bytes()).into_owned());
+                        let s = if p.is_null() {
+                            None
+                        } else {
+                            // SAFETY: a non-NULL slot points at a NUL-terminated string.
+                            let bytes = unsafe { CStr::from_ptr(p) }.to_bytes();
+                            match std::str::from_utf8(bytes) {
+                                Ok(text) => Some(text.to_string()),
+                                Err(_) if strict => {
+                                    let name = &ds.model.var(gid, varid)?.name;
+                                    crate::trace::warn(&format!("{name}: string is not valid UTF-8"));
+                                    return err(Kind::Invalid, format!("{name}: string is not valid UTF-8"));
+                                }
+                                Err(_) => Some(String::from_utf8_lossy(bytes).into_owned()),
+                            }
+                        };
                         slots[off] = Some(s);
                     }
                     ds.write(gid, varid, &sel, EngineMem::Strings(&mut slots))

@@ -146,6 +146,34 @@ fn read_entry(archive: &mut zip::ZipArchive<File>, idx: usize) -> Result<Vec<u8>
     Ok(buf)
 }
 
+/// Where an object's bytes are: staged in memory, or an archive entry stored uncompressed
+/// at a file offset (compressed entries are inflated whole).
+enum Entry {
+    Absent,
+    Bytes(Vec<u8>),
+    Stored(u64, u64),
+}
+
+impl ZipStore {
+    fn stored_entry(&self, key: &str) -> Result<Entry> {
+        validate_key(key)?;
+        let mut st = self.state();
+        if let Some(staged) = st.staged.get(key) {
+            return Ok(staged.clone().map_or(Entry::Absent, Entry::Bytes));
+        }
+        let Some(&idx) = st.index.get(key) else { return Ok(Entry::Absent) };
+        let archive = st.archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive not open"))?;
+        let (stored, start, size) = {
+            let e = archive.by_index_raw(idx).map_err(zip_error)?;
+            (e.compression() == zip::CompressionMethod::Stored, e.data_start(), e.size())
+        };
+        if stored {
+            return Ok(Entry::Stored(start, size));
+        }
+        read_entry(archive, idx).map(Entry::Bytes)
+    }
+}
+
 impl State {
     fn live_keys(&self) -> Vec<String> {
         let mut keys: Vec<String> = self.order.iter().filter(|k| !self.staged.contains_key(*k)).cloned().collect();
@@ -164,6 +192,41 @@ impl Zmap for ZipStore {
         let Some(&idx) = st.index.get(key) else { return Ok(None) };
         let archive = st.archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive not open"))?;
         read_entry(archive, idx).map(Some)
+    }
+
+    /// Stored (uncompressed) entries are read by `pread` at the entry's data offset: a shard
+    /// index or an inner chunk costs what it weighs, not the whole entry.
+    fn get_spans(&self, key: &str, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
+        match self.stored_entry(key)? {
+            Entry::Absent => Ok(None),
+            Entry::Bytes(b) => super::slice_spans(key, &b, ranges).map(Some),
+            Entry::Stored(start, size) => {
+                use std::os::unix::fs::FileExt;
+                let file = File::open(&self.path)?;
+                let mut out = Vec::with_capacity(ranges.len());
+                for &(off, n) in ranges {
+                    if off.checked_add(n as u64).is_none_or(|end| end > size) {
+                        return err(Kind::NcZarr, format!("{key}: range {off}+{n} past the end ({size} bytes)"));
+                    }
+                    let mut b = vec![0u8; n];
+                    file.read_exact_at(&mut b, start + off)?;
+                    out.push(b);
+                }
+                Ok(Some(out))
+            }
+        }
+    }
+
+    fn get_suffix(&self, key: &str, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
+        let size = match self.stored_entry(key)? {
+            Entry::Absent => return Ok(None),
+            Entry::Bytes(b) => b.len() as u64,
+            Entry::Stored(_, size) => size,
+        };
+        if size < n {
+            return err(Kind::NcZarr, format!("{key}: {size} bytes, shorter than its {n}-byte index"));
+        }
+        Ok(self.get_spans(key, &[(size - n, n as usize)])?.and_then(|mut v| v.pop()).map(|b| (b, size)))
     }
 
     fn put(&self, key: &str, value: &[u8]) -> Result<()> {
@@ -284,5 +347,20 @@ mod tests {
         let again = ZipStore::open(&path).unwrap();
         assert_eq!(again.prefix, "ints");
         assert_eq!(again.get(".zgroup").unwrap().as_deref(), Some(&b"{}"[..]));
+
+        // v3 layout at the archive root; ranges of stored entries come by pread.
+        let path = dir.path().join("v3.zip");
+        let store = ZipStore::create(&path, false).unwrap();
+        store.put("zarr.json", b"{}").unwrap();
+        store.put("v/c/0", b"0123456789").unwrap();
+        store.flush().unwrap();
+        let again = ZipStore::open(&path).unwrap();
+        assert_eq!(again.prefix, "");
+        assert_eq!(again.get_spans("v/c/0", &[(1, 2), (7, 3)]).unwrap(), Some(vec![b"12".to_vec(), b"789".to_vec()]));
+        assert_eq!(again.get_suffix("v/c/0", 3).unwrap(), Some((b"789".to_vec(), 10)));
+        assert_eq!(again.get_spans("v/c/0", &[(9, 2)]).unwrap_err().kind, Kind::NcZarr);
+        assert_eq!(again.get_spans("v/c/1", &[(0, 1)]).unwrap(), None);
+        let names: Vec<String> = zip::ZipArchive::new(File::open(&path).unwrap()).unwrap().file_names().map(str::to_string).collect();
+        assert!(names.iter().all(|n| !n.ends_with('/')), "no directory entries at the root layout: {names:?}");
     }
 }
