@@ -274,6 +274,15 @@ impl Layout {
         let Some(bytes) = stored else { return Ok(self.fill_chunk()) };
         let ctx = |e: Error| Error::new(e.kind, format!("{}: {}", self.key, e.context));
         match (self.is_text(), self.storage) {
+            (false, StorageKind::Half) => {
+                let mut raw = codec::decode(&self.filters, bytes, 2, self.nelems * 2).map_err(ctx)?;
+                if self.big_endian {
+                    swap_bytes(&mut raw, 2);
+                }
+                Ok(ChunkBuf::Fixed(
+                    raw.chunks_exact(2).flat_map(|h| crate::values::f16_to_f32(u16::from_le_bytes([h[0], h[1]])).to_ne_bytes()).collect(),
+                ))
+            }
             (false, _) => {
                 let mut raw = codec::decode(&self.filters, bytes, self.item, self.nelems * self.item).map_err(ctx)?;
                 if self.big_endian {
@@ -281,7 +290,7 @@ impl Layout {
                 }
                 Ok(ChunkBuf::Fixed(raw))
             }
-            (true, StorageKind::Native) => {
+            (true, StorageKind::Native | StorageKind::Half) => {
                 let raw = codec::decode(&self.filters, bytes, self.width, self.nelems * self.width).map_err(ctx)?;
                 Ok(ChunkBuf::Strings(
                     raw.chunks_exact(self.width)
@@ -338,6 +347,7 @@ impl Layout {
         if let ChunkBuf::Fixed(b) = buf
             && self.filters.is_empty()
             && !self.big_endian
+            && self.storage != StorageKind::Half
         {
             return Ok(Cow::Borrowed(b));
         }
@@ -346,6 +356,16 @@ impl Layout {
 
     fn encode_owned(&self, buf: &ChunkBuf) -> Result<Vec<u8>> {
         match buf {
+            ChunkBuf::Fixed(b) if self.storage == StorageKind::Half => {
+                let mut raw: Vec<u8> = b
+                    .chunks_exact(4)
+                    .flat_map(|f| crate::values::f32_to_f16(f32::from_ne_bytes([f[0], f[1], f[2], f[3]])).to_le_bytes())
+                    .collect();
+                if self.big_endian {
+                    swap_bytes(&mut raw, 2);
+                }
+                codec::encode(&self.filters, &raw, 2)
+            }
             ChunkBuf::Fixed(b) if self.big_endian => {
                 let mut raw = b.clone();
                 swap_bytes(&mut raw, self.item);
@@ -353,7 +373,7 @@ impl Layout {
             }
             ChunkBuf::Fixed(b) => codec::encode(&self.filters, b, self.item),
             ChunkBuf::Strings(items) => match self.storage {
-                StorageKind::Native => {
+                StorageKind::Native | StorageKind::Half => {
                     let mut raw = vec![0u8; items.len() * self.width];
                     for (slot, s) in raw.chunks_exact_mut(self.width).zip(items) {
                         let b = s.as_deref().unwrap_or("").as_bytes();
@@ -390,7 +410,12 @@ impl Layout {
             MemType::Text => NcType::Char,
             MemType::Num(t) => t,
         };
-        self.filters.is_empty() && !self.big_endian && self.nctype != NcType::String && mem_t == self.nctype && !self.fortran
+        self.filters.is_empty()
+            && !self.big_endian
+            && self.nctype != NcType::String
+            && mem_t == self.nctype
+            && !self.fortran
+            && self.storage != StorageKind::Half
     }
 
     /// Compressed chunks of plain values read in their own type: decodable into user memory.
@@ -399,7 +424,12 @@ impl Layout {
             MemType::Text => NcType::Char,
             MemType::Num(t) => t,
         };
-        !self.filters.is_empty() && !self.big_endian && self.nctype != NcType::String && mem_t == self.nctype && !self.fortran
+        !self.filters.is_empty()
+            && !self.big_endian
+            && self.nctype != NcType::String
+            && mem_t == self.nctype
+            && !self.fortran
+            && self.storage != StorageKind::Half
     }
 
     /// A string as the storage keeps it: fixed widths cut at a character boundary.
@@ -1196,7 +1226,7 @@ fn write_chunks(store: &dyn Zmap, layout: &Layout, chunks: &[DirtyChunk<'_>]) ->
     // Encode in parallel batches (bounded memory), then hand each batch to the store at once
     // (S3 sends it concurrently).
     for batch in chunks.chunks(store.batch_size()) {
-        if layout.filters.is_empty() && !layout.big_endian && !store.latency_bound() {
+        if layout.filters.is_empty() && !layout.big_endian && layout.storage != StorageKind::Half && !store.latency_bound() {
             for (k, b, _) in batch {
                 store.put(&layout.chunk_key(k), &layout.encode(b)?)?;
             }

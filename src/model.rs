@@ -108,6 +108,9 @@ pub enum StorageKind {
     Utf32(usize),
     /// `|O` arrays with the numcodecs `vlen-utf8`/`vlen-bytes` object codec.
     Vlen,
+    /// IEEE half floats (v3 `float16`), surfaced as NC_FLOAT: widened on read, rounded to
+    /// nearest on write.
+    Half,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

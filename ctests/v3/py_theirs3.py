@@ -83,6 +83,7 @@ arr("u5", np.array(["ab", "", "déf", "zzzzz"], dtype="<U5"), dimension_names=["
 arr("s5", np.array([b"ab", b"", b"xyz", b"abcde"], dtype="|S5"), dimension_names=["x"])
 arr("when", np.array(["2020-01-01", "2021-06-30", "1969-12-31", "2000-02-29"], dtype="datetime64[s]"), dimension_names=["x"])
 arr("scalar", np.array(3.25))
+arr("half", np.array([0.5, -2, 65504, 1e-7], dtype="f2"), dimension_names=["x"])
 arr("gz", np.arange(12, dtype="f4").reshape(3, 4), compressors=[GzipCodec(level=5), Crc32cCodec()], dimension_names=["y", "x"])
 arr("bl", np.arange(12, dtype="i4").reshape(3, 4), compressors=[BloscCodec(cname="zstd", clevel=1, shuffle="bitshuffle")], dimension_names=["y", "x"])
 arr("nc", np.arange(12, dtype="f8").reshape(3, 4), compressors=[nz.Shuffle(elementsize=8), nz.Zlib(level=4)], dimension_names=["y", "x"])
@@ -133,6 +134,7 @@ for dt, t in {"i1": "byte", "u1": "ubyte", "i2": "short", "u2": "ushort", "i4": 
 check(types.get("flag") == "ubyte" and types.get("names") == "string" and types.get("u5") == "string" and types.get("s5") == "string",
       f"bool/string types {types}")
 check(types.get("when") == "int64" and types.get("scalar") == "double", f"datetime64/scalar {types}")
+check(types.get("half") == "float", f"float16 widened to float {types.get('half')}")
 check(d["vars"].get("scalar", {}).get("dims") == [], "0-d array is a scalar")
 check(d["vars"].get("n_f4", {}).get("dims") == ["y", "x"], "dimension_names are shared dimensions")
 check(d["vars"].get("anon", {}).get("dims") == ["_Anonymous_Dim_2", "_Anonymous_Dim_3"], f"no names -> anonymous {d['vars'].get('anon')}")
@@ -171,6 +173,17 @@ try:
     check(read(f"file://{kp}#mode=zarr,file", "ext_ok") == [1.0, 2.0], "must_understand=false extension read")
 except Exception as e:  # noqa: BLE001
     check(False, f"store with unusable nodes: {e}")
+
+# A put into their float16 array rounds to half precision, and zarr-python reads it.
+import ctypes  # noqa: E402
+from nclib import call, lib  # noqa: E402
+ncid, varid = ctypes.c_int(), ctypes.c_int()
+call(lib.nc_open, url.encode(), 1, ctypes.byref(ncid))
+call(lib.nc_inq_varid, ncid, b"half", ctypes.byref(varid))
+call(lib.nc_put_var1_float, ncid, varid, (ctypes.c_size_t * 1)(1), ctypes.byref(ctypes.c_float(3.140625)))
+call(lib.nc_close, ncid)
+h = zarr.open_array(f"{p}/half", mode="r")[...]
+check(h.dtype == np.float16 and h.tolist() == [0.5, 3.140625, 65504.0, float(np.float16(1e-7))], f"float16 put {h.tolist()}")
 
 # Consolidated metadata: served inline (one GET), refreshed view of the same data.
 zarr.consolidate_metadata(p)

@@ -347,6 +347,8 @@ fn data_type(v: &Value, char_marked: bool, string_marked: bool) -> std::result::
         "uint64" => plain(NcType::UInt64),
         "float32" => plain(NcType::Float),
         "float64" => plain(NcType::Double),
+        "float16" => Ok(DataType { nctype: NcType::Float, storage: StorageKind::Half, width: None, item: 2, boolean: false }),
+        "float16" => Ok(DataType { nctype: NcType::Float, storage: StorageKind::Half, width: None, item: 2, boolean: false }),
         "bool" => Ok(DataType { nctype: NcType::UByte, storage: StorageKind::Native, width: None, item: 1, boolean: true }),
         "string" => Ok(DataType { nctype: NcType::String, storage: StorageKind::Vlen, width: None, item: 8, boolean: false }),
         "fixed_length_utf32" => {
@@ -391,7 +393,10 @@ fn parse_fill(v: &Value, dt: &DataType, what: &str) -> Result<Option<Values>> {
             let digits = &s[2..];
             let bits = u64::from_str_radix(digits, 16).map_err(|_| nczarr_err(what, format!("fill_value {s}")))?;
             match (t, digits.len()) {
-                (NcType::Float, 8) => Ok(Some(Values::Float(vec![f32::from_bits(bits as u32)]))),
+                (NcType::Float, 4) if dt.storage == StorageKind::Half => {
+                    Ok(Some(Values::Float(vec![crate::values::f16_to_f32(bits as u16)])))
+                }
+                (NcType::Float, 8) if dt.storage != StorageKind::Half => Ok(Some(Values::Float(vec![f32::from_bits(bits as u32)]))),
                 (NcType::Double, 16) => Ok(Some(Values::Double(vec![f64::from_bits(bits)]))),
                 _ => Err(nczarr_err(what, format!("fill_value {s}: wrong width"))),
             }
