@@ -348,7 +348,6 @@ fn data_type(v: &Value, char_marked: bool, string_marked: bool) -> std::result::
         "float32" => plain(NcType::Float),
         "float64" => plain(NcType::Double),
         "float16" => Ok(DataType { nctype: NcType::Float, storage: StorageKind::Half, width: None, item: 2, boolean: false }),
-        "float16" => Ok(DataType { nctype: NcType::Float, storage: StorageKind::Half, width: None, item: 2, boolean: false }),
         "bool" => Ok(DataType { nctype: NcType::UByte, storage: StorageKind::Native, width: None, item: 1, boolean: true }),
         "string" => Ok(DataType { nctype: NcType::String, storage: StorageKind::Vlen, width: None, item: 8, boolean: false }),
         "fixed_length_utf32" => {
