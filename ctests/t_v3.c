@@ -263,6 +263,16 @@ static void shards(const char *dir)
     OK(nc_get_vara_ushort(ncid, v, (size_t[]){4, 2}, (size_t[]){2, 2}, part));
     CHECK(part[0] == 26 && part[1] == 27 && part[2] == 32 && part[3] == 33);
     OK(nc_close(ncid));
+    /* A renamed sharded variable keeps its shards (objects move; cached indexes forgotten). */
+    OK(nc_open(u, NC_WRITE, &ncid));
+    OK(nc_get_vara_ushort(ncid, v, (size_t[]){4, 2}, (size_t[]){2, 2}, part));
+    OK(nc_rename_var(ncid, v, "moved"));
+    OK(nc_enddef(ncid));
+    memset(back, 0, sizeof back);
+    OK(nc_get_var_ushort(ncid, v, back));
+    CHECK(memcmp(back, data, sizeof data) == 0);
+    OK(nc_close(ncid));
+    CHECK(exists(dir, "sh.zarr/moved/c/1/0") && !exists(dir, "sh.zarr/v/c/1/0"));
 
     /* shard= in the URL: a 4 KiB target over 8x128 float chunks of a 64x512 array. */
     const char *ua = url(dir, "auto.zarr", "nczarr,v3,file&shard=16K");

@@ -542,6 +542,7 @@ impl Dataset {
                 }
                 self.model.groups[gid].stored_key = Some(now.clone());
                 self.stored.retain(|k, _| !k.starts_with(&lead));
+                self.shard_indexes.forget_prefix(&lead);
             }
         }
         for gid in 0..self.model.groups.len() {
@@ -554,6 +555,7 @@ impl Dataset {
                     self.store.rename_prefix(&old, &now)?;
                     let lead = format!("{old}/");
                     self.stored.retain(|k, _| !k.starts_with(&lead));
+                    self.shard_indexes.forget_prefix(&lead);
                     self.model.groups[gid].vars[varid].stored_key = Some(now);
                 }
             }
