@@ -235,6 +235,60 @@ except Exception as e:  # noqa: BLE001
     check(False, f"tensorstore store: {e}")
 check(ncdump(turl)[0] == 0, "ncdump of the tensorstore store")
 
+# ---- 3b. netcdf-c's unreleased v3 layout (PR 3078, zarr-v3.md §9.6): list-form dimensions and
+# attribute types, `subgroups`, `type_alias`, bare codec names, r<8n> strings, `null` fill,
+# `_ARRAY_DIMENSIONS` beside `dimension_names`.
+import zlib  # noqa: E402
+dp = f"{tmp}/draft.zarr"
+
+
+def put(rel, obj):
+    os.makedirs(os.path.dirname(f"{dp}/{rel}"), exist_ok=True)
+    with open(f"{dp}/{rel}", "wb") as f:
+        f.write(obj if isinstance(obj, bytes) else json.dumps(obj).encode())
+
+
+def array(shape, dtype, codecs, fill, meta, extra=None):
+    doc = {"zarr_format": 3, "node_type": "array", "shape": shape, "data_type": dtype,
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": shape}},
+           "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+           "fill_value": fill, "codecs": codecs, "dimension_names": ["x"],
+           "attributes": {"_nczarr_array": meta, "_ARRAY_DIMENSIONS": ["x"]}}
+    doc["attributes"].update(extra or {})
+    return doc
+
+
+put("zarr.json", {"zarr_format": 3, "node_type": "group", "attributes": {
+    "title": "draft", "_nczarr_superblock": {"version": "3.0.0"},
+    "_nczarr_group": {"dimensions": [{"name": "x", "size": 4, "unlimited": 0}], "arrays": ["v", "s", "c", "nf"], "subgroups": ["g"]},
+    "_nczarr_attrs": {"attribute_types": [{"name": "title", "configuration": {"type": "char"}},
+                                          {"name": "_nczarr_group", "configuration": {"type": "json"}}]}}})
+refs = {"dimension_references": ["/x"], "storage": "chunked"}
+put("v/zarr.json", array([4], "int32", [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zlib", "configuration": {"level": 1}},
+                                        {"name": "fletcher32"}], -2147483647, refs,
+                         {"units": "m", "_nczarr_attrs": {"attribute_types": [{"name": "units", "configuration": {"type": "char"}}]}}))
+raw = np.array([1, 2, 3, 4], dtype="<i4").tobytes()
+z = zlib.compress(raw, 1)
+import numcodecs  # noqa: E402
+put("v/c/0", numcodecs.Fletcher32().encode(z))
+put("s/zarr.json", array([4], "r64", [{"name": "bytes"}], "AAAAAAAAAAA=", dict(refs, nczarr_type="string")))
+put("s/c/0", b"".join(x.ljust(8, b"\0") for x in [b"ab", b"", b"cdefgh", b"12345678"]))
+put("c/zarr.json", array([4], "uint8", [{"name": "bytes"}], "", dict(refs, type_alias="char")))
+put("c/c/0", b"wxyz")
+put("nf/zarr.json", array([4], "int16", [{"name": "bytes", "configuration": {"endian": "little"}}], None, refs))
+put("g/zarr.json", {"zarr_format": 3, "node_type": "group", "attributes": {"_nczarr_group": {"dimensions": [], "arrays": [], "subgroups": []}}})
+du = f"file://{dp}#mode=nczarr,file"
+try:
+    d = describe(du)
+    check(d["dims"] == {"x": 4} and d["atts"].get("title") == ("char", "draft") and "g" in d["groups"], f"draft layout structure {d}")
+    check(d["vars"]["v"]["atts"].get("units") == ("char", "m") and "_ARRAY_DIMENSIONS" not in d["vars"]["v"]["atts"], "draft attributes")
+    check(read(du, "v") == [1.0, 2.0, 3.0, 4.0], f"draft bare zlib + fletcher32 {read(du, 'v')}")
+    check(d["vars"]["s"]["type"] == "string" and read(du, "s") == ["ab", "", "cdefgh", "12345678"], f"draft r64 strings {read(du, 's')}")
+    check(d["vars"]["c"]["type"] == "char" and read(du, "c") == "wxyz", "draft char via type_alias")
+    check(read(du, "nf") == [0.0] * 4, "draft null fill: no fill, zeros")
+except Exception as e:  # noqa: BLE001
+    check(False, f"netcdf-c draft layout: {e}")
+
 # ---- 4. a sharded read touches the index and exactly the inner chunks it needs ------------------
 rp = f"{tmp}/ranges.zarr"
 r = zarr.create_array(rp, shape=(8, 12), chunks=(2, 3), shards=(4, 12), dtype="u2", dimension_names=["y", "x"], zarr_format=3)
