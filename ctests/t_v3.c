@@ -273,6 +273,18 @@ static void shards(const char *dir)
     CHECK(memcmp(back, data, sizeof data) == 0);
     OK(nc_close(ncid));
     CHECK(exists(dir, "sh.zarr/moved/c/1/0") && !exists(dir, "sh.zarr/v/c/1/0"));
+    /* A shard rewritten as all fill is removed (its inner chunks are empty); it reads as fill. */
+    OK(nc_open(u, NC_WRITE, &ncid));
+    unsigned short fills[24];
+    for (int i = 0; i < 24; i++)
+        fills[i] = NC_FILL_USHORT;
+    OK(nc_put_vara_ushort(ncid, v, (size_t[]){4, 0}, (size_t[]){4, 6}, fills));
+    OK(nc_close(ncid));
+    CHECK(!exists(dir, "sh.zarr/moved/c/1/0") && exists(dir, "sh.zarr/moved/c/0/0"));
+    OK(nc_open(u, 0, &ncid));
+    OK(nc_get_var_ushort(ncid, v, back));
+    CHECK(back[0] == 0 && back[47] == NC_FILL_USHORT && back[24] == NC_FILL_USHORT);
+    OK(nc_close(ncid));
 
     /* shard= in the URL: a 4 KiB target over 8x128 float chunks of a 64x512 array. */
     const char *ua = url(dir, "auto.zarr", "nczarr,v3,file&shard=16K");

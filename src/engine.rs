@@ -432,6 +432,24 @@ impl Layout {
             && self.storage != StorageKind::Half
     }
 
+    /// Whether every element of a chunk is the fill value (bit for bit).
+    fn is_fill(&self, buf: &ChunkBuf) -> bool {
+        match (buf, &self.fill) {
+            (ChunkBuf::Fixed(b), Some(f)) => {
+                let f = f.to_ne_bytes();
+                !f.is_empty() && b.chunks_exact(f.len()).all(|e| e == f.as_slice())
+            }
+            (ChunkBuf::Fixed(b), None) => b.iter().all(|&x| x == 0),
+            (ChunkBuf::Strings(items), fill) => {
+                let f = match fill {
+                    Some(Values::Str(v)) => v.first().cloned().flatten().unwrap_or_default(),
+                    _ => String::new(),
+                };
+                items.iter().all(|s| s.as_deref().unwrap_or("") == f)
+            }
+        }
+    }
+
     /// A string as the storage keeps it: fixed widths cut at a character boundary.
     fn clip(&self, s: String) -> String {
         if self.storage != StorageKind::Native || s.len() <= self.width {
@@ -1209,6 +1227,11 @@ impl Cache {
 type DirtyChunk<'a> = (&'a Vec<u64>, &'a ChunkBuf, Option<&'a Pending>);
 
 fn encoded<'b>(layout: &Layout, buf: &'b ChunkBuf, pending: Option<&Pending>) -> Result<std::borrow::Cow<'b, [u8]>> {
+    if layout.sharded && layout.is_fill(buf) {
+        // No bytes: the shard index marks the inner chunk empty (read back as fill), and a
+        // shard left with no chunks is not stored at all, as zarr-python does.
+        return Ok(std::borrow::Cow::Borrowed(&[]));
+    }
     match pending.and_then(|p| p.take(layout)) {
         Some(bytes) => bytes.map(std::borrow::Cow::Owned),
         None => layout.encode(buf),

@@ -227,7 +227,7 @@ impl ShardStore<'_> {
             return Ok(());
         }
         let n = self.nslots();
-        let built: Vec<Result<(String, Vec<u8>)>> = pending
+        let built: Vec<Result<(String, Option<Vec<u8>>)>> = pending
             .into_par_iter()
             .map(|(key, slots)| {
                 let mut all: Vec<Option<Vec<u8>>> = vec![None; n];
@@ -237,16 +237,24 @@ impl ShardStore<'_> {
                     all = self.split_whole(&key, &old)?;
                 }
                 for (s, bytes) in slots {
-                    all[s] = Some(bytes);
+                    // Empty bytes: an all-fill inner chunk, marked empty in the index.
+                    all[s] = (!bytes.is_empty()).then_some(bytes);
                 }
-                Ok((key, self.assemble(&all)))
+                let empty = all.iter().all(Option::is_none);
+                Ok((key, (!empty).then(|| self.assemble(&all))))
             })
             .collect();
         let items = built.into_iter().collect::<Result<Vec<_>>>()?;
-        for (k, _) in &items {
-            self.cache.forget(k);
+        let mut puts = Vec::with_capacity(items.len());
+        for (k, bytes) in items {
+            self.cache.forget(&k);
+            match bytes {
+                Some(b) => puts.push((k, b)),
+                // A shard holding no chunks is not stored (an old one is removed).
+                None => self.inner.delete_prefix(&k)?,
+            }
         }
-        self.inner.put_many(items)
+        self.inner.put_many(puts)
     }
 
     /// Inner chunks back to back in C order, then the index (+ CRC) where the metadata says.
@@ -296,7 +304,7 @@ impl Zmap for ShardStore<'_> {
             for (pos, k) in keys.iter().enumerate() {
                 let (shard, slot) = self.locate(k)?;
                 match pending.get(&shard).and_then(|p| p.get(&slot)) {
-                    Some(b) => out[pos] = Some(b.clone()),
+                    Some(b) => out[pos] = (!b.is_empty()).then(|| b.clone()),
                     None => by_shard.entry(shard).or_default().push((pos, slot)),
                 }
             }
