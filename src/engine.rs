@@ -176,6 +176,8 @@ pub struct Layout {
     pub sharded: bool,
     pub fill: Option<Values>,
     pub fortran: bool,
+    /// Stored axis order inside a chunk (`transpose`), when not C order.
+    pub perm: Option<Vec<usize>>,
     /// Applied to float/double elements as they are written (`nc_def_var_quantize`).
     pub quantize: Option<crate::quantize::Quantizer>,
 }
@@ -213,6 +215,11 @@ impl Layout {
             sharded,
             fill: if var.no_fill { None } else { Some(var.fill_value()) },
             fortran: var.fortran_order,
+            perm: var
+                .v3
+                .as_ref()
+                .and_then(|v| v.transpose.clone())
+                .or_else(|| var.fortran_order.then(|| (0..var.dimids.len()).rev().collect())),
             quantize: {
                 let fill = match var.declared_fill() {
                     Values::Float(v) => v.first().map(|&f| f as f64),
@@ -236,17 +243,23 @@ impl Layout {
         crate::model::join_key(&self.key, &name)
     }
 
-    /// Element strides inside a chunk (C order, or Fortran order for `order: "F"` arrays).
+    /// Element strides inside a chunk: C order, or the stored axis order of `order: "F"`
+    /// (v2) and `transpose` (v3) arrays.
     fn chunk_strides(&self) -> Vec<usize> {
         let r = self.chunk_shape.len();
         let mut s = vec![1usize; r];
-        if self.fortran {
-            for d in 1..r {
-                s[d] = s[d - 1] * self.chunk_shape[d - 1] as usize;
+        match &self.perm {
+            Some(perm) if perm.len() == r => {
+                let mut acc = 1usize;
+                for &axis in perm.iter().rev() {
+                    s[axis] = acc;
+                    acc *= self.chunk_shape[axis] as usize;
+                }
             }
-        } else {
-            for d in (0..r.saturating_sub(1)).rev() {
-                s[d] = s[d + 1] * self.chunk_shape[d + 1] as usize;
+            _ => {
+                for d in (0..r.saturating_sub(1)).rev() {
+                    s[d] = s[d + 1] * self.chunk_shape[d + 1] as usize;
+                }
             }
         }
         s

@@ -89,6 +89,10 @@ pub struct V3Array {
     pub index: ShardIndex,
     /// Set by `nczarr_def_var_shards`: the `shard=` default does not apply.
     pub shard_explicit: bool,
+    /// `transpose` order of stored chunks (stored axis k is array axis `transpose[k]`).
+    pub transpose: Option<Vec<usize>>,
+    /// Codecs around whole shards (then read and decoded whole).
+    pub outer: Vec<Filter>,
 }
 
 /// How a shard's index is stored (`index_codecs`, `index_location`).

@@ -68,6 +68,8 @@ pub struct ShardStore<'a> {
     default_keys: bool,
     sep: char,
     index: ShardIndex,
+    /// Codecs around whole shards: shards are then read whole and decoded first.
+    outer: Vec<crate::model::Filter>,
     /// Encoded inner chunks written since the last `finish`, by shard key and slot.
     pending: Mutex<BTreeMap<String, BTreeMap<usize, Vec<u8>>>>,
 }
@@ -85,6 +87,7 @@ pub fn for_var<'a>(inner: &'a dyn Zmap, cache: &'a IndexCache, var: &Var, key: &
         default_keys: v3.default_keys,
         sep: var.dim_separator,
         index: v3.index,
+        outer: v3.outer.clone(),
         pending: Mutex::new(BTreeMap::new()),
     })
 }
@@ -188,7 +191,16 @@ impl ShardStore<'_> {
         }))
     }
 
-    /// The index and inner-chunk bytes of a whole shard object.
+    /// A whole shard object as stored, with the codecs around it undone.
+    fn get_whole(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let Some(bytes) = self.inner.get(key)? else { return Ok(None) };
+        if self.outer.is_empty() {
+            return Ok(Some(bytes));
+        }
+        crate::codec::decode_unsized(&self.outer, bytes, 1).map(Some).map_err(|e| Error::new(e.kind, format!("{key}: {}", e.context)))
+    }
+
+    /// The index and inner-chunk bytes of a whole (decoded) shard.
     fn split_whole(&self, key: &str, whole: &[u8]) -> Result<Vec<Option<Vec<u8>>>> {
         let ilen = self.index_len();
         if whole.len() < ilen {
@@ -205,9 +217,9 @@ impl ShardStore<'_> {
         let mut distinct = slots.to_vec();
         distinct.sort_unstable();
         distinct.dedup();
-        let whole = whole_reads() || distinct.len() * 2 > self.nslots() && self.cache.get(key).is_none();
+        let whole = whole_reads() || !self.outer.is_empty() || distinct.len() * 2 > self.nslots() && self.cache.get(key).is_none();
         if whole {
-            let Some(bytes) = self.inner.get(key)? else { return Ok(vec![None; slots.len()]) };
+            let Some(bytes) = self.get_whole(key)? else { return Ok(vec![None; slots.len()]) };
             let all = self.split_whole(key, &bytes)?;
             return Ok(slots.iter().map(|&s| all[s].clone()).collect());
         }
@@ -232,7 +244,7 @@ impl ShardStore<'_> {
             .map(|(key, slots)| {
                 let mut all: Vec<Option<Vec<u8>>> = vec![None; n];
                 if slots.len() < n
-                    && let Some(old) = self.inner.get(&key)?
+                    && let Some(old) = self.get_whole(&key)?
                 {
                     all = self.split_whole(&key, &old)?;
                 }
@@ -240,8 +252,12 @@ impl ShardStore<'_> {
                     // Empty bytes: an all-fill inner chunk, marked empty in the index.
                     all[s] = (!bytes.is_empty()).then_some(bytes);
                 }
-                let empty = all.iter().all(Option::is_none);
-                Ok((key, (!empty).then(|| self.assemble(&all))))
+                if all.iter().all(Option::is_none) {
+                    return Ok((key, None));
+                }
+                let shard = self.assemble(&all);
+                let shard = if self.outer.is_empty() { shard } else { crate::codec::encode(&self.outer, &shard, 1)? };
+                Ok((key, Some(shard)))
             })
             .collect();
         let items = built.into_iter().collect::<Result<Vec<_>>>()?;

@@ -5,6 +5,7 @@ metadata, skipped nodes. Values are checked through our C API (ctypes) and every
 dumped by Debian's ncdump under the preload library."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -91,6 +92,10 @@ arr("bz", np.arange(12, dtype="i2").reshape(3, 4), compressors=[nz.BZ2(level=9)]
 arr("lz", np.arange(12, dtype="u4").reshape(3, 4), compressors=[nz.LZ4()], dimension_names=["y", "x"])
 arr("zc", np.arange(12, dtype="i8").reshape(3, 4), compressors=[ZstdCodec(level=3, checksum=True)], dimension_names=["y", "x"])
 arr("tr", np.arange(12, dtype="i4").reshape(3, 4), filters=[TransposeCodec(order=(1, 0))], compressors=None, dimension_names=["y", "x"])
+arr("tr3", np.arange(24, dtype="i2").reshape(2, 3, 4), filters=[TransposeCodec(order=(2, 0, 1))], compressors=None,
+    dimension_names=["a", "b", "c"])
+arr("outer", np.arange(48, dtype="u2").reshape(4, 12), serializer=ShardingCodec(chunk_shape=(2, 3), codecs=[BytesCodec()]),
+    compressors=[GzipCodec(level=1)], chunks=(4, 12), dimension_names=["y4", "x12"])
 arr("be", np.arange(12, dtype=">i4").reshape(3, 4) - 6, serializer=BytesCodec(endian="big"), compressors=None, dimension_names=["y", "x"])
 arr("dot", np.arange(12, dtype="i2").reshape(3, 4), chunks=(2, 2), chunk_key_encoding={"name": "default", "separator": "."}, dimension_names=["y", "x"])
 arr("v2dot", np.arange(12, dtype="i2").reshape(3, 4), chunks=(2, 2), chunk_key_encoding={"name": "v2", "separator": "."}, dimension_names=["y", "x"])
@@ -167,9 +172,13 @@ edit(f"{kp}/skip_mu/zarr.json", lambda d: d.update(future_thing={"x": 1}))
 edit(f"{kp}/skip_st/zarr.json", lambda d: d.update(storage_transformers=[{"name": "chunk-manifest"}]))
 edit(f"{kp}/ext_ok/zarr.json", lambda d: d.update(future_thing={"must_understand": False, "x": 1}))
 k.create_array("cplx", shape=(2,), dtype="c8", dimension_names=["two"])
+# The "F" shorthand of early v3 drafts for a reversed transpose.
+shutil.copytree(f"{p}/tr", f"{kp}/trF")
+edit(f"{kp}/trF/zarr.json", lambda d: d["codecs"][0]["configuration"].update(order="F"))
 try:
     d = describe(f"file://{kp}#mode=zarr,file")
-    check(sorted(d["vars"]) == ["ext_ok"], f"unusable nodes skipped, the rest opens: {sorted(d['vars'])}")
+    check(sorted(d["vars"]) == ["ext_ok", "trF"], f"unusable nodes skipped, the rest opens: {sorted(d['vars'])}")
+    check(read(f"file://{kp}#mode=zarr,file", "trF") == expect["tr"], "transpose order \"F\"")
     check(read(f"file://{kp}#mode=zarr,file", "ext_ok") == [1.0, 2.0], "must_understand=false extension read")
 except Exception as e:  # noqa: BLE001
     check(False, f"store with unusable nodes: {e}")
@@ -182,6 +191,14 @@ call(lib.nc_open, url.encode(), 1, ctypes.byref(ncid))
 call(lib.nc_inq_varid, ncid, b"half", ctypes.byref(varid))
 call(lib.nc_put_var1_float, ncid, varid, (ctypes.c_size_t * 1)(1), ctypes.byref(ctypes.c_float(3.140625)))
 call(lib.nc_close, ncid)
+call(lib.nc_open, url.encode(), 1, ctypes.byref(ncid))
+call(lib.nc_inq_varid, ncid, b"outer", ctypes.byref(varid))
+call(lib.nc_put_var1_ushort, ncid, varid, (ctypes.c_size_t * 2)(1, 4), ctypes.byref(ctypes.c_ushort(7777)))
+call(lib.nc_close, ncid)
+o = zarr.open_array(f"{p}/outer", mode="r")[...]
+want_o = np.arange(48, dtype="u2").reshape(4, 12)
+want_o[1, 4] = 7777
+check(np.array_equal(o, want_o), "a put into a shard wrapped in gzip: zarr-python reads it")
 h = zarr.open_array(f"{p}/half", mode="r")[...]
 check(h.dtype == np.float16 and h.tolist() == [0.5, 3.140625, 65504.0, float(np.float16(1e-7))], f"float16 put {h.tolist()}")
 

@@ -440,10 +440,13 @@ fn zero_fill(t: NcType) -> Value {
 /// An array's codec pipeline, normalised (§6.1).
 #[derive(Default)]
 struct Pipeline {
-    fortran: bool,
+    /// Combined `transpose` order: stored axis k is array axis `perm[k]`.
+    perm: Option<Vec<usize>>,
     big_endian: bool,
     vlen: bool,
     filters: Vec<Filter>,
+    /// Bytes-to-bytes codecs applied to whole shards.
+    outer: Vec<Filter>,
     shard: Option<(Vec<u64>, Box<Pipeline>, ShardIndex)>,
 }
 
@@ -462,21 +465,21 @@ fn pipeline(list: &Value, rank: usize, what: &str) -> Result<std::result::Result
         let (name, conf) = codec_name(c).map_err(|e| nczarr_err(what, e.context))?;
         match (stage, name) {
             (0, "transpose") => {
-                let order: Vec<usize> = conf
-                    .and_then(|c| c.get("order"))
-                    .and_then(Value::as_array)
-                    .map(|o| o.iter().filter_map(Value::as_u64).map(|x| x as usize).collect())
-                    .unwrap_or_default();
+                // A permutation, or the "C"/"F" shorthands of early v3 drafts.
+                let order: Vec<usize> = match conf.and_then(|c| c.get("order")) {
+                    Some(Value::String(o)) if o == "C" => (0..rank).collect(),
+                    Some(Value::String(o)) if o == "F" => (0..rank).rev().collect(),
+                    Some(Value::Array(o)) => o.iter().filter_map(Value::as_u64).map(|x| x as usize).collect(),
+                    _ => Vec::new(),
+                };
                 let mut sorted = order.clone();
                 sorted.sort();
                 if order.len() != rank || sorted != (0..rank).collect::<Vec<_>>() {
                     return Err(nczarr_err(what, "transpose order is not a permutation of the dimensions"));
                 }
-                if order == (0..rank).rev().collect::<Vec<_>>() && rank > 1 {
-                    p.fortran = !p.fortran;
-                } else if order != (0..rank).collect::<Vec<_>>() {
-                    return Ok(Err(format!("transpose order {order:?}")));
-                }
+                // Transposes compose: stored axis k is the previous stage's axis order[k].
+                let prev = p.perm.take().unwrap_or_else(|| (0..rank).collect());
+                p.perm = Some(order.iter().map(|&o| prev[o]).collect());
             }
             (0, "bytes") => {
                 p.big_endian = conf.and_then(|c| c.get("endian")).and_then(Value::as_str) == Some("big");
@@ -487,6 +490,9 @@ fn pipeline(list: &Value, rank: usize, what: &str) -> Result<std::result::Result
                 stage = 1;
             }
             (0, "sharding_indexed") => {
+                if p.perm.as_ref().is_some_and(|o| o.iter().enumerate().any(|(i, &x)| i != x)) {
+                    return Ok(Err("transpose of whole shards".into()));
+                }
                 let conf = conf.ok_or_else(|| nczarr_err(what, "sharding without configuration"))?;
                 let inner_shape = conf
                     .get("chunk_shape")
@@ -521,8 +527,8 @@ fn pipeline(list: &Value, rank: usize, what: &str) -> Result<std::result::Result
                 return Err(nczarr_err(what, format!("codec {name} after the array-to-bytes codec")));
             }
             (1, _) if p.shard.is_some() => {
-                // Codecs around whole shards: the data cannot be reached in parts; refused at access.
-                p.filters.push(Filter { id: 0, params: vec![], raw: Some(json!({"id": format!("{name} around sharding_indexed")})) });
+                // Codecs around whole shards: shards are then read and decoded whole.
+                p.outer.push(codec::from_v3(c).map_err(|e| nczarr_err(what, e.context))?);
             }
             (1, _) => p.filters.push(codec::from_v3(c).map_err(|e| nczarr_err(what, e.context))?),
             (_, _) => return Err(nczarr_err(what, format!("codec {name} before the array-to-bytes codec"))),
@@ -770,18 +776,21 @@ fn build_var(model: &mut Model, gid: usize, name: String, vkey: String, doc: &Ma
     if pipe.vlen != (dt.storage == StorageKind::Vlen) {
         return Err(nczarr_err(&what, "vlen-utf8 goes with the string data type only"));
     }
+    let mut pipe = pipe;
+    let outer = std::mem::take(&mut pipe.outer);
     let (chunks, shard, inner, index) = match pipe.shard {
         Some((inner_shape, inner, index)) => {
             if inner_shape.iter().zip(&grid_shape).any(|(i, s)| s % i != 0) {
                 return Err(nczarr_err(&what, "inner chunk shape does not divide the shard shape"));
             }
-            let outer_filters = pipe.filters;
-            let mut inner = *inner;
-            inner.filters.extend(outer_filters);
-            (inner_shape, Some(grid_shape), inner, index)
+            (inner_shape, Some(grid_shape), *inner, index)
         }
         None => (grid_shape, None, pipe, ShardIndex::default()),
     };
+    if let Some(f) = outer.iter().find(|f| !codec::is_supported(f)) {
+        trace::warn(&format!("{what}: codec {:?} around its shards is not available", f.raw));
+    }
+    let perm = inner.perm.clone().filter(|o| o.iter().enumerate().any(|(i, &x)| i != x));
     let chunk_bytes = chunks.iter().try_fold(dt.item as u128, |acc, &c| acc.checked_mul(c as u128));
     if chunk_bytes.is_none_or(|b| b > MAX_CHUNK_BYTES) {
         return Err(nczarr_err(&what, "chunk too large"));
@@ -859,9 +868,9 @@ fn build_var(model: &mut Model, gid: usize, name: String, vkey: String, doc: &Ma
         dim_separator: sep,
         extra_zarray: Map::new(),
         maxstrlen: dt.width,
-        fortran_order: inner.fortran,
+        fortran_order: perm.is_some(),
         storage: dt.storage,
-        v3: Some(Box::new(V3Array { doc: Some(doc.clone()), default_keys, shard, index, shard_explicit: true })),
+        v3: Some(Box::new(V3Array { doc: Some(doc.clone()), default_keys, shard, index, shard_explicit: true, transpose: perm, outer })),
     }))
 }
 
