@@ -340,6 +340,23 @@ int main(int argc, char **argv)
     OK(nc_close(ncid));
     CHECK(exists(dir, "env2.zarr/.zgroup") && !exists(dir, "env2.zarr/zarr.json"));
 
+    /* .ncrc ZARR.DIMENSION_SEPARATOR=. gives `default` keys with `.` (c.0.0). */
+    OK(nc_rc_set("ZARR.DIMENSION_SEPARATOR", "."));
+    int d2[2], dv;
+    OK(nc_create(url(dir, "dot.zarr", "nczarr,v3,file"), NC_CLOBBER, &ncid));
+    OK(nc_def_dim(ncid, "a", 2, &d2[0]));
+    OK(nc_def_dim(ncid, "b", 2, &d2[1]));
+    OK(nc_def_var(ncid, "v", NC_INT, 2, d2, &dv));
+    OK(nc_put_var_int(ncid, dv, (int[]){1, 2, 3, 4}));
+    OK(nc_close(ncid));
+    OK(nc_rc_set("ZARR.DIMENSION_SEPARATOR", ""));
+    CHECK(exists(dir, "dot.zarr/v/c.0.0"));
+    int four[4] = {0};
+    OK(nc_open(url(dir, "dot.zarr", "nczarr,file"), 0, &ncid));
+    OK(nc_get_var_int(ncid, dv, four));
+    CHECK(four[0] == 1 && four[3] == 4);
+    OK(nc_close(ncid));
+
     shards(dir);
     DONE();
 }

@@ -694,8 +694,16 @@ impl Dataset {
             quantize: (0, 0),
             cache: cache_defaults(),
             stored_key: None,
-            // v3 writes `default` keys with `/` (zarr-v3.md §5); v2 keeps netcdf-c's `.`.
-            dim_separator: self.spec.dimension_separator.unwrap_or(if self.zarr_format == 3 { '/' } else { '.' }),
+            // The fragment, then `.ncrc` `ZARR.DIMENSION_SEPARATOR` (netcdf-c's key), then the
+            // format's default: `/` for v3 `default` keys (zarr-v3.md §5), netcdf-c's `.` for v2.
+            dim_separator: self.spec.dimension_separator.unwrap_or_else(|| {
+                match crate::ffi::misc::rc_get("ZARR.DIMENSION_SEPARATOR").as_deref().map(str::trim) {
+                    Some("/") => '/',
+                    Some(".") => '.',
+                    _ if self.zarr_format == 3 => '/',
+                    _ => '.',
+                }
+            }),
             extra_zarray: Default::default(),
             maxstrlen: None,
             fortran_order: false,
