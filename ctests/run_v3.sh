@@ -59,5 +59,31 @@ LD_PRELOAD="$pre" ncdump "file://$scratch/cp2.zarr#mode=nczarr,file" > "$scratch
 strip "$scratch/v2.cdl" > "$scratch/b.cdl"
 same "v3 -> v2 keeps everything" "$scratch/a.cdl" "$scratch/b.cdl"
 
+# 4. netCDF4-python through the preload library writes and reads v3; zarr-python reads it.
+LD_PRELOAD="$pre" python3 - "$scratch/n4v3.zarr" <<'PY' && ok || bad "netCDF4-python writes and reads v3 through the preload library"
+import sys, warnings
+import netCDF4, numpy as np, zarr
+warnings.simplefilter("ignore")
+u = f"file://{sys.argv[1]}#mode=nczarr,v3,file"
+ds = netCDF4.Dataset(u, "w")
+ds.createDimension("t", None)
+ds.createDimension("x", 3)
+v = ds.createVariable("v", "f4", ("t", "x"), zlib=True, complevel=3, fill_value=-1.0)
+v.units = "m"
+v[0:2, :] = np.arange(6).reshape(2, 3)
+s = ds.createVariable("s", str, ("x",))
+s[:] = np.array(["a", "bé", ""], dtype=object)
+ds.close()
+ds = netCDF4.Dataset(u, "a")
+ds["v"][2, :] = [7, 8, 9]
+ds.close()
+ds = netCDF4.Dataset(u)
+assert ds["v"][:].tolist() == [[0, 1, 2], [3, 4, 5], [7, 8, 9]] and ds["v"].units == "m", ds["v"][:]
+assert ds["s"][:].tolist() == ["a", "bé", ""] and ds["v"].filters()["zlib"] and ds["v"].filters()["complevel"] == 3
+ds.close()
+g = zarr.open_group(sys.argv[1], mode="r")
+assert g["v"][...].tolist() == [[0, 1, 2], [3, 4, 5], [7, 8, 9]] and g["s"][...].tolist() == ["a", "bé", ""]
+PY
+
 echo "v3 client tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ] && [ "$py_fail" -eq 0 ]
