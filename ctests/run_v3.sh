@@ -87,5 +87,11 @@ g = zarr.open_group(sys.argv[1], mode="r")
 assert g["v"][...].tolist() == [[0, 1, 2], [3, 4, 5], [7, 8, 9]] and g["s"][...].tolist() == ["a", "bé", ""]
 PY
 
+# 5. netcdf-fortran: the same Fortran 90 round trip, made v3 by NCZARRFORMAT=3 (no code change).
+gfortran -I/usr/include -o "$scratch/f90" "$top/ctests/fortran/f90_roundtrip.f90" -lnetcdff || bad "fortran build"
+mkdir -p "$scratch/f3"
+NCZARRFORMAT=3 LD_PRELOAD="$pre" "$scratch/f90" "$scratch/f3" > /dev/null && [ -f "$scratch/f3/f.file/zarr.json" ] && ok \
+    || bad "netcdf-fortran writes and reads v3 (NCZARRFORMAT=3)"
+
 echo "v3 client tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ] && [ "$py_fail" -eq 0 ]
