@@ -359,9 +359,10 @@ impl Zmap for ShardStore<'_> {
         self.inner.describe()
     }
 
-    /// Large batches let one request per shard serve many inner chunks.
+    /// A batch spans about two shards' worth of inner chunks: enough for one request per
+    /// shard to serve many inner chunks, bounded so a large read is not held in memory whole.
     fn batch_size(&self) -> usize {
-        4096
+        (2 * self.nslots()).clamp(self.inner.batch_size(), 65536)
     }
 
     fn latency_bound(&self) -> bool {

@@ -101,6 +101,7 @@ arr("dot", np.arange(12, dtype="i2").reshape(3, 4), chunks=(2, 2), chunk_key_enc
 arr("v2dot", np.arange(12, dtype="i2").reshape(3, 4), chunks=(2, 2), chunk_key_encoding={"name": "v2", "separator": "."}, dimension_names=["y", "x"])
 arr("v2slash", np.arange(12, dtype="i2").reshape(3, 4), chunks=(2, 2), chunk_key_encoding={"name": "v2", "separator": "/"}, dimension_names=["y", "x"])
 arr("anon", np.arange(6, dtype="f4").reshape(2, 3))
+arr("halfnamed", np.arange(6, dtype="f4").reshape(2, 3), dimension_names=["y2", None])
 part = g.create_array("partial", shape=(4, 4), chunks=(2, 2), dtype="i2", fill_value=-7, dimension_names=["p", "q"])
 part[0:2, 0:2] = 1
 expect["partial"] = flat(part[...])
@@ -143,6 +144,7 @@ check(types.get("half") == "float", f"float16 widened to float {types.get('half'
 check(d["vars"].get("scalar", {}).get("dims") == [], "0-d array is a scalar")
 check(d["vars"].get("n_f4", {}).get("dims") == ["y", "x"], "dimension_names are shared dimensions")
 check(d["vars"].get("anon", {}).get("dims") == ["_Anonymous_Dim_2", "_Anonymous_Dim_3"], f"no names -> anonymous {d['vars'].get('anon')}")
+check(d["vars"].get("halfnamed", {}).get("dims") == ["y2", "_Anonymous_Dim_3"], f"null entry -> anonymous {d['vars'].get('halfnamed')}")
 check("_FillValue" not in d["vars"].get("n_f4", {}).get("atts", {}), "V13: no _FillValue synthesized from fill_value")
 check(d["groups"].get("sub", {}).get("atts", {}).get("k") == ("int", [1]), "sub-group attributes")
 for name, want in expect.items():

@@ -835,11 +835,24 @@ fn build_var(model: &mut Model, gid: usize, name: String, vkey: String, doc: &Ma
         }
         ids
     } else {
-        let names_v = match doc.get("dimension_names") {
-            Some(Value::Array(l)) if l.iter().all(Value::is_string) => Some(Value::Array(l.clone())),
-            _ => atts_json.and_then(|a| a.get("_ARRAY_DIMENSIONS")).cloned(),
-        };
-        pure_dims(model, gid, &what, &shape, names_v.as_ref())?
+        match doc.get("dimension_names") {
+            Some(Value::Array(l)) if l.iter().all(Value::is_string) => {
+                pure_dims(model, gid, &what, &shape, Some(&Value::Array(l.clone())))?
+            }
+            Some(Value::Array(l)) if l.len() == shape.len() && l.iter().all(|n| n.is_string() || n.is_null()) => {
+                // Some dimensions unnamed: those are anonymous, the named ones shared.
+                let mut ids = Vec::new();
+                for (n, &len) in l.iter().zip(&shape) {
+                    let one = if n.is_null() { None } else { Some(Value::Array(vec![n.clone()])) };
+                    ids.extend(pure_dims(model, gid, &what, &[len], one.as_ref())?);
+                }
+                ids
+            }
+            Some(Value::Array(_)) | None | Some(Value::Null) => {
+                pure_dims(model, gid, &what, &shape, atts_json.and_then(|a| a.get("_ARRAY_DIMENSIONS")))?
+            }
+            Some(other) => return Err(nczarr_err(&what, format!("dimension_names {other}"))),
+        }
     };
     let chunks = if shape.is_empty() { Vec::new() } else { chunks };
     let quantize = crate::quantize::ATT_NAMES
