@@ -1157,6 +1157,15 @@ impl Cache {
                 (ChunkBuf::Fixed(chunk), Mem::Bytes(buf, mt)) => {
                     for r in &p.runs {
                         range |= copy_run(r, chunk, layout.nctype, buf, *mt, false);
+                        if layout.storage == StorageKind::Half {
+                            // Finite floats beyond half precision's range are stored as
+                            // infinity: NC_ERANGE, as for any narrowing conversion.
+                            range |= (0..r.n).any(|j| {
+                                let at = (r.coff + j * r.cstep) * 4;
+                                let f = f32::from_ne_bytes([chunk[at], chunk[at + 1], chunk[at + 2], chunk[at + 3]]);
+                                f.is_finite() && f.abs() > 65504.0
+                            });
+                        }
                         if let Some(q) = &layout.quantize {
                             // BitGroom alternates by the element's place in the caller's block.
                             q.apply(chunk, (0..r.n).map(|j| (r.coff + j * r.cstep, r.mem(j))));
