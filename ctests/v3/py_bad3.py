@@ -95,6 +95,9 @@ case("gzip before bytes", meta(lambda m: m.update(codecs=[{"name": "gzip", "conf
 case("no array-to-bytes codec", meta(lambda m: m.update(codecs=[{"name": "gzip"}])), ENCZARR)
 case("inner chunk does not divide the shard",
      meta(lambda m: m["codecs"][0]["configuration"].update(chunk_shape=[3, 3])), ENCZARR)
+case("2^62 inner chunks per shard",
+     meta(lambda m: (m.update(shape=[2**31, 2**31]), m["chunk_grid"]["configuration"].update(chunk_shape=[2**31, 2**31]),
+                     m["codecs"][0]["configuration"].update(chunk_shape=[1, 1]))), ENCZARR)
 case("variable-length index codec",
      meta(lambda m: m["codecs"][0]["configuration"].update(index_codecs=[{"name": "bytes"}, {"name": "gzip"}])), ENCZARR)
 case("bad chunk key encoding", meta(lambda m: m.update(chunk_key_encoding={"name": "weird"})), ENCZARR)

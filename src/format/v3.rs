@@ -22,6 +22,8 @@ use serde_json::{Map, Value, json};
 use std::collections::{HashMap, VecDeque};
 
 const MAX_DEPTH: usize = 1024;
+/// Most inner chunks one shard may hold (a 256 MiB index).
+const MAX_INNER_CHUNKS: u64 = 1 << 24;
 
 /// A child node's name and its document (`None`: implicit group).
 type NamedDoc = (String, Option<Map<String, Value>>);
@@ -782,6 +784,11 @@ fn build_var(model: &mut Model, gid: usize, name: String, vkey: String, doc: &Ma
         Some((inner_shape, inner, index)) => {
             if inner_shape.iter().zip(&grid_shape).any(|(i, s)| s % i != 0) {
                 return Err(nczarr_err(&what, "inner chunk shape does not divide the shard shape"));
+            }
+            // The index holds 16 bytes per inner chunk: bound it (reliability.md §3.1 ceilings).
+            let slots = inner_shape.iter().zip(&grid_shape).try_fold(1u64, |acc, (i, s)| acc.checked_mul(s / i));
+            if slots.is_none_or(|n| n > MAX_INNER_CHUNKS) {
+                return Err(nczarr_err(&what, "too many inner chunks per shard"));
             }
             (inner_shape, Some(grid_shape), *inner, index)
         }
