@@ -303,7 +303,7 @@ impl Layout {
                 }
                 Ok(ChunkBuf::Fixed(raw))
             }
-            (true, StorageKind::Native | StorageKind::Half) => {
+            (true, StorageKind::Native | StorageKind::Half | StorageKind::Bool) => {
                 let raw = codec::decode(&self.filters, bytes, self.width, self.nelems * self.width).map_err(ctx)?;
                 Ok(ChunkBuf::Strings(
                     raw.chunks_exact(self.width)
@@ -386,7 +386,7 @@ impl Layout {
             }
             ChunkBuf::Fixed(b) => codec::encode(&self.filters, b, self.item),
             ChunkBuf::Strings(items) => match self.storage {
-                StorageKind::Native | StorageKind::Half => {
+                StorageKind::Native | StorageKind::Half | StorageKind::Bool => {
                     let mut raw = vec![0u8; items.len() * self.width];
                     for (slot, s) in raw.chunks_exact_mut(self.width).zip(items) {
                         let b = s.as_deref().unwrap_or("").as_bytes();
@@ -1127,6 +1127,7 @@ impl Cache {
             && layout.is_plain(*mt)
             && layout.quantize.is_none()
             && !layout.sharded
+            && layout.storage != StorageKind::Bool
             && !store.latency_bound()
         {
             // Whole chunks laid out contiguously in the caller's memory go straight to storage:
@@ -1157,6 +1158,12 @@ impl Cache {
                 (ChunkBuf::Fixed(chunk), Mem::Bytes(buf, mt)) => {
                     for r in &p.runs {
                         range |= copy_run(r, chunk, layout.nctype, buf, *mt, false);
+                        if layout.storage == StorageKind::Bool {
+                            for j in 0..r.n {
+                                let at = r.coff + j * r.cstep;
+                                chunk[at] = (chunk[at] != 0) as u8;
+                            }
+                        }
                         if layout.storage == StorageKind::Half {
                             // Finite floats beyond half precision's range are stored as
                             // infinity: NC_ERANGE, as for any narrowing conversion.

@@ -112,6 +112,8 @@ pub enum StorageKind {
     Utf32(usize),
     /// `|O` arrays with the numcodecs `vlen-utf8`/`vlen-bytes` object codec.
     Vlen,
+    /// Booleans (`|b1`, v3 `bool`), surfaced as NC_UBYTE: a put stores any non-zero as 1.
+    Bool,
     /// IEEE half floats (v3 `float16`), surfaced as NC_FLOAT: widened on read, rounded to
     /// nearest on write.
     Half,

@@ -197,6 +197,12 @@ call(lib.nc_open, url.encode(), 1, ctypes.byref(ncid))
 call(lib.nc_inq_varid, ncid, b"outer", ctypes.byref(varid))
 call(lib.nc_put_var1_ushort, ncid, varid, (ctypes.c_size_t * 2)(1, 4), ctypes.byref(ctypes.c_ushort(7777)))
 call(lib.nc_close, ncid)
+call(lib.nc_open, url.encode(), 1, ctypes.byref(ncid))
+call(lib.nc_inq_varid, ncid, b"flag", ctypes.byref(varid))
+call(lib.nc_put_var1_uchar, ncid, varid, (ctypes.c_size_t * 1)(1), ctypes.byref(ctypes.c_ubyte(5)))
+call(lib.nc_close, ncid)
+fl = zarr.open_array(f"{p}/flag", mode="r")[...]
+check(fl.tolist() == [True, True, True, True] and read(url, "flag") == [1.0, 1.0, 1.0, 1.0], f"bool put of 5 stores 1 {fl.tolist()}")
 o = zarr.open_array(f"{p}/outer", mode="r")[...]
 want_o = np.arange(48, dtype="u2").reshape(4, 12)
 want_o[1, 4] = 7777

@@ -639,6 +639,7 @@ fn build_var(
         storage: match dt.storage {
             Storage::Utf32(n) => crate::model::StorageKind::Utf32(n),
             Storage::Object => crate::model::StorageKind::Vlen,
+            Storage::Bool => crate::model::StorageKind::Bool,
             _ => crate::model::StorageKind::Native,
         },
         v3: None,

@@ -321,7 +321,6 @@ struct DataType {
     /// Fixed byte width of strings (`null_terminated_bytes`, `r<N>`).
     width: Option<usize>,
     item: usize,
-    boolean: bool,
 }
 
 enum Unreadable {
@@ -335,7 +334,7 @@ fn data_type(v: &Value, char_marked: bool, string_marked: bool) -> std::result::
         Value::Object(o) => (o.get("name").and_then(Value::as_str).unwrap_or(""), o.get("configuration")),
         _ => return Err(Unreadable::Invalid(format!("data_type {v}"))),
     };
-    let plain = |t: NcType| Ok(DataType { nctype: t, storage: StorageKind::Native, width: None, item: t.size(), boolean: false });
+    let plain = |t: NcType| Ok(DataType { nctype: t, storage: StorageKind::Native, width: None, item: t.size() });
     let length = || conf.and_then(|c| json::int_param(c.get("length_bytes"))).filter(|n| *n > 0 && *n <= super::dtype::MAX_STRLEN as i64);
     match name {
         "int8" => plain(NcType::Byte),
@@ -349,19 +348,19 @@ fn data_type(v: &Value, char_marked: bool, string_marked: bool) -> std::result::
         "uint64" => plain(NcType::UInt64),
         "float32" => plain(NcType::Float),
         "float64" => plain(NcType::Double),
-        "float16" => Ok(DataType { nctype: NcType::Float, storage: StorageKind::Half, width: None, item: 2, boolean: false }),
-        "bool" => Ok(DataType { nctype: NcType::UByte, storage: StorageKind::Native, width: None, item: 1, boolean: true }),
-        "string" => Ok(DataType { nctype: NcType::String, storage: StorageKind::Vlen, width: None, item: 8, boolean: false }),
+        "float16" => Ok(DataType { nctype: NcType::Float, storage: StorageKind::Half, width: None, item: 2 }),
+        "bool" => Ok(DataType { nctype: NcType::UByte, storage: StorageKind::Bool, width: None, item: 1 }),
+        "string" => Ok(DataType { nctype: NcType::String, storage: StorageKind::Vlen, width: None, item: 8 }),
         "fixed_length_utf32" => {
             let n = length().filter(|n| n % 4 == 0).ok_or_else(|| Unreadable::Invalid(format!("data_type {v}")))? as usize;
-            Ok(DataType { nctype: NcType::String, storage: StorageKind::Utf32(n / 4), width: None, item: n, boolean: false })
+            Ok(DataType { nctype: NcType::String, storage: StorageKind::Utf32(n / 4), width: None, item: n })
         }
         "null_terminated_bytes" => {
             let n = length().ok_or_else(|| Unreadable::Invalid(format!("data_type {v}")))? as usize;
             if n == 1 && char_marked {
                 return plain(NcType::Char);
             }
-            Ok(DataType { nctype: NcType::String, storage: StorageKind::Native, width: Some(n), item: n, boolean: false })
+            Ok(DataType { nctype: NcType::String, storage: StorageKind::Native, width: Some(n), item: n })
         }
         "numpy.datetime64" | "numpy.timedelta64" => plain(NcType::Int64),
         r if r.starts_with('r') && string_marked => {
@@ -369,7 +368,7 @@ fn data_type(v: &Value, char_marked: bool, string_marked: bool) -> std::result::
             if bits == 0 || !bits.is_multiple_of(8) {
                 return Err(Unreadable::Invalid(format!("data_type {r}")));
             }
-            Ok(DataType { nctype: NcType::String, storage: StorageKind::Native, width: Some(bits / 8), item: bits / 8, boolean: false })
+            Ok(DataType { nctype: NcType::String, storage: StorageKind::Native, width: Some(bits / 8), item: bits / 8 })
         }
         other => Err(Unreadable::Unsupported(format!("data type {other:?}"))),
     }
@@ -870,7 +869,6 @@ fn build_var(model: &mut Model, gid: usize, name: String, vkey: String, doc: &Ma
             _ => None,
         })
         .unwrap_or((0, 0));
-    let _ = dt.boolean;
     Ok(Some(Var {
         name,
         nctype: dt.nctype,
@@ -1101,7 +1099,7 @@ mod tests {
         assert_eq!(encode_base64(&(-999.0f64).to_le_bytes()), "AAAAAAA4j8A=");
         assert_eq!(encode_base64(&f64::NAN.to_le_bytes()), "AAAAAAAA+H8=");
         assert_eq!(decode_base64("AAAAAAA4j8A=").unwrap(), (-999.0f64).to_le_bytes());
-        let f32dt = DataType { nctype: NcType::Float, storage: StorageKind::Native, width: None, item: 4, boolean: false };
+        let f32dt = DataType { nctype: NcType::Float, storage: StorageKind::Native, width: None, item: 4 };
         let Some(Values::Float(nan)) = parse_fill(&json!("0x7fc00001"), &f32dt, "t").unwrap() else { panic!("not a float fill") };
         assert_eq!(nan[0].to_bits(), 0x7fc00001);
         assert!(parse_fill(&json!("0x3ff00000"), &DataType { nctype: NcType::Double, ..f32dt }, "t").is_err());
