@@ -351,15 +351,9 @@ impl Dataset {
         for (gid, varid) in self.chunks.dirty_vars() {
             let layout = self.chunk_layout(gid, varid)?;
             let var = self.model.var(gid, varid as i32)?;
-            let shards = crate::shard::for_var(self.store.as_ref(), &self.shard_indexes, var, &layout.key);
-            let store: &dyn Zmap = match &shards {
-                Some(s) => s,
-                None => self.store.as_ref(),
-            };
-            self.chunks.flush_var(store, (gid, varid), &layout)?;
-            if let Some(s) = shards {
-                s.finish()?;
-            }
+            crate::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, |store| {
+                self.chunks.flush_var(store, (gid, varid), &layout)
+            })?;
         }
         self.flush_metadata()?;
         self.store.flush()
@@ -388,16 +382,11 @@ impl Dataset {
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
         let layout = self.chunk_layout(gid, varid as usize)?;
         let key = (gid, varid as usize);
-        let shards = crate::shard::for_var(self.store.as_ref(), &self.shard_indexes, var, &layout.key);
-        let store: &dyn Zmap = match &shards {
-            Some(s) => s,
-            None => self.store.as_ref(),
-        };
-        let range = self.chunks.get(store, key, &layout, &shape, sel, mem)?;
-        self.chunks.trim(store, key, &layout, budget)?;
-        if let Some(s) = shards {
-            s.finish()?;
-        }
+        let range = crate::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, |store| {
+            let range = self.chunks.get(store, key, &layout, &shape, sel, mem)?;
+            self.chunks.trim(store, key, &layout, budget)?;
+            Ok(range)
+        })?;
         if range { err(Kind::Range, "value out of range for the memory type") } else { Ok(()) }
     }
 
@@ -422,16 +411,11 @@ impl Dataset {
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
         let layout = self.chunk_layout(gid, varid as usize)?;
         let key = (gid, varid as usize);
-        let shards = crate::shard::for_var(self.store.as_ref(), &self.shard_indexes, var, &layout.key);
-        let store: &dyn Zmap = match &shards {
-            Some(s) => s,
-            None => self.store.as_ref(),
-        };
-        let range = self.chunks.put(store, key, &layout, &shape, sel, mem)?;
-        self.chunks.trim(store, key, &layout, budget)?;
-        if let Some(s) = shards {
-            s.finish()?;
-        }
+        let range = crate::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, |store| {
+            let range = self.chunks.put(store, key, &layout, &shape, sel, mem)?;
+            self.chunks.trim(store, key, &layout, budget)?;
+            Ok(range)
+        })?;
         if range { err(Kind::Range, "value out of range for the variable type") } else { Ok(()) }
     }
 

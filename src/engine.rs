@@ -476,7 +476,7 @@ impl Layout {
     }
 }
 
-fn is_object_codec(f: &crate::model::Filter) -> bool {
+pub(crate) fn is_object_codec(f: &crate::model::Filter) -> bool {
     f.raw.as_ref().and_then(|r| r.get("id")).and_then(|v| v.as_str()).is_some_and(|id| id == "vlen-utf8" || id == "vlen-bytes")
 }
 

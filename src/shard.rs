@@ -92,6 +92,19 @@ pub fn for_var<'a>(inner: &'a dyn Zmap, cache: &'a IndexCache, var: &Var, key: &
     })
 }
 
+/// Runs `f` on the store a variable's chunks go through (its shards' adapter when sharded),
+/// then stores every shard `f` wrote to.
+pub fn through<R>(inner: &dyn Zmap, cache: &IndexCache, var: &Var, key: &str, f: impl FnOnce(&dyn Zmap) -> Result<R>) -> Result<R> {
+    match for_var(inner, cache, var, key) {
+        None => f(inner),
+        Some(shards) => {
+            let r = f(&shards)?;
+            shards.finish()?;
+            Ok(r)
+        }
+    }
+}
+
 impl ShardStore<'_> {
     fn nslots(&self) -> usize {
         self.per_shard.iter().product::<u64>() as usize

@@ -193,7 +193,7 @@ pub fn parse_fill(v: &Value, t: NcType) -> Result<Option<Values>> {
     }
 }
 
-fn decode_base64(s: &str) -> Option<Vec<u8>> {
+pub(crate) fn decode_base64(s: &str) -> Option<Vec<u8>> {
     if !s.len().is_multiple_of(4) {
         return None;
     }

@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// Deepest group nesting we accept (S3 keys are limited to 1024 bytes anyway).
-const MAX_DEPTH: usize = 1024;
+pub(crate) const MAX_DEPTH: usize = 1024;
 /// Largest decoded chunk we accept in metadata (bytes).
 pub const MAX_CHUNK_BYTES: u128 = 4_294_967_295;
 
@@ -137,7 +137,7 @@ fn group_dims(v: Option<&Value>) -> Result<Vec<(String, u64, bool)>> {
     Ok(out)
 }
 
-fn shape_of(v: Option<&Value>, what: &str, min: i128) -> Result<Vec<u64>> {
+pub(crate) fn shape_of(v: Option<&Value>, what: &str, min: i128) -> Result<Vec<u64>> {
     let items = v.and_then(Value::as_array).ok_or_else(|| Error::new(Kind::NcZarr, format!("{what} missing or not a list")))?;
     if items.len() > 1024 {
         return err(Kind::NcZarr, format!("{what}: rank above NC_MAX_VAR_DIMS"));
@@ -591,17 +591,7 @@ fn build_var(
         Storage::FixedBytes(n) => Some(n),
         _ => None,
     };
-    let quantize = crate::quantize::ATT_NAMES
-        .iter()
-        .enumerate()
-        .find_map(|(i, q)| {
-            let nsd = atts.iter().find(|a| a.name == *q)?.value.scalars().first().copied()?;
-            match nsd {
-                crate::values::Scalar::Int(n) => Some((i as i32 + 1, n as i32)),
-                _ => None,
-            }
-        })
-        .unwrap_or((0, 0));
+    let quantize = quantize_of(&atts);
     let mut extra = zarray.clone();
     for k in [
         "zarr_format",
@@ -644,6 +634,18 @@ fn build_var(
         },
         v3: None,
     }))
+}
+
+/// The quantization recorded by a variable's attributes: (mode, nsd), (0, 0) when none.
+pub(crate) fn quantize_of(atts: &[Att]) -> (i32, i32) {
+    crate::quantize::ATT_NAMES
+        .iter()
+        .enumerate()
+        .find_map(|(i, q)| match atts.iter().find(|a| a.name == *q)?.value.scalars().first().copied()? {
+            crate::values::Scalar::Int(n) => Some((i as i32 + 1, n as i32)),
+            _ => None,
+        })
+        .unwrap_or((0, 0))
 }
 
 /// Dimensions of a pure Zarr array: `_ARRAY_DIMENSIONS` names in the array's own group, or

@@ -6,8 +6,10 @@
 //! Unsupported but valid nodes are skipped with a warning; malformed ones fail the open.
 
 use super::attrs;
+use super::attrs::decode_base64;
+use super::dtype::Unreadable;
 use super::json::{self, f64_value, int_of, to_bytes};
-use super::read::{Loaded, MAX_CHUNK_BYTES, pure_dims, string_list};
+use super::read::{Loaded, MAX_CHUNK_BYTES, MAX_DEPTH, pure_dims, quantize_of, shape_of, string_list};
 use super::{HIDDEN_ATTS, Layout};
 use crate::codec;
 use crate::error::{Error, Kind, Result, err};
@@ -21,7 +23,6 @@ use crate::zmap::Zmap;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, VecDeque};
 
-const MAX_DEPTH: usize = 1024;
 /// Most inner chunks one shard may hold (a 256 MiB index).
 const MAX_INNER_CHUNKS: u64 = 1 << 24;
 
@@ -271,32 +272,6 @@ fn fill_attribute(v: &Value, t: NcType) -> Option<Values> {
     }
 }
 
-pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
-    let val = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
-    if !s.len().is_multiple_of(4) || s.is_empty() {
-        return None;
-    }
-    let mut out = Vec::new();
-    for quad in s.as_bytes().chunks(4) {
-        let pad = quad.iter().filter(|&&c| c == b'=').count();
-        let mut acc = 0u32;
-        for &c in quad {
-            acc = (acc << 6) | if c == b'=' { 0 } else { val(c)? };
-        }
-        out.extend_from_slice(&acc.to_be_bytes()[1..4 - pad]);
-    }
-    Some(out)
-}
-
 pub fn encode_base64(b: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
@@ -321,11 +296,6 @@ struct DataType {
     /// Fixed byte width of strings (`null_terminated_bytes`, `r<N>`).
     width: Option<usize>,
     item: usize,
-}
-
-enum Unreadable {
-    Invalid(String),
-    Unsupported(String),
 }
 
 fn data_type(v: &Value, char_marked: bool, string_marked: bool) -> std::result::Result<DataType, Unreadable> {
@@ -721,17 +691,6 @@ fn add_dim(model: &mut Model, gid: usize, name: &str, size: Option<i64>, unlimit
     Ok(())
 }
 
-fn u64_list(v: Option<&Value>, what: &str, min: u64) -> Result<Vec<u64>> {
-    let items = v.and_then(Value::as_array).ok_or_else(|| nczarr_err(what, "missing or not a list"))?;
-    if items.len() > 1024 {
-        return Err(nczarr_err(what, "rank above NC_MAX_VAR_DIMS"));
-    }
-    items
-        .iter()
-        .map(|i| i.as_u64().filter(|x| *x >= min && *x <= i64::MAX as u64).ok_or_else(|| nczarr_err(what, format!("bad extent {i}"))))
-        .collect()
-}
-
 fn build_var(model: &mut Model, gid: usize, name: String, vkey: String, doc: &Map<String, Value>, nczarr: bool) -> Result<Option<Var>> {
     let what = if vkey.is_empty() { name.clone() } else { vkey.clone() };
     let atts_json = attributes(doc);
@@ -746,13 +705,13 @@ fn build_var(model: &mut Model, gid: usize, name: String, vkey: String, doc: &Ma
             return Ok(None);
         }
     };
-    let shape = u64_list(doc.get("shape"), &format!("{what}: shape"), 0)?;
+    let shape = shape_of(doc.get("shape"), &format!("{what}: shape"), 0)?;
     let grid = doc.get("chunk_grid").and_then(Value::as_object).ok_or_else(|| nczarr_err(&what, "chunk_grid missing"))?;
     if grid.get("name").and_then(Value::as_str) != Some("regular") {
         trace::warn(&format!("{what}: chunk grid {:?} is not supported; skipped", grid.get("name")));
         return Ok(None);
     }
-    let grid_shape = u64_list(grid.get("configuration").and_then(|c| c.get("chunk_shape")), &format!("{what}: chunk_shape"), 1)?;
+    let grid_shape = shape_of(grid.get("configuration").and_then(|c| c.get("chunk_shape")), &format!("{what}: chunk_shape"), 1)?;
     if grid_shape.len() != shape.len() {
         return Err(nczarr_err(&what, "rank of chunk_shape differs from rank of shape"));
     }
@@ -861,14 +820,7 @@ fn build_var(model: &mut Model, gid: usize, name: String, vkey: String, doc: &Ma
         }
     };
     let chunks = if shape.is_empty() { Vec::new() } else { chunks };
-    let quantize = crate::quantize::ATT_NAMES
-        .iter()
-        .enumerate()
-        .find_map(|(i, q)| match atts.iter().find(|a| a.name == *q)?.value.scalars().first().copied()? {
-            crate::values::Scalar::Int(n) => Some((i as i32 + 1, n as i32)),
-            _ => None,
-        })
-        .unwrap_or((0, 0));
+    let quantize = quantize_of(&atts);
     Ok(Some(Var {
         name,
         nctype: dt.nctype,
@@ -946,7 +898,7 @@ pub fn codecs_for(var: &Var, elem: usize) -> Value {
         inner.push(json!({"name": "bytes", "configuration": {"endian": if var.endian == Endian::Big { "big" } else { "little" }}}));
     }
     let elem = if var.nctype == NcType::String { 1 } else { elem };
-    inner.extend(var.filters.iter().filter(|f| !is_object_codec(f)).map(|f| codec::to_v3(f, elem)));
+    inner.extend(var.filters.iter().filter(|f| !crate::engine::is_object_codec(f)).map(|f| codec::to_v3(f, elem)));
     match var.v3.as_ref().and_then(|v| v.shard.as_ref()) {
         Some(_) => json!([{"name": "sharding_indexed", "configuration": {
             "chunk_shape": var.chunks,
@@ -955,10 +907,6 @@ pub fn codecs_for(var: &Var, elem: usize) -> Value {
             "index_location": "end"}}]),
         None => Value::Array(inner),
     }
-}
-
-fn is_object_codec(f: &Filter) -> bool {
-    f.raw.as_ref().and_then(|r| r.get("id")).and_then(Value::as_str).is_some_and(|id| id == "vlen-utf8" || id == "vlen-bytes")
 }
 
 fn render_var(model: &Model, var: &Var, opts: &Options) -> Value {
