@@ -24,8 +24,7 @@ int main(int argc, char **argv)
 {
     const char *dir = argv[1];
     const char *urls[2] = {url(dir, "crash.file", "nczarr,file"), url(dir, "crash.zip", "nczarr,zip")};
-    /* Both writers are forked before this process uses the library: a fork after the
-     * library's worker threads exist would copy their locks without the threads. */
+    /* t_fork.c covers forks after the library is in use; here the writers come first. */
     for (int k = 0; k < 2; k++) {
         pid_t pid = fork();
         if (pid == 0) writer(urls[k]);

@@ -397,16 +397,31 @@ impl Dataset {
         let var = self.model.var(gid, varid)?;
         crate::engine::check_types(var.nctype, &mem)?;
         // Writing past an unlimited dimension's end grows it for every variable using it.
-        let dimids = var.dimids.clone();
+        // The growth is undone if the data cannot be stored, so a later sync never records
+        // a shape whose chunks were not written (a full disk must not look like fill).
+        let (dimids, was_dirty) = (var.dimids.clone(), self.dirty);
+        let mut grown = Vec::new();
         for (d, &dimid) in dimids.iter().enumerate() {
             if self.model.dims[dimid].unlimited && sel.count[d] > 0 {
                 let end = sel.start[d] + (sel.count[d] - 1) * sel.stride[d] + 1;
                 if end > self.model.dims[dimid].len {
+                    grown.push((dimid, self.model.dims[dimid].len));
                     self.model.dims[dimid].len = end;
                     self.dirty = true;
                 }
             }
         }
+        let stored = self.write_chunks(gid, varid, sel, mem);
+        if stored.as_ref().is_err_and(|e| e.kind != Kind::Range) {
+            for (dimid, len) in grown {
+                self.model.dims[dimid].len = len;
+            }
+            self.dirty = was_dirty;
+        }
+        stored
+    }
+
+    fn write_chunks(&mut self, gid: usize, varid: i32, sel: &crate::engine::Selection, mem: crate::engine::Mem<'_>) -> Result<()> {
         let var = self.model.var(gid, varid)?;
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
         let layout = self.chunk_layout(gid, varid as usize)?;

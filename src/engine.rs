@@ -549,7 +549,7 @@ fn encode_behind(layout: &Layout, buf: &ChunkBuf) -> Option<Pending> {
     ENCODES_IN_FLIGHT.fetch_add(1, Ordering::Relaxed);
     let (tx, rx) = std::sync::mpsc::channel();
     let (snapshot, layout_copy) = (ChunkBuf::Fixed(bytes.clone()), layout.clone());
-    rayon::spawn(move || {
+    crate::parallel::spawn(move || {
         let encoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| layout_copy.encode_owned(&snapshot)))
             .unwrap_or_else(|_| Err(Error::new(Kind::Internal, "encoder panicked")));
         drop(snapshot);
@@ -985,7 +985,7 @@ impl Cache {
         let keys: Vec<String> = to_read.iter().map(|i| layout.chunk_key(i)).collect();
         let fetched = if keys.is_empty() { Vec::new() } else { store.get_many(&keys)? };
         let decoded: Vec<Result<ChunkBuf>> = if fetched.len() > 1 {
-            fetched.into_par_iter().map(|b| layout.decode(b)).collect()
+            crate::parallel::run(|| fetched.into_par_iter().map(|b| layout.decode(b)).collect())
         } else {
             fetched.into_iter().map(|b| layout.decode(b)).collect()
         };
@@ -1031,28 +1031,30 @@ impl Cache {
             let batch = store.batch_size();
             for (batch_plans, batch_keys) in direct.chunks(batch).zip(keys.chunks(batch)) {
                 let fetched = store.get_many(batch_keys)?;
-                let results: Vec<Result<()>> = batch_plans
-                    .par_iter()
-                    .zip(fetched)
-                    .map(|(p, stored)| {
-                        let (moff, n) = contiguous_span(layout, p).expect("checked");
-                        let fs = layout.item;
-                        // SAFETY: this chunk's memory range belongs to this task (MemOut).
-                        let dst = unsafe { out.range(moff * fs, n * fs) };
-                        match stored {
-                            Some(bytes) => {
-                                if !codec::decode_into(&layout.filters, &bytes, dst)? {
-                                    dst.copy_from_slice(&codec::decode(&layout.filters, bytes, fs, dst.len())?);
+                let results: Vec<Result<()>> = crate::parallel::run(|| {
+                    batch_plans
+                        .par_iter()
+                        .zip(fetched)
+                        .map(|(p, stored)| {
+                            let (moff, n) = contiguous_span(layout, p).expect("checked");
+                            let fs = layout.item;
+                            // SAFETY: this chunk's memory range belongs to this task (MemOut).
+                            let dst = unsafe { out.range(moff * fs, n * fs) };
+                            match stored {
+                                Some(bytes) => {
+                                    if !codec::decode_into(&layout.filters, &bytes, dst)? {
+                                        dst.copy_from_slice(&codec::decode(&layout.filters, bytes, fs, dst.len())?);
+                                    }
                                 }
+                                None => match &layout.fill {
+                                    Some(f) => dst.chunks_exact_mut(fs).for_each(|e| e.copy_from_slice(&f.to_ne_bytes())),
+                                    None => dst.fill(0),
+                                },
                             }
-                            None => match &layout.fill {
-                                Some(f) => dst.chunks_exact_mut(fs).for_each(|e| e.copy_from_slice(&f.to_ne_bytes())),
-                                None => dst.fill(0),
-                            },
-                        }
-                        Ok(())
-                    })
-                    .collect();
+                            Ok(())
+                        })
+                        .collect()
+                });
                 results.into_iter().collect::<Result<()>>()?;
             }
         }
@@ -1064,8 +1066,9 @@ impl Cache {
             let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) = plans.into_iter().partition(|p| !cached.contains_key(&p.idx));
             plans = rest;
             let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
-            let results: Vec<Result<()>> =
-                direct.par_iter().map_init(Vec::new, |scratch, p| read_direct(store, layout, p, &out, scratch)).collect();
+            let results: Vec<Result<()>> = crate::parallel::run(|| {
+                direct.par_iter().map_init(Vec::new, |scratch, p| read_direct(store, layout, p, &out, scratch)).collect()
+            });
             results.into_iter().collect::<Result<()>>()?;
         }
         let idxs: Vec<(Vec<u64>, bool)> = plans.iter().map(|p| (p.idx.clone(), false)).collect();
@@ -1091,7 +1094,7 @@ impl Cache {
                     p.runs.iter().fold(false, |r, run| r | copy_out(run, chunk, layout.nctype, &out, mt))
                 };
                 range = if jobs.len() > 1 && sel.nelems() >= 1 << 16 {
-                    jobs.par_iter().map(copy).reduce(|| false, |a, b| a | b)
+                    crate::parallel::run(|| jobs.par_iter().map(copy).reduce(|| false, |a, b| a | b))
                 } else {
                     jobs.iter().map(copy).fold(false, |a, b| a | b)
                 };
@@ -1272,7 +1275,7 @@ fn write_chunks(store: &dyn Zmap, layout: &Layout, chunks: &[DirtyChunk<'_>]) ->
         // Each task encodes its chunk and stores it: compression on one core overlaps the
         // writes of the other, with no barrier between encoding and storing.
         let results: Vec<Result<()>> =
-            chunks.par_iter().map(|(k, b, p)| store.put(&layout.chunk_key(k), &encoded(layout, b, *p)?)).collect();
+            crate::parallel::run(|| chunks.par_iter().map(|(k, b, p)| store.put(&layout.chunk_key(k), &encoded(layout, b, *p)?)).collect());
         return results.into_iter().collect();
     }
     // Encode in parallel batches (bounded memory), then hand each batch to the store at once
@@ -1285,7 +1288,9 @@ fn write_chunks(store: &dyn Zmap, layout: &Layout, chunks: &[DirtyChunk<'_>]) ->
             continue;
         }
         let all: Vec<Result<(String, Vec<u8>)>> = if batch.len() > 1 {
-            batch.par_iter().map(|(k, b, p)| Ok((layout.chunk_key(k), encoded(layout, b, *p)?.into_owned()))).collect()
+            crate::parallel::run(|| {
+                batch.par_iter().map(|(k, b, p)| Ok((layout.chunk_key(k), encoded(layout, b, *p)?.into_owned()))).collect()
+            })
         } else {
             batch.iter().map(|(k, b, p)| Ok((layout.chunk_key(k), encoded(layout, b, *p)?.into_owned()))).collect()
         };

@@ -7,6 +7,7 @@
 //! - `format`: NCZarr/Zarr v2 metadata ↔ `model`, every layout netcdf-c ever wrote.
 //! - `model`, `values`, `types`, `names`: the netCDF-4 data model, values and name rules.
 //! - `codec`: Zarr codec JSON ↔ netCDF filter ids.
+//! - `parallel`: the per-process worker pool (survives fork).
 //! - `zmap`: key/value storage drivers (directory tree, zip, memory).
 //! - `url`: dataset names and `#mode=` fragments.
 //! - `error`, `trace`: the one error type and its `NC_*` mapping; `NCTRACING` output.
@@ -19,6 +20,7 @@ pub mod ffi;
 pub mod format;
 pub mod model;
 pub mod names;
+pub mod parallel;
 pub mod quantize;
 pub mod registry;
 pub mod shard;

@@ -252,27 +252,29 @@ impl ShardStore<'_> {
             return Ok(());
         }
         let n = self.nslots();
-        let built: Vec<Result<(String, Option<Vec<u8>>)>> = pending
-            .into_par_iter()
-            .map(|(key, slots)| {
-                let mut all: Vec<Option<Vec<u8>>> = vec![None; n];
-                if slots.len() < n
-                    && let Some(old) = self.get_whole(&key)?
-                {
-                    all = self.split_whole(&key, &old)?;
-                }
-                for (s, bytes) in slots {
-                    // Empty bytes: an all-fill inner chunk, marked empty in the index.
-                    all[s] = (!bytes.is_empty()).then_some(bytes);
-                }
-                if all.iter().all(Option::is_none) {
-                    return Ok((key, None));
-                }
-                let shard = self.assemble(&all);
-                let shard = if self.outer.is_empty() { shard } else { crate::codec::encode(&self.outer, &shard, 1)? };
-                Ok((key, Some(shard)))
-            })
-            .collect();
+        let built: Vec<Result<(String, Option<Vec<u8>>)>> = crate::parallel::run(|| {
+            pending
+                .into_par_iter()
+                .map(|(key, slots)| {
+                    let mut all: Vec<Option<Vec<u8>>> = vec![None; n];
+                    if slots.len() < n
+                        && let Some(old) = self.get_whole(&key)?
+                    {
+                        all = self.split_whole(&key, &old)?;
+                    }
+                    for (s, bytes) in slots {
+                        // Empty bytes: an all-fill inner chunk, marked empty in the index.
+                        all[s] = (!bytes.is_empty()).then_some(bytes);
+                    }
+                    if all.iter().all(Option::is_none) {
+                        return Ok((key, None));
+                    }
+                    let shard = self.assemble(&all);
+                    let shard = if self.outer.is_empty() { shard } else { crate::codec::encode(&self.outer, &shard, 1)? };
+                    Ok((key, Some(shard)))
+                })
+                .collect()
+        });
         let items = built.into_iter().collect::<Result<Vec<_>>>()?;
         let mut puts = Vec::with_capacity(items.len());
         for (k, bytes) in items {
@@ -339,8 +341,9 @@ impl Zmap for ShardStore<'_> {
             }
         }
         let shards: Vec<(String, Vec<(usize, usize)>)> = by_shard.into_iter().collect();
-        let read: Vec<Result<Vec<Option<Vec<u8>>>>> =
-            shards.par_iter().map(|(key, want)| self.read_shard(key, &want.iter().map(|w| w.1).collect::<Vec<_>>())).collect();
+        let read: Vec<Result<Vec<Option<Vec<u8>>>>> = crate::parallel::run(|| {
+            shards.par_iter().map(|(key, want)| self.read_shard(key, &want.iter().map(|w| w.1).collect::<Vec<_>>())).collect()
+        });
         for ((_, want), got) in shards.iter().zip(read) {
             for (&(pos, _), bytes) in want.iter().zip(got?) {
                 out[pos] = bytes;

@@ -58,7 +58,7 @@ impl Source<'_> {
             use rayon::prelude::*;
             let parse = |(key, bytes): (&String, &Option<Vec<u8>>)| bytes.as_ref().map(|b| json::parse(b, key)).transpose();
             if keys.len() >= 8 {
-                keys.par_iter().zip(raw.par_iter()).with_min_len(4).map(parse).collect::<Result<_>>()?
+                crate::parallel::run(|| keys.par_iter().zip(raw.par_iter()).with_min_len(4).map(parse).collect::<Result<_>>())?
             } else {
                 keys.iter().zip(raw.iter()).map(parse).collect::<Result<_>>()?
             }

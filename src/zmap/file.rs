@@ -170,7 +170,7 @@ impl Zmap for FileStore {
         if keys.len() < 8 {
             return keys.iter().map(|k| self.get(k)).collect();
         }
-        keys.par_iter().with_min_len(4).map(|k| self.get(k)).collect()
+        crate::parallel::run(|| keys.par_iter().with_min_len(4).map(|k| self.get(k)).collect())
     }
 
     /// Objects are independent files written through unique temp names and renamed.

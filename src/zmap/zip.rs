@@ -277,43 +277,47 @@ impl Zmap for ZipStore {
         let tmp =
             dir.join(format!(".{}.nczarr-tmp-{}", self.path.file_name().and_then(|n| n.to_str()).unwrap_or("zip"), std::process::id()));
         let result = (|| -> Result<()> {
-            let out = File::create(&tmp)?;
+            let out = QuietAfterError::new(File::create(&tmp)?);
             let mut writer = zip::ZipWriter::new(out);
-            let opts = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored).large_file(false);
-            let mut dirs_done: BTreeSet<String> = BTreeSet::new();
-            let mut add_dirs = |writer: &mut zip::ZipWriter<File>, key: &str| -> Result<()> {
-                if self.prefix.is_empty() {
-                    // zarr-python's root layout has no directory entries.
-                    return Ok(());
-                }
-                let full = self.full(key);
-                let mut acc = String::new();
-                let segs: Vec<&str> = full.split('/').collect();
-                for seg in &segs[..segs.len() - 1] {
-                    acc.push_str(seg);
-                    acc.push('/');
-                    if dirs_done.insert(acc.clone()) {
-                        writer.add_directory(acc.clone(), opts).map_err(zip_error)?;
+            let filled = (|| -> Result<()> {
+                let opts = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored).large_file(false);
+                let mut dirs_done: BTreeSet<String> = BTreeSet::new();
+                let mut add_dirs = |writer: &mut zip::ZipWriter<QuietAfterError>, key: &str| -> Result<()> {
+                    if self.prefix.is_empty() {
+                        // zarr-python's root layout has no directory entries.
+                        return Ok(());
                     }
+                    let full = self.full(key);
+                    let mut acc = String::new();
+                    let segs: Vec<&str> = full.split('/').collect();
+                    for seg in &segs[..segs.len() - 1] {
+                        acc.push_str(seg);
+                        acc.push('/');
+                        if dirs_done.insert(acc.clone()) {
+                            writer.add_directory(acc.clone(), opts).map_err(zip_error)?;
+                        }
+                    }
+                    Ok(())
+                };
+                let keys = st.live_keys();
+                for key in keys {
+                    add_dirs(&mut writer, &key)?;
+                    let bytes = match st.staged.get(&key) {
+                        Some(Some(b)) => b.clone(),
+                        _ => {
+                            let idx = st.index[&key];
+                            let archive = st.archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive"))?;
+                            read_entry(archive, idx)?
+                        }
+                    };
+                    let big = bytes.len() as u64 >= 0xffff_ffff;
+                    writer.start_file(self.full(&key), opts.large_file(big)).map_err(zip_error)?;
+                    writer.write_all(&bytes)?;
                 }
                 Ok(())
-            };
-            let keys = st.live_keys();
-            for key in keys {
-                add_dirs(&mut writer, &key)?;
-                let bytes = match st.staged.get(&key) {
-                    Some(Some(b)) => b.clone(),
-                    _ => {
-                        let idx = st.index[&key];
-                        let archive = st.archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive"))?;
-                        read_entry(archive, idx)?
-                    }
-                };
-                let big = bytes.len() as u64 >= 0xffff_ffff;
-                writer.start_file(self.full(&key), opts.large_file(big)).map_err(zip_error)?;
-                writer.write_all(&bytes)?;
-            }
-            writer.finish().map_err(zip_error)?.sync_all()?;
+            })();
+            filled?;
+            writer.finish().map_err(zip_error)?.file.sync_all()?;
             std::fs::rename(&tmp, &self.path)?;
             Ok(())
         })();
@@ -329,6 +333,65 @@ impl Zmap for ZipStore {
 
     fn describe(&self) -> String {
         self.path.display().to_string()
+    }
+}
+
+/// The temporary archive's file. After its first I/O error (a full disk, a size limit) it
+/// stands in for a file without touching the disk: the error has already reached `flush`,
+/// which deletes the file, and the zip writer's destructor then finishes quietly instead of
+/// printing to stderr. Positions are tracked so the writer's offset arithmetic stays sane.
+struct QuietAfterError {
+    file: File,
+    failed: bool,
+    pos: u64,
+    end: u64,
+}
+
+impl QuietAfterError {
+    fn new(file: File) -> QuietAfterError {
+        QuietAfterError { file, failed: false, pos: 0, end: 0 }
+    }
+
+    fn advance(&mut self, n: usize) -> usize {
+        self.pos += n as u64;
+        self.end = self.end.max(self.pos);
+        n
+    }
+}
+
+impl Write for QuietAfterError {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.failed {
+            return Ok(self.advance(buf.len()));
+        }
+        match self.file.write(buf) {
+            Ok(n) => Ok(self.advance(n)),
+            Err(e) => {
+                self.failed = true;
+                Err(e)
+            }
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.failed { Ok(()) } else { self.file.flush() }
+    }
+}
+
+impl std::io::Seek for QuietAfterError {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        use std::io::SeekFrom;
+        if !self.failed {
+            let at = self.file.seek(to)?;
+            self.pos = at;
+            self.end = self.end.max(at);
+            return Ok(at);
+        }
+        self.pos = match to {
+            SeekFrom::Start(n) => n,
+            SeekFrom::Current(d) => self.pos.saturating_add_signed(d),
+            SeekFrom::End(d) => self.end.saturating_add_signed(d),
+        };
+        Ok(self.pos)
     }
 }
 
