@@ -10,7 +10,7 @@ pass=0
 fail=0
 for src in "$top"/ctests/t_*.c; do
     name=$(basename "$src" .c)
-    $cc -std=c11 -Wall -Werror -Wno-unused-but-set-variable -Wno-unused-parameter -D_GNU_SOURCE -I"$top/include" -o "$out/$name" "$src" \
+    $cc -std=c11 -Wall -Werror -Wno-unused-but-set-variable -Wno-unused-parameter -D_GNU_SOURCE -I"$top/include" -o "$out/$name" "$src" -pthread \
         -L"$top/build" -lnetcdf -lm -Wl,-rpath,"$top/build"
     scratch=$(mktemp -d)
     if "$out/$name" "$scratch" > "$out/$name.log" 2>&1; then

@@ -34,9 +34,34 @@ pub(crate) const LONG_TYPE: crate::types::NcType =
 
 use consts::{NC_EINTERNAL, NC_NOERR};
 
+/// Test hook (reliability.md A10): `NCZARR_TEST_PANIC=<function>[:<n>]`, read at the first
+/// call, makes the n-th call (default the first) of that exported function panic inside the
+/// boundary, so a test can check that the panic becomes NC_EINTERNAL and later calls work.
+static PANIC_AT: once_cell::sync::Lazy<Option<(String, usize)>> = once_cell::sync::Lazy::new(|| {
+    let spec = std::env::var("NCZARR_TEST_PANIC").ok()?;
+    let (name, nth) = match spec.split_once(':') {
+        Some((name, n)) => (name.to_string(), n.trim().parse().ok()?),
+        None => (spec, 1),
+    };
+    Some((name, nth))
+});
+static PANIC_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn test_panic_hook(name: &str) {
+    if let Some((at, nth)) = PANIC_AT.as_ref()
+        && at == name
+        && PANIC_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1 == *nth
+    {
+        panic!("NCZARR_TEST_PANIC: forced panic in {name}");
+    }
+}
+
 /// Runs one API call: panics become NC_EINTERNAL, errors their code; traced at level ≥ 1.
 pub fn call(name: &str, args: impl FnOnce() -> String, body: impl FnOnce() -> Result<()>) -> c_int {
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        test_panic_hook(name);
+        body()
+    }));
     let code = match &result {
         Ok(Ok(())) => NC_NOERR,
         Ok(Err(e)) => e.code(),
