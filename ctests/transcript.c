@@ -189,5 +189,51 @@ int main(int argc, char **argv) {
     rc("nc_put_var_short s (read-only)", nc_put_var_short(ncid, vs, &sv));
     rc("nc_get_vara_float f past end", nc_get_vara_float(ncid, vf, (size_t[]){4, 0}, (size_t[]){1, 1}, fout));
     rc("nc_close", nc_close(ncid));
+
+    /* The netCDF-2 API (old C and Fortran programs): return values, messages on stderr
+     * (NC_VERBOSE without NC_FATAL, so errors do not exit), record I/O, byte maps. */
+    ncopts = NC_VERBOSE;
+    int id2 = ncopen(url, NC_WRITE);
+    printf("ncopen -> %s\n", id2 >= 0 ? "ncid" : "-1");
+    printf("ncredef -> %d\n", ncredef(id2));
+    int d2x = ncdimdef(id2, "v2x", 4L);
+    printf("ncdimdef -> %d\n", d2x);
+    int d2v[2] = {dt, d2x};
+    int v2v = ncvardef(id2, "v2v", NC_SHORT, 2, d2v);
+    printf("ncvardef -> %d\n", v2v);
+    printf("ncendef -> %d\n", ncendef(id2));
+    int nrec = -1, recids[16];
+    long recsz[16];
+    printf("ncrecinq -> %d", ncrecinq(id2, &nrec, recids, recsz));
+    for (int i = 0; i < nrec; i++) printf(" %d:%ld", recids[i], recsz[i]);
+    printf("\n");
+    short rec[4] = {1, 2, 3, 4}, back[16];
+    void *datap[16] = {0};
+    for (int i = 0; i < nrec; i++)
+        if (recids[i] == v2v) datap[i] = rec;
+    printf("ncrecput 1 -> %d\n", ncrecput(id2, 1L, datap));
+    long idx[2] = {2, 3}, badidx[2] = {-1, 0};
+    short answer = 42;
+    printf("ncvarput1 -> %d\n", ncvarput1(id2, v2v, idx, &answer));
+    printf("ncvarget1 bad index -> %d\n", ncvarget1(id2, v2v, badidx, &answer));
+    long st2[2] = {0, 0}, ct2[2] = {3, 4}, sd2[2] = {1, 1}, map2[2] = {2, 6}; /* bytes: transposed */
+    printf("ncvargetg transposed -> %d\n", ncvargetg(id2, v2v, st2, ct2, sd2, map2, back));
+    for (int i = 0; i < 12; i++) printf(" %d", back[i]);
+    printf("\n");
+    void *getp[16] = {0};
+    for (int i = 0; i < nrec; i++)
+        if (recids[i] == v2v) getp[i] = back;
+    printf("ncrecget 2 -> %d:", ncrecget(id2, 2L, getp));
+    for (int i = 0; i < 4; i++) printf(" %d", back[i]);
+    printf("\n");
+    printf("ncvarputs stride 2 -> %d\n", ncvarputs(id2, v2v, (long[]){0, 0}, (long[]){1, 2}, (long[]){1, 2}, rec));
+    printf("ncvarget -> %d:", ncvarget(id2, v2v, (long[]){0, 0}, (long[]){1, 4}, back));
+    for (int i = 0; i < 4; i++) printf(" %d", back[i]);
+    printf("\n");
+    printf("ncvarinq NC_GLOBAL -> %d\n", ncvarinq(id2, NC_GLOBAL, NULL, NULL, NULL, NULL, &nrec));
+    printf("ncattinq missing -> %d\n", ncattinq(id2, NC_GLOBAL, "nope", NULL, NULL));
+    printf("ncvarput past end -> %d\n", ncvarput(id2, v2v, (long[]){0, 5}, (long[]){1, 1}, rec));
+    printf("ncerr %d\n", ncerr);
+    printf("ncclose -> %d\n", ncclose(id2));
     return 0;
 }

@@ -1128,6 +1128,39 @@ EXTERNL int
 ncattdel(int ncid, int varid, const char *name);
 
 EXTERNL int
+ncvarput1(int ncid, int varid, const long *index, const void *value);
+
+EXTERNL int
+ncvarget1(int ncid, int varid, const long *index, void *value);
+
+EXTERNL int
+ncvarput(int ncid, int varid, const long *start, const long *count, const void *value);
+
+EXTERNL int
+ncvarget(int ncid, int varid, const long *start, const long *count, void *value);
+
+EXTERNL int
+ncvarputs(int ncid, int varid, const long *start, const long *count, const long *stride, const void *value);
+
+EXTERNL int
+ncvargets(int ncid, int varid, const long *start, const long *count, const long *stride, void *value);
+
+EXTERNL int
+ncvarputg(int ncid, int varid, const long *start, const long *count, const long *stride, const long *map, const void *value);
+
+EXTERNL int
+ncvargetg(int ncid, int varid, const long *start, const long *count, const long *stride, const long *map, void *value);
+
+EXTERNL int
+ncrecinq(int ncid, int *nrecvarsp, int *recvarids, long *recsizes);
+
+EXTERNL int
+ncrecput(int ncid, long recnum, const void *const *datap);
+
+EXTERNL int
+ncrecget(int ncid, long recnum, void *const *datap);
+
+EXTERNL int
 nc_inq_type(int ncid, nc_type xtype, char *name, size_t *size);
 
 EXTERNL int

@@ -578,11 +578,12 @@ impl Dataset {
     }
 
     pub fn def_grp(&mut self, parent: usize, name: &[u8]) -> Result<usize> {
+        // The name is checked before write access (netcdf-c's order).
+        let name = self.node_name(name)?;
         self.begin_define()?;
         if self.classic {
             return err(Kind::StrictNc3, "groups in a classic-model dataset");
         }
-        let name = self.node_name(name)?;
         if self.model.name_in_use(parent, &name) {
             return err(Kind::NameInUse, name);
         }
@@ -595,10 +596,10 @@ impl Dataset {
     }
 
     pub fn rename_grp(&mut self, gid: usize, name: &[u8]) -> Result<()> {
+        self.begin_define()?;
         if gid == 0 {
             return err(Kind::BadGroupId, "cannot rename the root group");
         }
-        self.begin_define()?;
         let name = self.node_name(name)?;
         let parent = self.model.groups[gid].parent.unwrap_or(0);
         if self.model.groups[gid].name == name {
@@ -758,7 +759,6 @@ impl Dataset {
 
     pub fn def_var_fill(&mut self, gid: usize, varid: i32, no_fill: bool, value: Option<Values>) -> Result<()> {
         if varid == -1 {
-            self.begin_define()?;
             return err(Kind::Global, "NC_GLOBAL");
         }
         let var = self.var_for_settings(gid, varid)?;
@@ -810,6 +810,8 @@ impl Dataset {
     }
 
     pub fn def_var_filter(&mut self, gid: usize, varid: i32, id: u32, params: Vec<u32>) -> Result<()> {
+        // netcdf-c looks the variable up before checking for write access here.
+        self.model.var(gid, varid)?;
         let v3 = self.zarr_format == 3;
         let var = self.var_for_settings(gid, varid)?;
         if var.dimids.is_empty() {
@@ -919,6 +921,9 @@ impl Dataset {
     }
 
     pub fn def_var_quantize(&mut self, gid: usize, varid: i32, mode: i32, nsd: i32) -> Result<()> {
+        if varid == -1 {
+            return err(Kind::Global, "NC_GLOBAL");
+        }
         let var = self.var_for_settings(gid, varid)?;
         if !(0..=3).contains(&mode) {
             return err(Kind::Invalid, format!("quantize mode {mode}"));
@@ -951,8 +956,9 @@ impl Dataset {
     /// Puts an attribute given in memory type; converts to `xtype`. Atomic: on any error
     /// nothing changes, except NC_ERANGE, where the converted values are stored (netcdf-c).
     pub fn put_att(&mut self, gid: usize, varid: i32, name: &[u8], xtype: i32, values: Values) -> Result<()> {
-        self.begin_define()?;
+        // A missing variable is reported before a read-only dataset (netcdf-c's order).
         self.model.atts(gid, varid)?;
+        self.begin_define()?;
         let name = names::check(name)?;
         if RESERVED_ATTS.contains(&name.as_str()) {
             return err(Kind::NameInUse, format!("{name} is reserved"));

@@ -44,6 +44,15 @@ pub fn normalize(text: &str) -> String {
     text.nfc().collect()
 }
 
+/// A name given to a lookup (`nc_inq_varid`, `nc_inq_attid`, ...): netcdf-c cannot normalise
+/// bytes that are not UTF-8 and says NC_EBADNAME; any other name is looked up as given.
+pub fn lookup(raw: &[u8]) -> Result<String> {
+    match std::str::from_utf8(raw) {
+        Ok(text) => Ok(normalize(text)),
+        Err(_) => err(Kind::BadName, "name is not UTF-8"),
+    }
+}
+
 /// Names coming from storage must also not collide with layout objects.
 pub fn check_stored(text: &str) -> Result<String> {
     let name = check_str(text)?;

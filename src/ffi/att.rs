@@ -79,8 +79,8 @@ fn put_att_impl(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, 
 
 fn get_att_impl(ncid: c_int, varid: c_int, name: *const c_char, mem: Option<NcType>, ip: *mut c_void) -> Result<()> {
     // SAFETY: as above.
-    let name = String::from_utf8_lossy(unsafe { cstr(name) }?).into_owned();
-    let att = with(ncid, |ds, gid| ds.get_att(gid, varid, &name))?;
+    let raw = unsafe { cstr(name) }?;
+    let att = with(ncid, |ds, gid| ds.get_att(gid, varid, &names::lookup(raw)?))?;
     let mem = mem.unwrap_or(att.value.nctype());
     let (values, range) = att.value.convert(mem)?;
     if !ip.is_null() {
@@ -159,8 +159,8 @@ pub unsafe extern "C" fn nc_inq_att(ncid: c_int, varid: c_int, name: *const c_ch
     route!(nc_inq_att(ncid, varid, name, xtypep, lenp): (c_int, c_int, *const c_char, *mut nc_type, *mut usize));
     api!("nc_inq_att", (ncid, varid, name), {
         // SAFETY: as above.
-        let name = String::from_utf8_lossy(unsafe { cstr(name) }?).into_owned();
-        let att = with(ncid, |ds, gid| ds.get_att(gid, varid, &name))?;
+        let raw = unsafe { cstr(name) }?;
+        let att = with(ncid, |ds, gid| ds.get_att(gid, varid, &names::lookup(raw)?))?;
         // SAFETY: optional out-pointers.
         unsafe {
             put(xtypep, att.value.nctype().id());
@@ -189,8 +189,9 @@ pub unsafe extern "C" fn nc_inq_attid(ncid: c_int, varid: c_int, name: *const c_
     route!(nc_inq_attid(ncid, varid, name, idp): (c_int, c_int, *const c_char, *mut c_int));
     api!("nc_inq_attid", (ncid, varid, name), {
         // SAFETY: as above.
-        let name = names::normalize(&String::from_utf8_lossy(unsafe { cstr(name) }?));
+        let raw = unsafe { cstr(name) }?;
         let id = with(ncid, |ds, gid| {
+            let name = names::lookup(raw)?;
             let atts = ds.model.atts(gid, varid)?;
             match atts.iter().position(|a| a.name == name) {
                 Some(i) => Ok(i),
@@ -234,6 +235,9 @@ pub unsafe extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *con
         _ => return super::cross::copy_att(ncid_in, varid_in, name, ncid_out, varid_out),
     }
     api!("nc_copy_att", (ncid_in, varid_in, name, ncid_out, varid_out), {
+        // Both datasets are checked before the attribute is looked up (netcdf-c's order).
+        with(ncid_in, |_, _| Ok(()))?;
+        with(ncid_out, |_, _| Ok(()))?;
         // SAFETY: as above.
         let raw = unsafe { cstr(name) }?;
         let text = String::from_utf8_lossy(raw).into_owned();

@@ -178,8 +178,9 @@ pub unsafe extern "C" fn nc_open_memio(path: *const c_char, mode: c_int, info: *
 pub unsafe extern "C" fn nc_close_memio(ncid: c_int, info: *mut super::consts::NC_memio) -> c_int {
     route!(nc_close_memio(ncid, info): (c_int, *mut super::consts::NC_memio));
     api!("nc_close_memio", (ncid, info), {
-        with(ncid, |_, _| Ok(()))?;
-        err(Kind::Invalid, "dataset was not opened in memory")
+        // No dataset of ours lives in memory: this is a plain close and `info` is left
+        // untouched, as netcdf-c's NCZarr close ignores it.
+        registry::remove(ncid)?.close()
     })
 }
 
@@ -401,8 +402,11 @@ pub unsafe extern "C" fn nc_inq_base_pe(ncid: c_int, pe: *mut c_int) -> c_int {
 pub unsafe extern "C" fn nc_show_metadata(ncid: c_int) -> c_int {
     route!(nc_show_metadata(ncid): (c_int));
     api!("nc_show_metadata", (ncid), {
+        // netcdf-c shows metadata only through its log (at a log level); ours is NCTRACING.
         with(ncid, |ds, _| {
-            eprintln!("{:#?}", ds.model);
+            if crate::trace::enabled(1) {
+                crate::trace::emit(1, &format!("{:#?}", ds.model));
+            }
             Ok(())
         })
     })

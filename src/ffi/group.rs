@@ -40,10 +40,11 @@ pub unsafe extern "C" fn nc_inq_grp_ncid(ncid: c_int, grp_name: *const c_char, g
     route!(nc_inq_grp_ncid(ncid, grp_name, grp_ncid): (c_int, *const c_char, *mut c_int));
     api!("nc_inq_grp_ncid", (ncid, grp_name), {
         // SAFETY: as above.
-        let name = String::from_utf8_lossy(unsafe { cstr(grp_name) }?).into_owned();
+        let raw = unsafe { cstr(grp_name) }?;
         let gid = with(ncid, |ds, gid| {
-            if name.contains('/') {
-                return err(Kind::BadName, "group name with '/'");
+            let name = names::lookup(raw)?;
+            if name.contains('/') || name.is_empty() {
+                return err(Kind::BadName, format!("group name {name:?}"));
             }
             child_by_name(ds, gid, &name).ok_or_else(|| Error::new(Kind::NoGroup, name.clone()))
         })?;
@@ -198,9 +199,16 @@ pub unsafe extern "C" fn nc_def_dim(ncid: c_int, name: *const c_char, len: usize
 pub unsafe extern "C" fn nc_inq_dimid(ncid: c_int, name: *const c_char, idp: *mut c_int) -> c_int {
     route!(nc_inq_dimid(ncid, name, idp): (c_int, *const c_char, *mut c_int));
     api!("nc_inq_dimid", (ncid, name), {
+        // The ncid is checked before the name, as netcdf-c's dispatch does.
+        with(ncid, |_, _| Ok(()))?;
         // SAFETY: as above.
         let raw = unsafe { cstr(name) }?;
-        let name = names::check(raw).map_err(|_| Error::new(Kind::Invalid, "bad dimension name"))?;
+        // Not validated beyond netcdf-c's own checks: a name that cannot exist is simply not
+        // found (NC_EBADDIM); a '/' would make it a path, which netcdf-c rejects here.
+        let name = names::lookup(raw)?;
+        if name.contains('/') {
+            return err(Kind::Invalid, format!("dimension path {name:?}"));
+        }
         let id = with(ncid, |ds, gid| ds.model.find_dim(gid, &name).ok_or_else(|| Error::new(Kind::BadDim, name.clone())))?;
         // SAFETY: optional out-pointer.
         unsafe { put(idp, id as c_int) };

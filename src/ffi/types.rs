@@ -15,7 +15,7 @@ use std::ffi::{c_char, c_int, c_longlong, c_void};
 pub unsafe extern "C" fn nc_inq_type(ncid: c_int, xtype: nc_type, name: *mut c_char, size: *mut usize) -> c_int {
     route!(nc_inq_type(ncid, xtype, name, size): (c_int, nc_type, *mut c_char, *mut usize));
     api!("nc_inq_type", (ncid, xtype), {
-        with(ncid, |_, _| Ok(()))?;
+        // Atomic types are answered whatever the ncid, as netcdf-c does for compatibility.
         let t = NcType::from_id(xtype)?;
         // SAFETY: optional out-pointers.
         unsafe {
@@ -32,7 +32,10 @@ pub unsafe extern "C" fn nc_inq_typeid(ncid: c_int, name: *const c_char, typeidp
     api!("nc_inq_typeid", (ncid, name), {
         with(ncid, |_, _| Ok(()))?;
         // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
-        let n = String::from_utf8_lossy(unsafe { cstr(name) }?).into_owned();
+        let n = crate::names::lookup(unsafe { cstr(name) }?)?;
+        if n.contains('/') {
+            return err(Kind::Invalid, format!("type path {n:?}"));
+        }
         let t = NcType::from_name(&n).ok_or_else(|| crate::error::Error::new(Kind::BadType, n))?;
         // SAFETY: optional out-pointer.
         unsafe { put(typeidp, t.id()) };
@@ -62,7 +65,8 @@ pub unsafe extern "C" fn nc_inq_type_equal(ncid1: c_int, typeid1: nc_type, ncid2
     }
     api!("nc_inq_type_equal", (ncid1, typeid1, ncid2, typeid2), {
         with(ncid1, |_, _| Ok(()))?;
-        with(ncid2, |_, _| Ok(()))?;
+        // Only user-defined types would need the second dataset; atomic ones are compared
+        // without looking it up, as netcdf-c does.
         let (a, b) = (NcType::from_id(typeid1)?, NcType::from_id(typeid2)?);
         // SAFETY: optional out-pointer.
         unsafe { put(equal, (a == b) as c_int) };
@@ -89,6 +93,8 @@ fn no_user_types(ncid: c_int) -> Result<()> {
     err(Kind::NotNc4, "user-defined types are not supported by NCZarr")
 }
 
+/// Type inquiries that netcdf-c answers through `nc_inq_user_type` (NC_EBADTYPE: there are
+/// none); the field and member calls instead reach NCZarr's not-netCDF-4 stubs (NC_ENOTNC4).
 fn no_such_type(ncid: c_int) -> Result<()> {
     with(ncid, |_, _| Ok(()))?;
     err(Kind::BadType, "no user-defined types exist")
@@ -127,7 +133,7 @@ pub unsafe extern "C" fn nc_insert_compound(
     field_typeid: nc_type,
 ) -> c_int {
     route!(nc_insert_compound(ncid, xtype, name, offset, field_typeid): (c_int, nc_type, *const c_char, usize, nc_type));
-    api!("nc_insert_compound", (ncid, xtype, name, offset, field_typeid), { no_such_type(ncid) })
+    api!("nc_insert_compound", (ncid, xtype, name, offset, field_typeid), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
@@ -141,7 +147,7 @@ pub unsafe extern "C" fn nc_insert_array_compound(
     dim_sizes: *const c_int,
 ) -> c_int {
     route!(nc_insert_array_compound(ncid, xtype, name, offset, field_typeid, ndims, dim_sizes): (c_int, nc_type, *const c_char, usize, nc_type, c_int, *const c_int));
-    api!("nc_insert_array_compound", (ncid, xtype, name, offset, field_typeid, ndims, dim_sizes), { no_such_type(ncid) })
+    api!("nc_insert_array_compound", (ncid, xtype, name, offset, field_typeid, ndims, dim_sizes), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
@@ -180,43 +186,43 @@ pub unsafe extern "C" fn nc_inq_compound_field(
     dim_sizesp: *mut c_int,
 ) -> c_int {
     route!(nc_inq_compound_field(ncid, xtype, fieldid, name, offsetp, field_typeidp, ndimsp, dim_sizesp): (c_int, nc_type, c_int, *mut c_char, *mut usize, *mut nc_type, *mut c_int, *mut c_int));
-    api!("nc_inq_compound_field", (ncid, xtype, fieldid, name, offsetp, field_typeidp, ndimsp, dim_sizesp), { no_such_type(ncid) })
+    api!("nc_inq_compound_field", (ncid, xtype, fieldid, name, offsetp, field_typeidp, ndimsp, dim_sizesp), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fieldname(ncid: c_int, xtype: nc_type, fieldid: c_int, name: *mut c_char) -> c_int {
     route!(nc_inq_compound_fieldname(ncid, xtype, fieldid, name): (c_int, nc_type, c_int, *mut c_char));
-    api!("nc_inq_compound_fieldname", (ncid, xtype, fieldid, name), { no_such_type(ncid) })
+    api!("nc_inq_compound_fieldname", (ncid, xtype, fieldid, name), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fieldindex(ncid: c_int, xtype: nc_type, name: *const c_char, fieldidp: *mut c_int) -> c_int {
     route!(nc_inq_compound_fieldindex(ncid, xtype, name, fieldidp): (c_int, nc_type, *const c_char, *mut c_int));
-    api!("nc_inq_compound_fieldindex", (ncid, xtype, name, fieldidp), { no_such_type(ncid) })
+    api!("nc_inq_compound_fieldindex", (ncid, xtype, name, fieldidp), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fieldoffset(ncid: c_int, xtype: nc_type, fieldid: c_int, offsetp: *mut usize) -> c_int {
     route!(nc_inq_compound_fieldoffset(ncid, xtype, fieldid, offsetp): (c_int, nc_type, c_int, *mut usize));
-    api!("nc_inq_compound_fieldoffset", (ncid, xtype, fieldid, offsetp), { no_such_type(ncid) })
+    api!("nc_inq_compound_fieldoffset", (ncid, xtype, fieldid, offsetp), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fieldtype(ncid: c_int, xtype: nc_type, fieldid: c_int, field_typeidp: *mut nc_type) -> c_int {
     route!(nc_inq_compound_fieldtype(ncid, xtype, fieldid, field_typeidp): (c_int, nc_type, c_int, *mut nc_type));
-    api!("nc_inq_compound_fieldtype", (ncid, xtype, fieldid, field_typeidp), { no_such_type(ncid) })
+    api!("nc_inq_compound_fieldtype", (ncid, xtype, fieldid, field_typeidp), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fieldndims(ncid: c_int, xtype: nc_type, fieldid: c_int, ndimsp: *mut c_int) -> c_int {
     route!(nc_inq_compound_fieldndims(ncid, xtype, fieldid, ndimsp): (c_int, nc_type, c_int, *mut c_int));
-    api!("nc_inq_compound_fieldndims", (ncid, xtype, fieldid, ndimsp), { no_such_type(ncid) })
+    api!("nc_inq_compound_fieldndims", (ncid, xtype, fieldid, ndimsp), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fielddim_sizes(ncid: c_int, xtype: nc_type, fieldid: c_int, dim_sizes: *mut c_int) -> c_int {
     route!(nc_inq_compound_fielddim_sizes(ncid, xtype, fieldid, dim_sizes): (c_int, nc_type, c_int, *mut c_int));
-    api!("nc_inq_compound_fielddim_sizes", (ncid, xtype, fieldid, dim_sizes), { no_such_type(ncid) })
+    api!("nc_inq_compound_fielddim_sizes", (ncid, xtype, fieldid, dim_sizes), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
@@ -258,7 +264,7 @@ pub unsafe extern "C" fn nc_get_vlen_element(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_insert_enum(ncid: c_int, xtype: nc_type, name: *const c_char, value: *const c_void) -> c_int {
     route!(nc_insert_enum(ncid, xtype, name, value): (c_int, nc_type, *const c_char, *const c_void));
-    api!("nc_insert_enum", (ncid, xtype, name, value), { no_such_type(ncid) })
+    api!("nc_insert_enum", (ncid, xtype, name, value), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
@@ -277,13 +283,13 @@ pub unsafe extern "C" fn nc_inq_enum(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_enum_member(ncid: c_int, xtype: nc_type, idx: c_int, name: *mut c_char, value: *mut c_void) -> c_int {
     route!(nc_inq_enum_member(ncid, xtype, idx, name, value): (c_int, nc_type, c_int, *mut c_char, *mut c_void));
-    api!("nc_inq_enum_member", (ncid, xtype, idx, name, value), { no_such_type(ncid) })
+    api!("nc_inq_enum_member", (ncid, xtype, idx, name, value), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_enum_ident(ncid: c_int, xtype: nc_type, value: c_longlong, identifier: *mut c_char) -> c_int {
     route!(nc_inq_enum_ident(ncid, xtype, value, identifier): (c_int, nc_type, c_longlong, *mut c_char));
-    api!("nc_inq_enum_ident", (ncid, xtype, value, identifier), { no_such_type(ncid) })
+    api!("nc_inq_enum_ident", (ncid, xtype, value, identifier), { no_user_types(ncid) })
 }
 
 #[unsafe(no_mangle)]
@@ -352,7 +358,7 @@ fn reclaim(xtype: nc_type, memory: *mut c_void, count: usize) -> Result<()> {
 pub unsafe extern "C" fn nc_reclaim_data(ncid: c_int, xtypeid: nc_type, memory: *mut c_void, count: usize) -> c_int {
     route!(nc_reclaim_data(ncid, xtypeid, memory, count): (c_int, nc_type, *mut c_void, usize));
     api!("nc_reclaim_data", (ncid, xtypeid, memory, count), {
-        let _ = ncid;
+        instance_args(ncid, xtypeid)?;
         reclaim(xtypeid, memory, count)
     })
 }
@@ -361,11 +367,18 @@ pub unsafe extern "C" fn nc_reclaim_data(ncid: c_int, xtypeid: nc_type, memory: 
 pub unsafe extern "C" fn nc_reclaim_data_all(ncid: c_int, xtypeid: nc_type, memory: *mut c_void, count: usize) -> c_int {
     route!(nc_reclaim_data_all(ncid, xtypeid, memory, count): (c_int, nc_type, *mut c_void, usize));
     api!("nc_reclaim_data_all", (ncid, xtypeid, memory, count), {
+        instance_args(ncid, xtypeid)?;
         reclaim(xtypeid, memory, count)?;
         // SAFETY: the top-level array came from malloc.
         unsafe { libc::free(memory) };
         Ok(())
     })
+}
+
+/// netcdf-c's first test in the reclaim/copy family: a negative ncid or a non-type is
+/// NC_EINVAL before anything is touched (nothing freed, nothing copied).
+fn instance_args(ncid: c_int, xtype: nc_type) -> Result<()> {
+    if ncid < 0 || xtype <= 0 { err(Kind::Invalid, format!("ncid {ncid}, type {xtype}")) } else { Ok(()) }
 }
 
 fn copy_data(xtype: nc_type, src: *const c_void, count: usize, dst: *mut c_void) -> Result<()> {
@@ -386,7 +399,10 @@ fn copy_data(xtype: nc_type, src: *const c_void, count: usize, dst: *mut c_void)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_copy_data(ncid: c_int, xtypeid: nc_type, memory: *const c_void, count: usize, copy: *mut c_void) -> c_int {
     route!(nc_copy_data(ncid, xtypeid, memory, count, copy): (c_int, nc_type, *const c_void, usize, *mut c_void));
-    api!("nc_copy_data", (ncid, xtypeid, memory, count, copy), { copy_data(xtypeid, memory, count, copy) })
+    api!("nc_copy_data", (ncid, xtypeid, memory, count, copy), {
+        instance_args(ncid, xtypeid)?;
+        copy_data(xtypeid, memory, count, copy)
+    })
 }
 
 #[unsafe(no_mangle)]
@@ -399,6 +415,7 @@ pub unsafe extern "C" fn nc_copy_data_all(
 ) -> c_int {
     route!(nc_copy_data_all(ncid, xtypeid, memory, count, copyp): (c_int, nc_type, *const c_void, usize, *mut *mut c_void));
     api!("nc_copy_data_all", (ncid, xtypeid, memory, count, copyp), {
+        instance_args(ncid, xtypeid)?;
         let t = NcType::from_id(xtypeid).map_err(|_| crate::error::Error::new(Kind::BadTypeId, format!("type {xtypeid}")))?;
         let bytes = count.checked_mul(t.size()).ok_or_else(|| crate::error::Error::new(Kind::NoMem, "size"))?;
         // SAFETY: malloc of the array, filled by copy_data.

@@ -56,6 +56,14 @@ pub unsafe extern "C" fn nc_inq_var(
 ) -> c_int {
     route!(nc_inq_var(ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp): (c_int, c_int, *mut c_char, *mut nc_type, *mut c_int, *mut c_int, *mut c_int));
     api!("nc_inq_var", (ncid, varid), {
+        if varid == -1 && !nattsp.is_null() {
+            // netcdf-c answers NC_GLOBAL with the group's attribute count alone (and only
+            // when that is asked for); nc_inq_varnatts relies on it.
+            let n = with(ncid, |ds, gid| Ok(ds.model.atts(gid, -1)?.len() as c_int))?;
+            // SAFETY: checked non-NULL above.
+            unsafe { put(nattsp, n) };
+            return Ok(());
+        }
         let (n, t, dims, natts) = var_info(ncid, varid, |_, v| {
             (v.name.clone(), v.nctype.id(), v.dimids.iter().map(|&d| d as c_int).collect::<Vec<_>>(), v.atts.len() as c_int)
         })?;
@@ -133,8 +141,8 @@ pub unsafe extern "C" fn nc_inq_varid(ncid: c_int, name: *const c_char, varidp: 
         if raw.len() > names::MAX_NAME {
             return err(Kind::MaxName, "name too long");
         }
-        let name = names::normalize(&String::from_utf8_lossy(raw));
         let id = with(ncid, |ds, gid| {
+            let name = names::lookup(raw)?;
             ds.model.groups[gid].vars.iter().position(|v| v.name == name).ok_or_else(|| Error::new(Kind::NotVar, name.clone()))
         })?;
         // SAFETY: optional out-pointer.
@@ -161,6 +169,12 @@ pub unsafe extern "C" fn nc_copy_var(ncid_in: c_int, varid: c_int, ncid_out: c_i
         _ => return super::cross::copy_var(ncid_in, varid, ncid_out),
     }
     api!("nc_copy_var", (ncid_in, varid, ncid_out), {
+        // netcdf-c starts with nc_inq_var on the input, which accepts NC_GLOBAL, so for
+        // NC_GLOBAL the output dataset is checked first.
+        if varid == -1 {
+            with(ncid_in, |_, _| Ok(()))?;
+            with(ncid_out, |_, _| Ok(()))?;
+        }
         let (var, dim_names) = with(ncid_in, |ds, gid| {
             let v = ds.model.var(gid, varid)?.clone();
             let names: Vec<String> = v.dimids.iter().map(|&d| ds.model.dims[d].name.clone()).collect();
@@ -188,12 +202,13 @@ pub unsafe extern "C" fn nc_def_var_fill(ncid: c_int, varid: c_int, no_fill: c_i
     route!(nc_def_var_fill(ncid, varid, no_fill, fill_value): (c_int, c_int, c_int, *const c_void));
     api!("nc_def_var_fill", (ncid, varid, no_fill, fill_value), {
         with(ncid, |ds, gid| {
-            let value = if no_fill == 0 && !fill_value.is_null() && varid >= 0 {
-                let t = ds.model.var(gid, varid)?.nctype;
-                // SAFETY: `fill_value` points to one element of the variable's type.
-                Some(unsafe { values_from_mem(t, fill_value, 1) }?)
-            } else {
-                None
+            // A missing variable is reported by def_var_fill, after its permission check.
+            let value = match ds.model.var(gid, varid) {
+                Ok(var) if no_fill == 0 && !fill_value.is_null() => {
+                    // SAFETY: `fill_value` points to one element of the variable's type.
+                    Some(unsafe { values_from_mem(var.nctype, fill_value, 1) }?)
+                }
+                _ => None,
             };
             ds.def_var_fill(gid, varid, no_fill != 0, value)
         })
@@ -205,9 +220,6 @@ pub unsafe extern "C" fn nc_inq_var_fill(ncid: c_int, varid: c_int, no_fill: *mu
     route!(nc_inq_var_fill(ncid, varid, no_fill, fill_valuep): (c_int, c_int, *mut c_int, *mut c_void));
     api!("nc_inq_var_fill", (ncid, varid), {
         let (off, fill) = with(ncid, |ds, gid| {
-            if varid == -1 {
-                return err(Kind::Global, "NC_GLOBAL");
-            }
             let v = ds.model.var(gid, varid)?;
             // `_FillValue` if set, else the default: after deleting `_FillValue` the default is
             // reported again (netcdf-c keeps reporting the deleted value, c-api.md §8.3).
@@ -370,6 +382,9 @@ pub unsafe extern "C" fn nc_inq_filter_avail(ncid: c_int, id: c_uint) -> c_int {
     route!(nc_inq_filter_avail(ncid, id): (c_int, c_uint));
     api!("nc_inq_filter_avail", (ncid, id), {
         with(ncid, |_, _| Ok(()))?;
+        if id == 0 {
+            return err(Kind::Invalid, "filter id 0");
+        }
         if codec::AVAILABLE.contains(&id) { Ok(()) } else { err(Kind::NoFilter, format!("filter {id}")) }
     })
 }
@@ -485,7 +500,8 @@ pub unsafe extern "C" fn nc_def_var_chunking(ncid: c_int, varid: c_int, storage:
     route!(nc_def_var_chunking(ncid, varid, storage, chunksizesp): (c_int, c_int, c_int, *const usize));
     api!("nc_def_var_chunking", (ncid, varid, storage), {
         with(ncid, |ds, gid| {
-            let rank = if varid >= 0 { ds.model.var(gid, varid)?.rank() } else { 0 };
+            // A missing variable is reported by def_var_chunking, after its permission check.
+            let rank = ds.model.var(gid, varid).map(|v| v.rank()).unwrap_or(0);
             let sizes = if chunksizesp.is_null() || rank == 0 {
                 None
             } else {
@@ -553,7 +569,7 @@ pub unsafe extern "C" fn nc_def_var_chunking_ints(ncid: c_int, varid: c_int, sto
     route!(nc_def_var_chunking_ints(ncid, varid, storage, chunksizesp): (c_int, c_int, c_int, *const c_int));
     api!("nc_def_var_chunking_ints", (ncid, varid, storage), {
         with(ncid, |ds, gid| {
-            let rank = if varid >= 0 { ds.model.var(gid, varid)?.rank() } else { 0 };
+            let rank = ds.model.var(gid, varid).map(|v| v.rank()).unwrap_or(0);
             let sizes = if chunksizesp.is_null() || rank == 0 {
                 None
             } else {
@@ -621,6 +637,10 @@ pub unsafe extern "C" fn nc_def_var_quantize(ncid: c_int, varid: c_int, quantize
 pub unsafe extern "C" fn nc_inq_var_quantize(ncid: c_int, varid: c_int, quantize_modep: *mut c_int, nsdp: *mut c_int) -> c_int {
     route!(nc_inq_var_quantize(ncid, varid, quantize_modep, nsdp): (c_int, c_int, *mut c_int, *mut c_int));
     api!("nc_inq_var_quantize", (ncid, varid), {
+        with(ncid, |_, _| Ok(()))?;
+        if varid == -1 {
+            return err(Kind::Global, "NC_GLOBAL");
+        }
         let (m, n) = settings_var(ncid, varid, |v| v.quantize)?;
         // SAFETY: optional out-pointers.
         unsafe {
