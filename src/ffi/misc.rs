@@ -2,9 +2,9 @@
 //! and the netCDF-2 API (thin wrappers over the nc_ calls with netcdf-c's -1/ncerr protocol).
 
 use super::consts::nc_type;
+use super::with;
 use super::{cstr, malloc_string, put};
 use crate::api;
-use super::with;
 use crate::error::{Kind, Result, err};
 use std::collections::BTreeMap;
 use std::ffi::{CStr, c_char, c_int, c_long, c_void};
