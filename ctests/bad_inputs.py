@@ -12,13 +12,13 @@ import zipfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROBE = os.path.join(TOP, "build", "ncprobe")
-ENCZARR, EBADNAME, EACCESS, ENOTNC, ENOOBJECT, EMAXNAME = -137, -59, -77, -51, -141, -53
+ENCZARR, EBADNAME, EACCESS, ENOTNC, ENOOBJECT, EMAXNAME, EFILTER = -137, -59, -77, -51, -141, -53, -132
 
 passed = failed = 0
 
 
-def probe(url):
-    out = subprocess.run([PROBE, url], capture_output=True, text=True, timeout=60)
+def probe(url, *extra):
+    out = subprocess.run([PROBE, url, *extra], capture_output=True, text=True, timeout=60)
     if out.returncode != 0:
         return f"exit {out.returncode}: {out.stderr.strip()[-200:]}"
     return int(out.stdout.strip().split("=")[1])
@@ -32,6 +32,21 @@ def expect(name, url, want):
     else:
         failed += 1
         print(f"FAILED {name}: got {got}, expected {want}")
+
+
+def expect_data(name, url, want, max_rss_mib=96):
+    """Reads every variable's data: the code must be `want` and the probe's peak resident
+    memory stay under `max_rss_mib` (hostile objects are never loaded whole)."""
+    global passed, failed
+    out = subprocess.run([PROBE, url, "data"], capture_output=True, text=True, timeout=60)
+    fields = dict(f.split("=") for f in out.stdout.split()) if out.returncode == 0 else {}
+    got = int(fields["rc"]) if "rc" in fields else f"exit {out.returncode}: {out.stderr.strip()[-200:]}"
+    rss_mib = int(fields.get("hwm", "0")) // 1024
+    if got == want and rss_mib < max_rss_mib:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAILED {name}: got {got} with peak {rss_mib} MiB, expected {want} under {max_rss_mib} MiB")
 
 
 def write(path, obj):
@@ -183,6 +198,34 @@ def main():
         z.writestr(".zgroup", json.dumps({"zarr_format": 2}))
         z.writestr("v/.zarray", json.dumps(ZARRAY))
     expect("zip with entries at the root (zarr-python layout)", f"file://{zpath}#mode=zarr,zip", 0)
+    # Chunk objects far larger than any encoding of their chunk (reliability.md C2, C4, N8):
+    # refused from their size, before anything is read or inflated.
+    small = dict(ZARRAY, shape=[4], chunks=[4])
+    dims1 = {"_ARRAY_DIMENSIONS": ["x"]}
+    url = pure_store(s, zarray=small, zattrs=dims1)
+    expect_data("valid chunk reads", url, 0)
+    write(f"{s}/v/0", b"\0" * 17)
+    expect_data("raw chunk one byte too long", url, ENCZARR)
+    write(f"{s}/v/0", b"\0" * 15)
+    expect_data("raw chunk one byte short", url, ENCZARR)
+    with open(f"{s}/v/0", "wb") as f:
+        f.truncate(300 << 20)
+    expect_data("300 MiB raw chunk for a 16-byte chunk", url, ENCZARR)
+    url = pure_store(s, zarray=dict(small, compressor={"id": "zlib", "level": 1}), zattrs=dims1)
+    import zlib
+    z = zlib.compressobj(1)
+    bomb = b"".join(z.compress(b"\0" * (1 << 20)) for _ in range(512)) + z.flush()
+    write(f"{s}/v/0", bomb)
+    expect_data("zlib stream inflating to 512 MiB for a 16-byte chunk", url, EFILTER)
+    write(f"{s}/v/0", zlib.compress(b"\0" * 4096))
+    expect_data("zlib stream inflating to 4 KiB for a 16-byte chunk", url, EFILTER)
+    zpath = f"{tmp}/bigentry.zip"
+    with zipfile.ZipFile(zpath, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(".zgroup", json.dumps({"zarr_format": 2}))
+        zf.writestr("v/.zarray", json.dumps(small))
+        zf.writestr("v/.zattrs", json.dumps(dims1))
+        zf.writestr("v/0", b"\0" * (256 << 20))
+    expect_data("zip entry inflating to 256 MiB for a 16-byte chunk", f"file://{zpath}#mode=zarr,zip", ENCZARR)
     subprocess.run(["rm", "-rf", tmp], check=True)
     print(f"bad inputs: {passed} passed, {failed} failed")
     return 1 if failed else 0

@@ -231,6 +231,26 @@ impl Layout {
         })
     }
 
+    /// The most bytes a stored chunk object can have: the raw chunk plus room for any
+    /// codec's framing and incompressible-data overhead. Objects above it are corrupt or
+    /// hostile and are refused before they are read (reliability.md §4.2, §4.3 N8).
+    /// Variable-length (object codec) chunks have no such bound.
+    pub fn stored_limit(&self) -> crate::zmap::Limit {
+        let per_element = match self.storage {
+            StorageKind::Vlen => return crate::zmap::Limit::NONE,
+            StorageKind::Utf32(n) => 4 * n as u64,
+            StorageKind::Half => 2,
+            StorageKind::Bool => 1,
+            StorageKind::Native => self.item.max(self.width) as u64,
+        };
+        let raw = (self.nelems as u64).saturating_mul(per_element);
+        if self.filters.is_empty() {
+            crate::zmap::Limit { bytes: raw, kind: Kind::NcZarr }
+        } else {
+            crate::zmap::Limit { bytes: raw.saturating_add(raw / 4).saturating_add(1 << 16), kind: Kind::Filter }
+        }
+    }
+
     pub fn chunk_key(&self, idx: &[u64]) -> String {
         let sep = self.sep.to_string();
         let joined = idx.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(&sep);
@@ -983,7 +1003,7 @@ impl Cache {
         }
         let to_read: Vec<&Vec<u64>> = missing.iter().filter(|(_, skip)| !skip).map(|(i, _)| i).collect();
         let keys: Vec<String> = to_read.iter().map(|i| layout.chunk_key(i)).collect();
-        let fetched = if keys.is_empty() { Vec::new() } else { store.get_many(&keys)? };
+        let fetched = if keys.is_empty() { Vec::new() } else { store.get_many_limited(&keys, layout.stored_limit())? };
         let decoded: Vec<Result<ChunkBuf>> = if fetched.len() > 1 {
             crate::parallel::run(|| fetched.into_par_iter().map(|b| layout.decode(b)).collect())
         } else {
@@ -1030,7 +1050,7 @@ impl Cache {
             let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
             let batch = store.batch_size();
             for (batch_plans, batch_keys) in direct.chunks(batch).zip(keys.chunks(batch)) {
-                let fetched = store.get_many(batch_keys)?;
+                let fetched = store.get_many_limited(batch_keys, layout.stored_limit())?;
                 let results: Vec<Result<()>> = crate::parallel::run(|| {
                     batch_plans
                         .par_iter()

@@ -97,6 +97,20 @@ impl FileStore {
 }
 
 impl FileStore {
+    /// An object of at most `limit` bytes, refused from its size before anything is read.
+    fn get_limited(&self, key: &str, limit: super::Limit) -> Result<Option<Vec<u8>>> {
+        let Some(mut file) = self.open_object(key)? else { return Ok(None) };
+        let len = file.metadata()?.len();
+        limit.check(key, len)?;
+        // Sized up front: one allocation, no regrowth copies (chunks are megabytes). Read
+        // through `take` so std's File::read_to_end does not stat and seek once more, and
+        // a file growing under us cannot push the read past the limit.
+        let mut buf = Vec::with_capacity(len as usize + 1);
+        (&mut file).take(limit.bytes.saturating_add(1)).read_to_end(&mut buf)?;
+        limit.check(key, buf.len() as u64)?;
+        Ok(Some(buf))
+    }
+
     /// One-syscall open of `key` beneath the root, refusing symlinks anywhere on the way.
     /// `Ok(None)`: openat2 is unavailable, use the portable path walk.
     fn open_beneath(&self, key: &str) -> Result<Option<Option<fs::File>>> {
@@ -154,13 +168,15 @@ static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Zmap for FileStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        let Some(mut file) = self.open_object(key)? else { return Ok(None) };
-        let len = file.metadata()?.len() as usize;
-        // Sized up front: one allocation, no regrowth copies (chunks are megabytes). Read
-        // through `take` so std's File::read_to_end does not stat and seek once more.
-        let mut buf = Vec::with_capacity(len + 1);
-        (&mut file).take(u64::MAX).read_to_end(&mut buf)?;
-        Ok(Some(buf))
+        self.get_limited(key, super::Limit::NONE)
+    }
+
+    fn get_many_limited(&self, keys: &[String], limit: super::Limit) -> Result<Vec<Option<Vec<u8>>>> {
+        use rayon::prelude::*;
+        if keys.len() < 8 {
+            return keys.iter().map(|k| self.get_limited(k, limit)).collect();
+        }
+        crate::parallel::run(|| keys.par_iter().with_min_len(4).map(|k| self.get_limited(k, limit)).collect())
     }
 
     /// Metadata of a whole group level arrives as one batch: read it on every core (each

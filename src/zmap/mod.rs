@@ -23,6 +23,19 @@ pub trait Zmap: Send + Sync {
         keys.iter().map(|k| self.get(k)).collect()
     }
 
+    /// Chunk objects, none allowed above `limit` bytes (larger than any encoding of the
+    /// chunk could be): NC_ENCZARR, and drivers that know sizes up front (file, zip) refuse
+    /// before reading, so a hostile object cannot make us allocate its size.
+    fn get_many_limited(&self, keys: &[String], limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
+        let got = self.get_many(keys)?;
+        for (key, bytes) in keys.iter().zip(&got) {
+            if let Some(b) = bytes {
+                limit.check(key, b.len() as u64)?;
+            }
+        }
+        Ok(got)
+    }
+
     /// Replaces an object atomically.
     fn put(&self, key: &str, value: &[u8]) -> Result<()>;
 
@@ -125,6 +138,26 @@ pub fn slice_spans(key: &str, b: &[u8], ranges: &[(u64, usize)]) -> Result<Vec<V
             _ => err(Kind::NcZarr, format!("{key}: range {o}+{n} past the end ({} bytes)", b.len())),
         })
         .collect()
+}
+
+/// The largest valid size of a chunk object, and what a larger one is: NC_ENCZARR for raw
+/// chunks (reliability.md C2), NC_EFILTER for compressed ones (a stream that long cannot
+/// decode to the chunk, C4).
+#[derive(Clone, Copy, Debug)]
+pub struct Limit {
+    pub bytes: u64,
+    pub kind: Kind,
+}
+
+impl Limit {
+    pub const NONE: Limit = Limit { bytes: u64::MAX, kind: Kind::NcZarr };
+
+    pub fn check(&self, key: &str, len: u64) -> Result<()> {
+        if len > self.bytes {
+            return err(self.kind, format!("{key}: {len} bytes, more than any encoding of its chunk ({})", self.bytes));
+        }
+        Ok(())
+    }
 }
 
 pub fn join(a: &str, b: &str) -> String {

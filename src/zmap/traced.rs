@@ -42,6 +42,12 @@ impl Zmap for Traced {
         r
     }
 
+    fn get_many_limited(&self, keys: &[String], limit: super::Limit) -> Result<Vec<Option<Vec<u8>>>> {
+        let r = self.0.get_many_limited(keys, limit);
+        trace::emit(2, &format!("storage: get_many {keys:?} -> {}", outcome(&r, |v| format!("{} present", v.iter().flatten().count()))));
+        r
+    }
+
     fn read_into(&self, key: &str, out: &mut [u8]) -> Result<bool> {
         let r = self.0.read_into(key, out);
         trace::emit(

@@ -132,12 +132,13 @@ impl ZipStore {
     }
 }
 
-fn read_entry(archive: &mut zip::ZipArchive<File>, idx: usize) -> Result<Vec<u8>> {
+fn read_entry(archive: &mut zip::ZipArchive<File>, idx: usize, limit: super::Limit) -> Result<Vec<u8>> {
     let entry = archive.by_index(idx).map_err(zip_error)?;
     let declared = entry.size();
     if declared > MAX_ENTRY {
         return err(Kind::NoMem, "zip entry larger than the object ceiling");
     }
+    limit.check(entry.name(), declared)?;
     let mut buf = Vec::with_capacity(declared.min(1 << 26) as usize);
     entry.take(declared + 1).read_to_end(&mut buf)?;
     if buf.len() as u64 != declared {
@@ -155,6 +156,18 @@ enum Entry {
 }
 
 impl ZipStore {
+    /// An object of at most `limit` bytes; an entry declaring more is refused unread.
+    fn get_limited(&self, key: &str, limit: super::Limit) -> Result<Option<Vec<u8>>> {
+        validate_key(key)?;
+        let mut st = self.state();
+        if let Some(staged) = st.staged.get(key) {
+            return Ok(staged.clone());
+        }
+        let Some(&idx) = st.index.get(key) else { return Ok(None) };
+        let archive = st.archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive not open"))?;
+        read_entry(archive, idx, limit).map(Some)
+    }
+
     fn stored_entry(&self, key: &str) -> Result<Entry> {
         validate_key(key)?;
         let mut st = self.state();
@@ -170,7 +183,7 @@ impl ZipStore {
         if stored {
             return Ok(Entry::Stored(start, size));
         }
-        read_entry(archive, idx).map(Entry::Bytes)
+        read_entry(archive, idx, super::Limit::NONE).map(Entry::Bytes)
     }
 }
 
@@ -184,18 +197,37 @@ impl State {
 
 impl Zmap for ZipStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        validate_key(key)?;
-        let mut st = self.state();
-        if let Some(staged) = st.staged.get(key) {
-            return Ok(staged.clone());
-        }
-        let Some(&idx) = st.index.get(key) else { return Ok(None) };
-        let archive = st.archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive not open"))?;
-        read_entry(archive, idx).map(Some)
+        self.get_limited(key, super::Limit::NONE)
+    }
+
+    fn get_many_limited(&self, keys: &[String], limit: super::Limit) -> Result<Vec<Option<Vec<u8>>>> {
+        keys.iter().map(|k| self.get_limited(k, limit)).collect()
     }
 
     /// Stored (uncompressed) entries are read by `pread` at the entry's data offset: a shard
     /// index or an inner chunk costs what it weighs, not the whole entry.
+    /// A raw chunk is at most its exact size: a bigger (compressed) entry is refused unread.
+    fn read_into(&self, key: &str, out: &mut [u8]) -> Result<bool> {
+        let exact = super::Limit { bytes: out.len() as u64, kind: Kind::NcZarr };
+        match self.get_limited(key, exact)? {
+            None => Ok(false),
+            Some(b) if b.len() == out.len() => {
+                out.copy_from_slice(&b);
+                Ok(true)
+            }
+            Some(b) => err(Kind::NcZarr, format!("{key}: {} bytes, expected {}", b.len(), out.len())),
+        }
+    }
+
+    fn get_ranges(&self, key: &str, total: u64, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
+        let exact = super::Limit { bytes: total, kind: Kind::NcZarr };
+        match self.get_limited(key, exact)? {
+            None => Ok(None),
+            Some(b) if b.len() as u64 == total => super::slice_spans(key, &b, ranges).map(Some),
+            Some(b) => err(Kind::NcZarr, format!("{key}: {} bytes, expected {total}", b.len())),
+        }
+    }
+
     fn get_spans(&self, key: &str, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
         match self.stored_entry(key)? {
             Entry::Absent => Ok(None),
@@ -307,7 +339,7 @@ impl Zmap for ZipStore {
                         _ => {
                             let idx = st.index[&key];
                             let archive = st.archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive"))?;
-                            read_entry(archive, idx)?
+                            read_entry(archive, idx, super::Limit::NONE)?
                         }
                     };
                     let big = bytes.len() as u64 >= 0xffff_ffff;
