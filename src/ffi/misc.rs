@@ -636,25 +636,27 @@ pub unsafe extern "C" fn ncvargets(
     v2(c"ncvargets", s, 0, at(ncid))
 }
 
-/// A v2 byte map as an element map (netcdf-c divides each entry by the type's size). Errors
-/// looking the variable up are returned raw, as netcdf-c does, without `nc_advise`.
-fn element_map(ncid: c_int, varid: c_int, map: *const c_long) -> std::result::Result<Vec<isize>, c_int> {
+/// Runs a mapped v2 access with its byte map turned into an element map (netcdf-c divides
+/// each entry by the type's size). Errors looking the variable up are returned raw, as
+/// netcdf-c does, without `nc_advise`.
+fn with_element_map(routine: &CStr, ncid: c_int, varid: c_int, map: *const c_long, call: impl FnOnce(*const isize) -> c_int) -> c_int {
     let (mut ndims, mut xtype) = (0, 0);
     // SAFETY: out-pointers to locals.
     let s = unsafe { super::var::nc_inq_varndims(ncid, varid, &mut ndims) };
     if s != 0 {
-        return Err(s);
+        return s;
     }
     // SAFETY: as above.
     let s = unsafe { super::var::nc_inq_vartype(ncid, varid, &mut xtype) };
     if s != 0 {
-        return Err(s);
+        return s;
     }
     // SAFETY: no pointers.
     let size = unsafe { super::types::nctypelen(xtype) }.max(1) as isize;
     // SAFETY: the caller's map holds one entry per dimension.
     let bytes = unsafe { std::slice::from_raw_parts(map, ndims.max(0) as usize) };
-    Ok(bytes.iter().map(|&b| b as isize / size).collect())
+    let imap: Vec<isize> = bytes.iter().map(|&b| b as isize / size).collect();
+    v2(routine, call(imap.as_ptr()), 0, at(ncid))
 }
 
 #[unsafe(no_mangle)]
@@ -671,12 +673,9 @@ pub unsafe extern "C" fn ncvarputg(
         // SAFETY: same contract.
         return unsafe { ncvarputs(ncid, varid, start, count, stride, value) };
     }
-    let imap = match element_map(ncid, varid, map) {
-        Ok(m) => m,
-        Err(s) => return s,
-    };
-    let s = super::data_matrix::nc_put_varm(ncid, varid, start.cast(), count.cast(), stride.cast(), imap.as_ptr(), value);
-    v2(c"ncvarputg", s, 0, at(ncid))
+    with_element_map(c"ncvarputg", ncid, varid, map, |imap| {
+        super::data_matrix::nc_put_varm(ncid, varid, start.cast(), count.cast(), stride.cast(), imap, value)
+    })
 }
 
 #[unsafe(no_mangle)]
@@ -693,12 +692,9 @@ pub unsafe extern "C" fn ncvargetg(
         // SAFETY: same contract.
         return unsafe { ncvargets(ncid, varid, start, count, stride, value) };
     }
-    let imap = match element_map(ncid, varid, map) {
-        Ok(m) => m,
-        Err(s) => return s,
-    };
-    let s = super::data_matrix::nc_get_varm(ncid, varid, start.cast(), count.cast(), stride.cast(), imap.as_ptr(), value);
-    v2(c"ncvargetg", s, 0, at(ncid))
+    with_element_map(c"ncvargetg", ncid, varid, map, |imap| {
+        super::data_matrix::nc_get_varm(ncid, varid, start.cast(), count.cast(), stride.cast(), imap, value)
+    })
 }
 
 /// Record variables (first dimension unlimited) of a group and the bytes one record of each

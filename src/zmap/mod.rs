@@ -42,23 +42,12 @@ pub trait Zmap: Send + Sync {
     /// Reads an object of exactly `out.len()` bytes straight into `out` (no intermediate
     /// buffer). `Ok(false)`: absent. A different size is NC_ENCZARR (truncated or foreign).
     fn read_into(&self, key: &str, out: &mut [u8]) -> Result<bool> {
-        match self.get(key)? {
-            None => Ok(false),
-            Some(b) if b.len() == out.len() => {
-                out.copy_from_slice(&b);
-                Ok(true)
-            }
-            Some(b) => err(Kind::NcZarr, format!("{key}: {} bytes, expected {}", b.len(), out.len())),
-        }
+        copy_exact(key, self.get(key)?, out)
     }
 
     /// Byte ranges `(offset, len)` of an object whose size must be `total`; `None`: absent.
     fn get_ranges(&self, key: &str, total: u64, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
-        match self.get(key)? {
-            None => Ok(None),
-            Some(b) if b.len() as u64 == total => Ok(Some(ranges.iter().map(|&(o, n)| b[o as usize..o as usize + n].to_vec()).collect())),
-            Some(b) => err(Kind::NcZarr, format!("{key}: {} bytes, expected {total}", b.len())),
-        }
+        exact_ranges(key, self.get(key)?, total, ranges)
     }
 
     /// Byte ranges `(offset, len)` of an object of unknown size (shards); `None`: absent. A
@@ -138,6 +127,27 @@ pub fn slice_spans(key: &str, b: &[u8], ranges: &[(u64, usize)]) -> Result<Vec<V
             _ => err(Kind::NcZarr, format!("{key}: range {o}+{n} past the end ({} bytes)", b.len())),
         })
         .collect()
+}
+
+/// `read_into` from a whole object: absent → `false`; any size but `out.len()` is NC_ENCZARR.
+pub fn copy_exact(key: &str, got: Option<Vec<u8>>, out: &mut [u8]) -> Result<bool> {
+    match got {
+        None => Ok(false),
+        Some(b) if b.len() == out.len() => {
+            out.copy_from_slice(&b);
+            Ok(true)
+        }
+        Some(b) => err(Kind::NcZarr, format!("{key}: {} bytes, expected {}", b.len(), out.len())),
+    }
+}
+
+/// `get_ranges` from a whole object that must be `total` bytes long.
+pub fn exact_ranges(key: &str, got: Option<Vec<u8>>, total: u64, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
+    match got {
+        None => Ok(None),
+        Some(b) if b.len() as u64 == total => slice_spans(key, &b, ranges).map(Some),
+        Some(b) => err(Kind::NcZarr, format!("{key}: {} bytes, expected {total}", b.len())),
+    }
 }
 
 /// The largest valid size of a chunk object, and what a larger one is: NC_ENCZARR for raw

@@ -209,23 +209,12 @@ impl Zmap for ZipStore {
     /// A raw chunk is at most its exact size: a bigger (compressed) entry is refused unread.
     fn read_into(&self, key: &str, out: &mut [u8]) -> Result<bool> {
         let exact = super::Limit { bytes: out.len() as u64, kind: Kind::NcZarr };
-        match self.get_limited(key, exact)? {
-            None => Ok(false),
-            Some(b) if b.len() == out.len() => {
-                out.copy_from_slice(&b);
-                Ok(true)
-            }
-            Some(b) => err(Kind::NcZarr, format!("{key}: {} bytes, expected {}", b.len(), out.len())),
-        }
+        super::copy_exact(key, self.get_limited(key, exact)?, out)
     }
 
     fn get_ranges(&self, key: &str, total: u64, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
         let exact = super::Limit { bytes: total, kind: Kind::NcZarr };
-        match self.get_limited(key, exact)? {
-            None => Ok(None),
-            Some(b) if b.len() as u64 == total => super::slice_spans(key, &b, ranges).map(Some),
-            Some(b) => err(Kind::NcZarr, format!("{key}: {} bytes, expected {total}", b.len())),
-        }
+        super::exact_ranges(key, self.get_limited(key, exact)?, total, ranges)
     }
 
     fn get_spans(&self, key: &str, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
