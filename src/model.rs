@@ -270,6 +270,11 @@ impl Model {
         g.vars.iter().any(|v| v.name == name) || g.children.iter().any(|&c| self.groups[c].name == name)
     }
 
+    /// The group's own first unlimited dimension (what `nc_inq_unlimdim` reports).
+    pub fn first_unlimited(&self, gid: usize) -> Option<usize> {
+        self.groups[gid].dims.iter().copied().find(|&d| self.dims[d].unlimited)
+    }
+
     /// Looks a dimension up by name in a group and then its ancestors.
     pub fn find_dim(&self, gid: usize, name: &str) -> Option<usize> {
         let mut cur = Some(gid);

@@ -276,7 +276,7 @@ pub unsafe extern "C" fn nc_inq(ncid: c_int, ndimsp: *mut c_int, nvarsp: *mut c_
     api!("nc_inq", (ncid), {
         with(ncid, |ds, gid| {
             let g = &ds.model.groups[gid];
-            let unlim = g.dims.iter().copied().find(|&d| ds.model.dims[d].unlimited).map(|d| d as c_int).unwrap_or(-1);
+            let unlim = ds.model.first_unlimited(gid).map(|d| d as c_int).unwrap_or(-1);
             // SAFETY: optional out-pointers.
             unsafe {
                 put(ndimsp, g.dims.len() as c_int);

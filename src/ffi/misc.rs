@@ -701,9 +701,7 @@ pub unsafe extern "C" fn ncvargetg(
 /// holds; none when the group has no unlimited dimension.
 fn record_vars(ncid: c_int) -> Result<Vec<(c_int, Vec<usize>, usize)>> {
     with(ncid, |ds, gid| {
-        // The group's own first unlimited dimension, as nc_inq_unlimdim reports it.
-        let g = &ds.model.groups[gid];
-        let Some(unlim) = g.dims.iter().copied().find(|&d| ds.model.dims[d].unlimited) else { return Ok(Vec::new()) };
+        let Some(unlim) = ds.model.first_unlimited(gid) else { return Ok(Vec::new()) };
         let mut out = Vec::new();
         for (varid, var) in ds.model.groups[gid].vars.iter().enumerate() {
             if var.dimids.first() == Some(&unlim) {
