@@ -101,6 +101,7 @@ check: all
 	@echo "make check: all suites passed"
 
 check-rust:
+	python3 tools/check_layers.py
 	$(CARGO) fmt --check
 	$(CARGO) clippy --release --lib --tests -- -D warnings
 	$(CARGO) test --release --lib

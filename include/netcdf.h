@@ -296,11 +296,6 @@ typedef struct nc_vlen_t {
 #define MAX_NC_VARS NC_MAX_VARS
 #define MAX_NC_NAME NC_MAX_NAME
 #define MAX_VAR_DIMS NC_MAX_VAR_DIMS
-#define MAX_STRLEN (1 << 24)
-#define MAX_OBJECT (1 << 30)
-#define DEFAULT_MAXSTRLEN 128
-#define MAX_NAME 256
-#define MAX_CHUNK_BYTES 4294967295
 
 #define NC_FillValue "_FillValue"
 #define _FillValue "_FillValue"

@@ -4,9 +4,27 @@
 //! with id 0 and kept as raw JSON. The encoders and decoders themselves belong to the data path.
 
 use crate::error::{Kind, Result, err};
-use crate::format::json::{int_param, to_bytes};
-use crate::model::Filter;
+use crate::json::{int_param, to_bytes};
 use serde_json::{Value, json};
+
+/// One entry of a variable's filter chain, in encode order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filter {
+    /// HDF5 filter id, 0 for a codec with no HDF5 id (only ever read from storage).
+    pub id: u32,
+    pub params: Vec<u32>,
+    /// The codec JSON as stored, for codecs we did not create (kept verbatim).
+    pub raw: Option<Value>,
+}
+
+/// Largest decoded chunk we accept (bytes): metadata asking for more is refused at open.
+pub const MAX_CHUNK_BYTES: u128 = 4_294_967_295;
+
+/// Codecs that turn array elements into bytes themselves (zarr's variable-length strings):
+/// they replace the fixed-width element layout instead of filtering its bytes.
+pub fn is_object_codec(f: &Filter) -> bool {
+    f.raw.as_ref().and_then(|r| r.get("id")).and_then(|v| v.as_str()).is_some_and(|id| id == "vlen-utf8" || id == "vlen-bytes")
+}
 
 pub(crate) const DEFLATE: u32 = 1;
 pub(crate) const SHUFFLE: u32 = 2;
@@ -543,7 +561,7 @@ pub fn decode_into(filters: &[Filter], stored: &[u8], out: &mut [u8]) -> Result<
 /// Decodes a chunk whose size is not known in advance (variable-length strings); bounded by
 /// the largest chunk we accept.
 pub fn decode_unsized(filters: &[Filter], stored: Vec<u8>, elem_size: usize) -> Result<Vec<u8>> {
-    let cap = crate::format::read::MAX_CHUNK_BYTES as usize;
+    let cap = MAX_CHUNK_BYTES as usize;
     filters.iter().rev().try_fold(stored, |data, f| decode_one(f, data, elem_size, cap))
 }
 

@@ -6,14 +6,15 @@
 //! are rewritten, so reopening for write and closing with no change touches nothing (C6).
 
 use crate::codec;
+use crate::codec::Filter;
 use crate::error::{Error, Kind, Result, err};
 use crate::format::{Layout, read, write};
-use crate::model::{Att, ChunkCache, Endian, Filter, Model, Var, check_var_type, default_chunks};
-use crate::names;
+use crate::model::{Att, ChunkCache, Endian, Model, Var, check_var_type, default_chunks};
+use crate::nc::names;
+use crate::nc::types::NcType;
+use crate::nc::values::Values;
 use crate::trace;
-use crate::types::NcType;
 use crate::url::{Driver, Flavor, OpenSpec, probe};
-use crate::values::Values;
 use crate::zmap::{Zmap, file::FileStore, zip::ZipStore};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -81,7 +82,7 @@ pub struct Dataset {
     /// 2 or 3 (zarr-v3.md V1).
     pub zarr_format: u8,
     /// Shard indexes read so far, by shard key (zarr-v3.md §7.3).
-    shard_indexes: crate::shard::IndexCache,
+    shard_indexes: crate::zmap::shard::IndexCache,
 }
 
 /// `zarr_format` (creates): v3 zip archives keep entries at the root (zarr-v3.md V12).
@@ -298,14 +299,13 @@ impl Dataset {
                 }
             }
         }
-        let widths: Vec<Vec<usize>> =
-            self.model.groups.iter().map(|g| g.vars.iter().map(|v| write::maxstrlen(&self.model, v)).collect()).collect();
+        let widths: Vec<Vec<usize>> = self.model.groups.iter().map(|g| g.vars.iter().map(|v| self.model.maxstrlen(v)).collect()).collect();
         for (g, widths) in self.model.groups.iter_mut().zip(widths) {
             for (v, width) in g.vars.iter_mut().zip(widths) {
                 if !v.locked {
                     v.locked = true;
                     if v.quantize.0 > 0 {
-                        let name = crate::quantize::ATT_NAMES[v.quantize.0 as usize - 1];
+                        let name = crate::nc::quantize::ATT_NAMES[v.quantize.0 as usize - 1];
                         v.atts.retain(|a| a.name != name);
                         v.atts.push(Att::new(name.into(), Values::Int(vec![v.quantize.1])));
                     }
@@ -351,7 +351,7 @@ impl Dataset {
         for (gid, varid) in self.chunks.dirty_vars() {
             let layout = self.chunk_layout(gid, varid)?;
             let var = self.model.var(gid, varid as i32)?;
-            crate::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, |store| {
+            crate::zmap::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, |store| {
                 self.chunks.flush_var(store, (gid, varid), &layout)
             })?;
         }
@@ -382,7 +382,7 @@ impl Dataset {
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
         let layout = self.chunk_layout(gid, varid as usize)?;
         let key = (gid, varid as usize);
-        let range = crate::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, |store| {
+        let range = crate::zmap::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, |store| {
             let range = self.chunks.get(store, key, &layout, &shape, sel, mem)?;
             self.chunks.trim(store, key, &layout, budget)?;
             Ok(range)
@@ -426,7 +426,7 @@ impl Dataset {
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
         let layout = self.chunk_layout(gid, varid as usize)?;
         let key = (gid, varid as usize);
-        let range = crate::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, |store| {
+        let range = crate::zmap::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, |store| {
             let range = self.chunks.put(store, key, &layout, &shape, sel, mem)?;
             self.chunks.trim(store, key, &layout, budget)?;
             Ok(range)
@@ -697,7 +697,7 @@ impl Dataset {
             // The fragment, then `.ncrc` `ZARR.DIMENSION_SEPARATOR` (netcdf-c's key), then the
             // format's default: `/` for v3 `default` keys (zarr-v3.md §5), netcdf-c's `.` for v2.
             dim_separator: self.spec.dimension_separator.unwrap_or_else(|| {
-                match crate::ffi::misc::rc_get("ZARR.DIMENSION_SEPARATOR").as_deref().map(str::trim) {
+                match crate::config::rc_get("ZARR.DIMENSION_SEPARATOR").as_deref().map(str::trim) {
                     Some("/") => '/',
                     Some(".") => '.',
                     _ if self.zarr_format == 3 => '/',
@@ -724,7 +724,7 @@ impl Dataset {
     fn default_chunks_for(&self, var: &Var) -> Vec<u64> {
         let shape: Vec<u64> = var.dimids.iter().map(|&d| if self.model.dims[d].unlimited { 0 } else { self.model.dims[d].len }).collect();
         let unlim: Vec<bool> = var.dimids.iter().map(|&d| self.model.dims[d].unlimited).collect();
-        let size = if var.nctype == NcType::String { write::maxstrlen(&self.model, var) } else { var.nctype.size() };
+        let size = if var.nctype == NcType::String { self.model.maxstrlen(var) } else { var.nctype.size() };
         default_chunks(&shape, &unlim, size)
     }
 
@@ -944,7 +944,7 @@ impl Dataset {
                 return err(Kind::Invalid, format!("quantize nsd {nsd}"));
             }
         }
-        var.atts.retain(|a| !crate::quantize::ATT_NAMES.contains(&a.name.as_str()));
+        var.atts.retain(|a| !crate::nc::quantize::ATT_NAMES.contains(&a.name.as_str()));
         // The attribute itself appears at enddef, after the variable's other attributes
         // (netcdf-c's order).
         var.quantize = if mode > 0 { (mode, nsd) } else { (0, 0) };
@@ -1057,7 +1057,7 @@ impl Dataset {
                 if var.filters.is_empty() {
                     return None;
                 }
-                let size = if var.nctype == NcType::String { write::maxstrlen(&self.model, var) } else { var.nctype.size() };
+                let size = if var.nctype == NcType::String { self.model.maxstrlen(var) } else { var.nctype.size() };
                 // The terminating NUL is part of the value: ncdump reads it into an
                 // uninitialised len+1 buffer and prints up to the first NUL.
                 let mut bytes = codec::codecs_text(&var.filters, size).into_bytes();

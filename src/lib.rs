@@ -1,33 +1,39 @@
 //! nczarr-rs: a drop-in `libnetcdf` whose storage engine is NCZarr.
 //!
-//! Layers, top to bottom (dependencies point down only):
-//! - `ffi`: the exported `nc_*` C API; converts arguments, calls the core, maps errors.
-//! - `registry`: ncid ↔ open dataset table, netcdf-c's id encoding.
-//! - `dataset`: what each call does to an open dataset (define mode, persistence).
-//! - `format`: NCZarr/Zarr v2 metadata ↔ `model`, every layout netcdf-c ever wrote.
-//! - `model`, `values`, `types`, `names`: the netCDF-4 data model, values and name rules.
-//! - `codec`: Zarr codec JSON ↔ netCDF filter ids.
-//! - `parallel`: the per-process worker pool (survives fork).
-//! - `zmap`: key/value storage drivers (directory tree, zip, memory).
-//! - `url`: dataset names and `#mode=` fragments.
-//! - `error`, `trace`: the one error type and its `NC_*` mapping; `NCTRACING` output.
+//! # Layers
+//! Each module may import only modules of a lower layer (and its own submodules); modules of
+//! one layer never import each other. `tools/check_layers.py` reads this table and fails
+//! `make check` on any import against it.
+//!
+//! | layer | modules | what they hold |
+//! |---|---|---|
+//! | 11 | `ffi` | the exported C API: converts arguments, calls the core, maps errors; passthrough routing |
+//! | 10 | `registry` | ncid ↔ open dataset, slot ownership (ours / the real netcdf-c's / free) |
+//! | 9 | `dataset` | what each call does to an open dataset: define mode, inquiries, data, persistence |
+//! | 8 | `format` `engine` | Zarr metadata ↔ model (every layout netcdf-c wrote; v2 and v3); the chunk data path |
+//! | 7 | `zmap` | storage drivers (directory, zip, S3, memory), tracing, v3 shards as a store adapter |
+//! | 6 | `url` | dataset names, `#mode=` fragments, S3 URL forms |
+//! | 5 | `model` | one dataset's netCDF-4 model: groups, dims, vars, atts; plain data |
+//! | 4 | `codec` | filters and Zarr codecs: ids, JSON, encode/decode |
+//! | 3 | `nc` `json` | netCDF vocabulary (types, names, values, quantize); JSON as Zarr writers write it |
+//! | 2 | `trace` | `NCTRACING` output |
+//! | 1 | `config` `parallel` | `.ncrc` and environment settings; the per-process worker pool |
+//! | 0 | `error` | the one error type and its `NC_*` codes |
 
 pub mod codec;
+pub mod config;
 pub mod dataset;
 pub mod engine;
 pub mod error;
 pub mod ffi;
 pub mod format;
+pub mod json;
 pub mod model;
-pub mod names;
+pub mod nc;
 pub mod parallel;
-pub mod quantize;
 pub mod registry;
-pub mod shard;
 pub mod trace;
-pub mod types;
 pub mod url;
-pub mod values;
 pub mod zmap;
 
 /// Rust-side allocations (metadata parsing is allocation-heavy) use mimalloc; memory handed to

@@ -5,8 +5,8 @@
 //! numbers them), dimension ids index `Model::dims` (file-wide), varids index a group's `vars`.
 
 use crate::error::{Kind, Result, err};
-use crate::types::NcType;
-use crate::values::Values;
+use crate::nc::types::NcType;
+use crate::nc::values::Values;
 use serde_json::Value;
 
 #[derive(Debug, Clone)]
@@ -32,15 +32,7 @@ pub enum Endian {
     Big,
 }
 
-/// One entry of a variable's filter chain, in encode order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Filter {
-    /// HDF5 filter id, 0 for a codec with no HDF5 id (only ever read from storage).
-    pub id: u32,
-    pub params: Vec<u32>,
-    /// The codec JSON as stored, for codecs we did not create (kept verbatim).
-    pub raw: Option<Value>,
-}
+use crate::codec::Filter;
 
 #[derive(Debug, Clone)]
 pub struct Var {
@@ -176,7 +168,28 @@ pub struct Model {
     pub dims: Vec<Dim>,
 }
 
+/// Width of NC_STRING elements when nothing records one (netcdf-c's default).
+pub const DEFAULT_MAXSTRLEN: usize = 128;
+/// Widest fixed-width string element any reader or writer accepts.
+pub const MAX_STRLEN: usize = 1 << 24;
+
 impl Model {
+    /// Width of a string variable's elements on storage: the variable's `_nczarr_maxstrlen`,
+    /// else the width read with it, else the dataset's `_nczarr_default_maxstrlen`, else 128.
+    pub fn maxstrlen(&self, var: &Var) -> usize {
+        let from_att = |atts: &[Att], name: &str| {
+            atts.iter().find(|a| a.name == name).and_then(|a| a.value.scalars().first().copied()).and_then(|s| match s {
+                crate::nc::values::Scalar::Int(i) if i > 0 => Some(i as usize),
+                _ => None,
+            })
+        };
+        from_att(&var.atts, "_nczarr_maxstrlen")
+            .or(var.maxstrlen)
+            .or_else(|| from_att(&self.groups[0].atts, "_nczarr_default_maxstrlen"))
+            .unwrap_or(DEFAULT_MAXSTRLEN)
+            .min(MAX_STRLEN)
+    }
+
     pub fn new() -> Model {
         Model {
             groups: vec![Group {

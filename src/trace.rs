@@ -10,7 +10,7 @@ pub fn level() -> i32 {
     if l >= 0 {
         return l;
     }
-    let l = std::env::var("NCTRACING").ok().and_then(|v| v.trim().parse::<i32>().ok()).unwrap_or(0).max(0);
+    let l = crate::config::tracing_level();
     LEVEL.store(l, Ordering::Relaxed);
     l
 }

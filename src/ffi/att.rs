@@ -5,9 +5,9 @@ use super::{cstr, malloc_string, put, put_name, with};
 use crate::api;
 use crate::error::{Error, Kind, Result, err};
 use crate::ffi::route::route;
-use crate::names;
-use crate::types::NcType;
-use crate::values::Values;
+use crate::nc::names;
+use crate::nc::types::NcType;
+use crate::nc::values::Values;
 use std::ffi::{CStr, c_char, c_int, c_void};
 
 /// Reads `n` elements of type `t` from C memory (`char*` array for strings).

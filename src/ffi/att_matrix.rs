@@ -7,7 +7,7 @@ use super::LONG_TYPE;
 use super::att::{get_att_typed, put_att_typed};
 use super::consts::nc_type;
 use crate::ffi::route::route;
-use crate::types::NcType;
+use crate::nc::types::NcType;
 use std::ffi::{c_char, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_uint, c_ulonglong, c_ushort};
 
 #[unsafe(no_mangle)]

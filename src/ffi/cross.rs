@@ -9,7 +9,7 @@ use super::consts::{NC_EBADTYPE, NC_EINDEFINE, NC_ENOTINDEFINE, NC_MAX_NAME, NC_
 use super::data_matrix::{nc_get_vara, nc_put_vara};
 use super::file::{nc_enddef, nc_redef};
 use super::group::{nc_inq_dimid, nc_inq_dimlen, nc_inq_dimname};
-use super::types::{nc_free_string, nc_inq_type};
+use super::usertypes::{nc_free_string, nc_inq_type};
 use super::var::{nc_def_var, nc_inq_var};
 use std::ffi::{c_char, c_int, c_void};
 

@@ -8,7 +8,7 @@ use crate::dataset::Dataset;
 use crate::engine::{Mem as EngineMem, MemType, Request, Selection};
 use crate::error::{Kind, Result, err};
 use crate::model::Var;
-use crate::types::NcType;
+use crate::nc::types::NcType;
 use std::ffi::{CStr, c_char, c_int, c_void};
 
 /// The memory side of a transfer, as the function suffix says.

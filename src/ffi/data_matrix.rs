@@ -6,7 +6,7 @@
 use super::LONG_TYPE;
 use super::data::{Mem, Shape, get, put};
 use crate::ffi::route::route;
-use crate::types::NcType;
+use crate::nc::types::NcType;
 use std::ffi::{c_char, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_uint, c_ulonglong, c_ushort, c_void};
 
 #[unsafe(no_mangle)]

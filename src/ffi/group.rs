@@ -4,7 +4,7 @@ use super::{cstr, put, put_name, put_slice, with};
 use crate::api;
 use crate::error::{Error, Kind, Result, err};
 use crate::ffi::route::route;
-use crate::names;
+use crate::nc::names;
 use crate::registry::group_ncid;
 use std::ffi::{c_char, c_int};
 

@@ -6,7 +6,6 @@ use super::with;
 use super::{cstr, malloc_string, put};
 use crate::api;
 use crate::error::{Kind, Result, err};
-use std::collections::BTreeMap;
 use std::ffi::{CStr, c_char, c_int, c_long, c_void};
 use std::sync::Mutex;
 
@@ -128,53 +127,7 @@ pub unsafe extern "C" fn nc_inq_libvers() -> *const c_char {
     LIBVERS.as_ptr()
 }
 
-// ---- .ncrc settings -----------------------------------------------------------------------
-
-static RC: Mutex<Option<BTreeMap<String, String>>> = Mutex::new(None);
-
-/// netcdf-c's rc files, lowest priority first: `$HOME/.dodsrc`, `.daprc`, `.ncrc`, then the
-/// same names in the current directory, then `$NCRCENV_RC`. `[url]key=value` lines keep the key.
-fn load_rc() -> BTreeMap<String, String> {
-    let mut map = BTreeMap::new();
-    let mut files = Vec::new();
-    // netcdf-c's search (ecosystem.md §4.2): NCRCENV_RC names the only file; otherwise
-    // .ncrc, .daprc, .dodsrc in $NCRCENV_HOME (or $HOME), then in the current directory, a
-    // later file overriding an earlier one; NCRCENV_IGNORE skips them all.
-    if std::env::var_os("NCRCENV_IGNORE").is_none() {
-        if let Ok(f) = std::env::var("NCRCENV_RC") {
-            files.push(f.into());
-        } else {
-            let home = std::env::var("NCRCENV_HOME").ok().or_else(|| std::env::var("HOME").ok());
-            for dir in [home, Some(".".to_string())].into_iter().flatten() {
-                for name in [".ncrc", ".daprc", ".dodsrc"] {
-                    files.push(std::path::Path::new(&dir).join(name));
-                }
-            }
-        }
-    }
-    for f in files {
-        let Ok(text) = std::fs::read_to_string(&f) else { continue };
-        for line in text.lines() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let line = match line.strip_prefix('[') {
-                Some(rest) => rest.split_once(']').map(|(_, r)| r.trim()).unwrap_or(""),
-                None => line,
-            };
-            if let Some((k, v)) = line.split_once('=') {
-                map.insert(k.trim().to_string(), v.trim().to_string());
-            }
-        }
-    }
-    map
-}
-
-pub fn rc_get(key: &str) -> Option<String> {
-    let mut rc = RC.lock().unwrap_or_else(|p| p.into_inner());
-    rc.get_or_insert_with(load_rc).get(key).cloned()
-}
+// ---- .ncrc settings (kept in crate::config) ---------------------------------------------
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_rc_set(key: *const c_char, value: *const c_char) -> c_int {
@@ -182,10 +135,7 @@ pub unsafe extern "C" fn nc_rc_set(key: *const c_char, value: *const c_char) -> 
         // SAFETY: NUL-terminated strings (NULL key → NC_EINVAL).
         let k = String::from_utf8_lossy(unsafe { cstr(key) }?).into_owned();
         let v = if value.is_null() { String::new() } else { String::from_utf8_lossy(unsafe { cstr(value) }?).into_owned() };
-        {
-            let mut rc = RC.lock().unwrap_or_else(|p| p.into_inner());
-            rc.get_or_insert_with(load_rc).insert(k, v);
-        }
+        crate::config::rc_set(k, v);
         // Both libraries hold rc keys (passthrough.md §9); Debian's 4.9.0 has no nc_rc_set.
         real_share(super::route::also_real!(nc_rc_set(key, value): (*const c_char, *const c_char)))
     })
@@ -198,7 +148,7 @@ pub unsafe extern "C" fn nc_rc_get(key: *const c_char) -> *mut c_char {
     }
     // SAFETY: non-NULL, NUL-terminated.
     let k = String::from_utf8_lossy(unsafe { CStr::from_ptr(key) }.to_bytes()).into_owned();
-    match rc_get(&k) {
+    match crate::config::rc_get(&k) {
         Some(v) => malloc_string(v.as_bytes()).unwrap_or(std::ptr::null_mut()),
         None => std::ptr::null_mut(),
     }
@@ -351,7 +301,7 @@ pub unsafe extern "C" fn nc_finalize() -> c_int {
 /// Used by the preload library's constructor (csrc/preload_init.c); not exported there.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nczarr_use_passthrough_numbering() {
-    super::route::set_passthrough();
+    crate::registry::set_passthrough();
 }
 
 // ---- netCDF-2 API ---------------------------------------------------------------------------
@@ -652,7 +602,7 @@ fn with_element_map(routine: &CStr, ncid: c_int, varid: c_int, map: *const c_lon
         return s;
     }
     // SAFETY: no pointers.
-    let size = unsafe { super::types::nctypelen(xtype) }.max(1) as isize;
+    let size = unsafe { super::usertypes::nctypelen(xtype) }.max(1) as isize;
     // SAFETY: the caller's map holds one entry per dimension.
     let bytes = unsafe { std::slice::from_raw_parts(map, ndims.max(0) as usize) };
     let imap: Vec<isize> = bytes.iter().map(|&b| b as isize / size).collect();

@@ -20,7 +20,7 @@ pub mod group;
 pub mod helpers;
 pub mod misc;
 pub mod route;
-pub mod types;
+pub mod usertypes;
 pub mod var;
 
 use crate::error::{Error, Kind, Result, err};
@@ -29,22 +29,15 @@ use crate::trace;
 use std::ffi::{CStr, c_char, c_int, c_long};
 
 /// `long` is 64-bit on LP64, 32-bit elsewhere: netcdf-c maps it by size.
-pub(crate) const LONG_TYPE: crate::types::NcType =
-    if std::mem::size_of::<c_long>() == 8 { crate::types::NcType::Int64 } else { crate::types::NcType::Int };
+pub(crate) const LONG_TYPE: crate::nc::types::NcType =
+    if std::mem::size_of::<c_long>() == 8 { crate::nc::types::NcType::Int64 } else { crate::nc::types::NcType::Int };
 
 use consts::{NC_EINTERNAL, NC_NOERR};
 
 /// Test hook (reliability.md A10): `NCZARR_TEST_PANIC=<function>[:<n>]`, read at the first
 /// call, makes the n-th call (default the first) of that exported function panic inside the
 /// boundary, so a test can check that the panic becomes NC_EINTERNAL and later calls work.
-static PANIC_AT: once_cell::sync::Lazy<Option<(String, usize)>> = once_cell::sync::Lazy::new(|| {
-    let spec = std::env::var("NCZARR_TEST_PANIC").ok()?;
-    let (name, nth) = match spec.split_once(':') {
-        Some((name, n)) => (name.to_string(), n.trim().parse().ok()?),
-        None => (spec, 1),
-    };
-    Some((name, nth))
-});
+static PANIC_AT: once_cell::sync::Lazy<Option<(String, usize)>> = once_cell::sync::Lazy::new(crate::config::test_panic);
 static PANIC_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 fn test_panic_hook(name: &str) {

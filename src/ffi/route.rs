@@ -17,79 +17,14 @@ use super::consts::{NC_EBADID, NC_ENFILE, NC_ENOTBUILT};
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
-const SLOTS: usize = 0x10000;
-
-/// Owner of a slot (`ncid >> 16`).
-const UNKNOWN: u8 = 0;
-const OURS: u8 = 1;
-const REAL: u8 = 2;
-
-static OWNERS: [AtomicU8; SLOTS] = [const { AtomicU8::new(UNKNOWN) }; SLOTS];
-
-/// How we were deployed: decided once, never by when a real library shows up.
-const UNDECIDED: u8 = 0;
-const STANDALONE: u8 = 1;
-const PASSTHROUGH: u8 = 2;
-static DEPLOYMENT: AtomicU8 = AtomicU8::new(UNDECIDED);
-
-/// The preload library's constructor calls this; the drop-in decides from
-/// `NCZARR_FALLBACK_LIB` at first use.
-pub fn set_passthrough() {
-    DEPLOYMENT.store(PASSTHROUGH, Ordering::Relaxed);
-    apply_test_claim();
-}
-
-/// Passthrough deployment: the preload shim, or the drop-in with an explicit fallback.
-pub fn passthrough() -> bool {
-    match DEPLOYMENT.load(Ordering::Relaxed) {
-        PASSTHROUGH => true,
-        STANDALONE => false,
-        _ => {
-            let decided = if fallback_path().is_some() { PASSTHROUGH } else { STANDALONE };
-            let _ = DEPLOYMENT.compare_exchange(UNDECIDED, decided, Ordering::Relaxed, Ordering::Relaxed);
-            DEPLOYMENT.load(Ordering::Relaxed) == PASSTHROUGH
-        }
-    }
-}
-
-/// Test knob for the fail-closed rule: `NCZARR_TEST_CLAIM_SLOT=<n>` marks slot n as ours at
-/// start-up (with no dataset in it), so the real library's first open collides with it.
-pub fn apply_test_claim() {
-    if let Some(n) = std::env::var("NCZARR_TEST_CLAIM_SLOT").ok().and_then(|v| v.trim().parse::<usize>().ok())
-        && (1..SLOTS).contains(&n)
-    {
-        OWNERS[n].store(OURS, Ordering::Relaxed);
-    }
-}
-
+/// The drop-in's explicit fallback library, as a C string for `dlopen`.
 fn fallback_path() -> Option<std::ffi::CString> {
-    let v = std::env::var_os("NCZARR_FALLBACK_LIB")?;
     use std::os::unix::ffi::OsStrExt;
-    (!v.is_empty()).then(|| std::ffi::CString::new(v.as_bytes()).ok()).flatten()
+    crate::config::fallback_lib().and_then(|v| std::ffi::CString::new(v.as_bytes()).ok())
 }
 
-fn slot(ncid: c_int) -> usize {
-    (ncid as u32 >> 16) as usize
-}
-
-/// True when a call with this ncid must go to the real library (lock-free).
-#[inline]
-pub fn is_foreign(ncid: c_int) -> bool {
-    DEPLOYMENT.load(Ordering::Relaxed) == PASSTHROUGH && OWNERS[slot(ncid)].load(Ordering::Relaxed) != OURS
-}
-
-/// Slots the registry must not hand out (the real library holds them).
-pub fn held_by_real(slot: usize) -> bool {
-    OWNERS[slot].load(Ordering::Relaxed) == REAL
-}
-
-pub fn mark_ours(slot: usize) {
-    OWNERS[slot].store(OURS, Ordering::Relaxed);
-}
-
-pub fn release_ours(slot: usize) {
-    let _ = OWNERS[slot].compare_exchange(OURS, UNKNOWN, Ordering::Relaxed, Ordering::Relaxed);
-}
+/// Lock-free: does a call with this ncid go to the real library? (The registry owns slots.)
+pub use crate::registry::{is_foreign, passthrough};
 
 // ---- finding the real library ---------------------------------------------------------------
 
@@ -127,7 +62,7 @@ fn defined_elsewhere(p: *mut c_void) -> bool {
 }
 
 fn log(msg: &str) {
-    if std::env::var_os("NCZARR_LOG").is_some_and(|v| v != "0") || crate::trace::enabled(1) {
+    if crate::config::log_routing() || crate::trace::enabled(1) {
         eprintln!("nczarr: {msg}");
     }
 }
@@ -165,7 +100,7 @@ fn discover() -> bool {
         return true;
     }
     // 3. The drop-in's explicit fallback.
-    if DEPLOYMENT.load(Ordering::Relaxed) == PASSTHROUGH
+    if passthrough()
         && let Some(path) = fallback_path()
         && let Some(h) = open_fallback(&path)
     {
@@ -404,8 +339,7 @@ pub unsafe fn claim_real(status: c_int, ncidp: *mut c_int, creating: bool) -> c_
     }
     // SAFETY: the real library just wrote the new ncid here.
     let ncid = unsafe { *ncidp };
-    let s = slot(ncid);
-    if OWNERS[s].compare_exchange(UNKNOWN, REAL, Ordering::AcqRel, Ordering::Acquire).is_ok() || OWNERS[s].load(Ordering::Acquire) == REAL {
+    if crate::registry::claim_real(ncid) {
         return status;
     }
     log(&format!("the real netcdf-c returned ncid {ncid:#x}, a slot of ours; closing it (NC_ENFILE)"));
@@ -421,7 +355,7 @@ pub unsafe fn claim_real(status: c_int, ncidp: *mut c_int, creating: bool) -> c_
 /// After a forwarded close/abort: the slot is free again.
 pub fn release_real(status: c_int, ncid: c_int) -> c_int {
     if status == 0 {
-        let _ = OWNERS[slot(ncid)].compare_exchange(REAL, UNKNOWN, Ordering::AcqRel, Ordering::Relaxed);
+        crate::registry::release_real(ncid);
     }
     status
 }

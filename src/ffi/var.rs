@@ -8,7 +8,7 @@ use crate::codec;
 use crate::error::{Error, Kind, Result, err};
 use crate::ffi::route::route;
 use crate::model::{Endian, Var};
-use crate::names;
+use crate::nc::names;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 #[unsafe(no_mangle)]

@@ -1,10 +1,10 @@
 //! Attribute values and fill values ↔ JSON (nczarr-format.md §5.6, §7).
 
-use super::json::{INF_MARK, NAN_MARK, NINF_MARK, f32_value, f64_value, int_of, special_float, unmark};
 use crate::error::{Kind, Result, err};
+use crate::json::{INF_MARK, NAN_MARK, NINF_MARK, f32_value, f64_value, int_of, special_float, unmark};
 use crate::model::Att;
-use crate::types::NcType;
-use crate::values::{Scalar, Values, convert_scalar};
+use crate::nc::types::NcType;
+use crate::nc::values::{Scalar, Values, convert_scalar};
 use serde_json::Value;
 
 fn compact(v: &Value) -> String {
@@ -223,7 +223,7 @@ pub(crate) fn decode_base64(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::json::parse;
+    use crate::json::parse;
 
     #[test]
     fn inference() {

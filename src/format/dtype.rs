@@ -2,7 +2,7 @@
 
 use crate::error::{Kind, Result, err};
 use crate::model::Endian;
-use crate::types::NcType;
+use crate::nc::types::NcType;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Storage {
@@ -26,7 +26,7 @@ pub struct DType {
 }
 
 /// Largest fixed string width we accept (guards `|S2147483648`).
-pub const MAX_STRLEN: usize = 1 << 24;
+pub use crate::model::MAX_STRLEN;
 
 /// Why a dtype could not be read: invalid (the store is corrupt) or valid Zarr that netCDF
 /// cannot represent (the array is skipped, D4).

@@ -7,7 +7,6 @@
 
 pub mod attrs;
 pub mod dtype;
-pub mod json;
 pub mod read;
 pub mod v3;
 pub mod write;

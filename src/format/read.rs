@@ -9,24 +9,22 @@
 
 use super::attrs;
 use super::dtype::{self, Storage, Unreadable};
-use super::json;
 use super::{HIDDEN_ATTS, Layout};
-use crate::codec;
+use crate::codec::{self, MAX_CHUNK_BYTES};
 use crate::error::{Error, Kind, Result, err};
+use crate::json;
 use crate::model::{Att, ChunkCache, Endian, Model, Var, join_key};
-use crate::names;
+use crate::nc::names;
+use crate::nc::types::NcType;
+use crate::nc::values::Values;
 use crate::trace;
-use crate::types::NcType;
 use crate::url::Flavor;
-use crate::values::Values;
 use crate::zmap::Zmap;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// Deepest group nesting we accept (S3 keys are limited to 1024 bytes anyway).
 pub(crate) const MAX_DEPTH: usize = 1024;
-/// Largest decoded chunk we accept in metadata (bytes).
-pub const MAX_CHUNK_BYTES: u128 = 4_294_967_295;
 
 pub struct Loaded {
     pub model: Model,
@@ -638,11 +636,11 @@ fn build_var(
 
 /// The quantization recorded by a variable's attributes: (mode, nsd), (0, 0) when none.
 pub(crate) fn quantize_of(atts: &[Att]) -> (i32, i32) {
-    crate::quantize::ATT_NAMES
+    crate::nc::quantize::ATT_NAMES
         .iter()
         .enumerate()
         .find_map(|(i, q)| match atts.iter().find(|a| a.name == *q)?.value.scalars().first().copied()? {
-            crate::values::Scalar::Int(n) => Some((i as i32 + 1, n as i32)),
+            crate::nc::values::Scalar::Int(n) => Some((i as i32 + 1, n as i32)),
             _ => None,
         })
         .unwrap_or((0, 0))

@@ -8,17 +8,19 @@
 use super::attrs;
 use super::attrs::decode_base64;
 use super::dtype::Unreadable;
-use super::json::{self, f64_value, int_of, to_bytes};
-use super::read::{Loaded, MAX_CHUNK_BYTES, MAX_DEPTH, pure_dims, quantize_of, shape_of, string_list};
+use super::read::{Loaded, MAX_DEPTH, pure_dims, quantize_of, shape_of, string_list};
 use super::{HIDDEN_ATTS, Layout};
 use crate::codec;
+use crate::codec::Filter;
+use crate::codec::MAX_CHUNK_BYTES;
 use crate::error::{Error, Kind, Result, err};
-use crate::model::{Att, ChunkCache, Endian, Filter, Model, ShardIndex, StorageKind, V3Array, Var, join_key};
-use crate::names;
+use crate::json::{self, f64_value, int_of, to_bytes};
+use crate::model::{Att, ChunkCache, Endian, Model, ShardIndex, StorageKind, V3Array, Var, join_key};
+use crate::nc::names;
+use crate::nc::types::NcType;
+use crate::nc::values::Values;
 use crate::trace;
-use crate::types::NcType;
 use crate::url::Flavor;
-use crate::values::Values;
 use crate::zmap::Zmap;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, VecDeque};
@@ -364,14 +366,16 @@ fn parse_fill(v: &Value, dt: &DataType, what: &str) -> Result<Option<Values>> {
             let bits = u64::from_str_radix(digits, 16).map_err(|_| nczarr_err(what, format!("fill_value {s}")))?;
             match (t, digits.len()) {
                 (NcType::Float, 4) if dt.storage == StorageKind::Half => {
-                    Ok(Some(Values::Float(vec![crate::values::f16_to_f32(bits as u16)])))
+                    Ok(Some(Values::Float(vec![crate::nc::values::f16_to_f32(bits as u16)])))
                 }
                 (NcType::Float, 8) if dt.storage != StorageKind::Half => Ok(Some(Values::Float(vec![f32::from_bits(bits as u32)]))),
                 (NcType::Double, 16) => Ok(Some(Values::Double(vec![f64::from_bits(bits)]))),
                 _ => Err(nczarr_err(what, format!("fill_value {s}: wrong width"))),
             }
         }
-        (Value::Bool(b), _) if t.is_numeric() => Ok(Some(Values::from_scalars(t, std::iter::once(crate::values::Scalar::Int(*b as i128))))),
+        (Value::Bool(b), _) if t.is_numeric() => {
+            Ok(Some(Values::from_scalars(t, std::iter::once(crate::nc::values::Scalar::Int(*b as i128)))))
+        }
         (Value::Number(n), _) if t.is_numeric() && !t.is_float() => match n.as_f64() {
             // zarr-python accepts an integral float for an integer array.
             Some(f) if int_of(n).is_none() && f.fract() == 0.0 => attrs::parse_fill(&json!(f as i128), t),
@@ -898,7 +902,7 @@ pub fn codecs_for(var: &Var, elem: usize) -> Value {
         inner.push(json!({"name": "bytes", "configuration": {"endian": if var.endian == Endian::Big { "big" } else { "little" }}}));
     }
     let elem = if var.nctype == NcType::String { 1 } else { elem };
-    inner.extend(var.filters.iter().filter(|f| !crate::engine::is_object_codec(f)).map(|f| codec::to_v3(f, elem)));
+    inner.extend(var.filters.iter().filter(|f| !crate::codec::is_object_codec(f)).map(|f| codec::to_v3(f, elem)));
     match var.v3.as_ref().and_then(|v| v.shard.as_ref()) {
         Some(_) => json!([{"name": "sharding_indexed", "configuration": {
             "chunk_shape": var.chunks,

@@ -4,10 +4,10 @@
 
 use super::attrs;
 use super::dtype;
-use super::json::{f64_value, to_bytes};
 use crate::codec;
+use crate::json::{f64_value, to_bytes};
 use crate::model::{Model, Var};
-use crate::types::NcType;
+use crate::nc::types::NcType;
 use crate::url::Flavor;
 use serde_json::{Map, Value, json};
 
@@ -19,23 +19,6 @@ pub struct Options {
     pub consolidated: bool,
     /// The dataset is netCDF-4 classic model (recorded so it survives a reopen).
     pub classic: bool,
-}
-
-pub const DEFAULT_MAXSTRLEN: usize = 128;
-
-/// Width of a string variable's elements on storage.
-pub fn maxstrlen(model: &Model, var: &Var) -> usize {
-    let from_att = |atts: &[crate::model::Att], name: &str| {
-        atts.iter().find(|a| a.name == name).and_then(|a| a.value.scalars().first().copied()).and_then(|s| match s {
-            crate::values::Scalar::Int(i) if i > 0 => Some(i as usize),
-            _ => None,
-        })
-    };
-    from_att(&var.atts, "_nczarr_maxstrlen")
-        .or(var.maxstrlen)
-        .or_else(|| from_att(&model.groups[0].atts, "_nczarr_default_maxstrlen"))
-        .unwrap_or(DEFAULT_MAXSTRLEN)
-        .min(dtype::MAX_STRLEN)
 }
 
 fn attrs_object(atts: &[crate::model::Att], types: &mut Map<String, Value>, out: &mut Map<String, Value>) {
@@ -110,7 +93,7 @@ pub fn render(model: &Model, opts: &Options) -> Vec<(String, Vec<u8>)> {
 fn render_var(model: &Model, var: &Var, opts: &Options) -> (Value, Option<Value>) {
     let nczarr = opts.flavor == Flavor::NcZarr;
     let scalar = var.dimids.is_empty();
-    let width = maxstrlen(model, var);
+    let width = model.maxstrlen(var);
     let (shape, chunks): (Vec<u64>, Vec<u64>) =
         if scalar { if nczarr { (vec![1], vec![1]) } else { (vec![], vec![]) } } else { (model.var_shape(var), var.chunks.clone()) };
     let mut zarray = Map::new();
@@ -122,7 +105,7 @@ fn render_var(model: &Model, var: &Var, opts: &Options) -> (Value, Option<Value>
         Value::Null
     } else {
         match var.fill_value() {
-            crate::values::Values::Double(d) => f64_value(d[0]),
+            crate::nc::values::Values::Double(d) => f64_value(d[0]),
             other => attrs::render_fill(&other),
         }
     };

@@ -9,6 +9,7 @@ pub mod file;
 pub mod memory;
 pub mod s3;
 pub mod s3conf;
+pub mod shard;
 pub mod traced;
 pub mod zip;
 

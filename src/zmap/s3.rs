@@ -12,9 +12,10 @@
 //! * Objects above `NCZARR_S3_MULTIPART_MB` (default 64) go up as multipart uploads; a failed
 //!   upload is aborted, leaving no partial object.
 
-use super::s3conf::{self, S3Target};
+use super::s3conf;
 use super::{Zmap, validate_key};
 use crate::error::{Error, Kind, Result, err};
+use crate::url::s3::{self as s3url, S3Target};
 use aws_sdk_s3::Client;
 use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region, RequestChecksumCalculation, ResponseChecksumValidation};
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
@@ -53,13 +54,7 @@ where
     }
 }
 
-fn env_number(name: &str, default: f64) -> f64 {
-    std::env::var(name).ok().and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v > 0.0).unwrap_or(default)
-}
-
-fn rc_seconds(key: &str) -> Option<f64> {
-    crate::ffi::misc::rc_get(key).and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v > 0.0)
-}
+use crate::config::{number as env_number, rc_seconds};
 
 // ---- errors ---------------------------------------------------------------------------------
 
@@ -106,7 +101,7 @@ impl S3Store {
     pub fn new(target: &S3Target, params: &BTreeMap<String, String>) -> Result<S3Store> {
         let settings = s3conf::resolve(target, params);
         crate::trace::emit(2, &format!("s3: {} region {} credentials from {}", target.describe(), settings.region, settings.source));
-        let (alias_connect, alias_read) = s3conf::alias_timeouts();
+        let (alias_connect, alias_read) = s3url::alias_timeouts();
         let connect = rc_seconds("HTTP.CONNECTTIMEOUT").or(alias_connect).unwrap_or_else(|| env_number("NCZARR_S3_CONNECT_TIMEOUT", 5.0));
         let attempt = rc_seconds("HTTP.TIMEOUT").or(alias_read).unwrap_or_else(|| env_number("NCZARR_S3_ATTEMPT_TIMEOUT", 60.0));
         let operation = env_number("NCZARR_S3_OPERATION_TIMEOUT", 300.0);
@@ -530,9 +525,9 @@ mod tests {
     /// (make check starts moto and runs it through ctests/run_s3.sh).
     #[test]
     fn conformance_on_live_server() {
-        let Ok(endpoint) = std::env::var("NCZARR_TEST_S3_ENDPOINT") else { return };
+        let Some(endpoint) = crate::config::test_s3_endpoint() else { return };
         let url = format!("{endpoint}/nczarr-conformance/run{}", std::process::id());
-        let target = super::s3conf::parse_target(&url).unwrap();
+        let target = crate::url::s3::parse_target(&url).unwrap();
         let store = super::S3Store::new(&target, &Default::default()).unwrap();
         store.clear().unwrap();
         super::super::conformance::run(&store);

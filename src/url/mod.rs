@@ -5,6 +5,8 @@
 //! macros and implications are tables, as in netcdf-c's `dinfermodel.c`; an unknown or
 //! conflicting combination fails before any I/O.
 
+pub mod s3;
+
 use crate::error::{Kind, Result, err};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -42,7 +44,7 @@ pub struct OpenSpec {
     pub dimension_separator: Option<char>,
     pub params: BTreeMap<String, String>,
     /// Bucket, key prefix and endpoint when the driver is S3.
-    pub s3: Option<crate::zmap::s3conf::S3Target>,
+    pub s3: Option<s3::S3Target>,
     /// `v2`/`v3` in the mode; `None`: create v2 (or `NCZARRFORMAT`), open infers.
     pub zarr_format: Option<u8>,
     /// `shard=` fragment key (zarr-v3.md §7.4).
@@ -61,10 +63,7 @@ pub enum ShardRequest {
 impl OpenSpec {
     /// The Zarr format a create writes: the mode's word, else `NCZARRFORMAT`, else 2 (V1).
     pub fn create_format(&self) -> u8 {
-        self.zarr_format.unwrap_or_else(|| match std::env::var("NCZARRFORMAT").ok().as_deref().map(str::trim) {
-            Some("3") => 3,
-            _ => 2,
-        })
+        self.zarr_format.or_else(crate::config::create_format).unwrap_or(2)
     }
 }
 
@@ -181,18 +180,18 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
         None => (name, None),
     };
     let lower = base.to_ascii_lowercase();
-    let mut s3: Option<crate::zmap::s3conf::S3Target> = None;
+    let mut s3: Option<s3::S3Target> = None;
     let path = if let Some(rest) = lower.strip_prefix("file://").map(|_| &base[7..]) {
         let rest = rest.strip_prefix("localhost").unwrap_or(rest);
         PathBuf::from(percent_decode(rest))
     } else if ["s3://", "gs3://", "http://", "https://"].iter().any(|s| lower.starts_with(s)) {
         let params = parse_fragment(fragment.unwrap_or(""));
         let words: Vec<String> = params.get("mode").map(|m| m.split(',').map(|w| w.to_ascii_lowercase()).collect()).unwrap_or_default();
-        if words.iter().any(|w| w == "bytes") || !crate::zmap::s3conf::is_s3_url(base, &words) {
+        if words.iter().any(|w| w == "bytes") || !s3::is_s3_url(base, &words) {
             // DAP, byte-range HDF5 and plain web URLs belong to the real netcdf-c.
             return Ok(None);
         }
-        let target = crate::zmap::s3conf::parse_target(base)?;
+        let target = s3::parse_target(base)?;
         s3 = Some(target.clone());
         PathBuf::from(target.describe())
     } else {
@@ -263,8 +262,7 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
         Some(other) => return err(Kind::Invalid, format!("dimension_separator {other:?}")),
     };
     let shard = parse_shard(params.get("shard"))?;
-    let env_consolidated =
-        std::env::var("NCZARR_CONSOLIDATED").map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes")).unwrap_or(false);
+    let env_consolidated = crate::config::consolidated();
     Ok(Some(OpenSpec {
         original: name.to_string(),
         path,

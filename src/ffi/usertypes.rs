@@ -8,7 +8,7 @@ use super::{cstr, put, put_name, with};
 use crate::api;
 use crate::error::{Kind, Result, err};
 use crate::ffi::route::route;
-use crate::types::NcType;
+use crate::nc::types::NcType;
 use std::ffi::{c_char, c_int, c_longlong, c_void};
 
 #[unsafe(no_mangle)]
@@ -32,7 +32,7 @@ pub unsafe extern "C" fn nc_inq_typeid(ncid: c_int, name: *const c_char, typeidp
     api!("nc_inq_typeid", (ncid, name), {
         with(ncid, |_, _| Ok(()))?;
         // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
-        let n = crate::names::lookup(unsafe { cstr(name) }?)?;
+        let n = crate::nc::names::lookup(unsafe { cstr(name) }?)?;
         if n.contains('/') {
             return err(Kind::Invalid, format!("type path {n:?}"));
         }

@@ -23,8 +23,7 @@ const MAX_CACHED_INDEXES: usize = 4096;
 /// `NCZARR_SHARD_READS=whole`: always read whole shards (stores where one large request
 /// beats an index read plus ranges; also the benchmark's baseline).
 fn whole_reads() -> bool {
-    static WHOLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *WHOLE.get_or_init(|| std::env::var("NCZARR_SHARD_READS").is_ok_and(|v| v.eq_ignore_ascii_case("whole")))
+    crate::config::shard_reads_whole()
 }
 
 /// Shard indexes read so far, by shard key.
@@ -69,7 +68,7 @@ pub struct ShardStore<'a> {
     sep: char,
     index: ShardIndex,
     /// Codecs around whole shards: shards are then read whole and decoded first.
-    outer: Vec<crate::model::Filter>,
+    outer: Vec<crate::codec::Filter>,
     /// Encoded inner chunks written since the last `finish`, by shard key and slot.
     pending: Mutex<BTreeMap<String, BTreeMap<usize, Vec<u8>>>>,
 }
@@ -395,7 +394,7 @@ impl Zmap for ShardStore<'_> {
 mod tests {
     use super::*;
     use crate::model::{ChunkCache, Endian, StorageKind, V3Array};
-    use crate::types::NcType;
+    use crate::nc::types::NcType;
     use crate::zmap::memory::MemoryStore;
     use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -6,7 +6,7 @@
 //! rounds to a number of significant bits, Granular BitRound picks the bits per value from its
 //! decimal magnitude. Fill values, zeros and NaN are never altered.
 
-use crate::types::NcType;
+use crate::nc::types::NcType;
 
 /// The attribute recording each mode's setting (index = mode - 1), an int holding the nsd.
 pub const ATT_NAMES: [&str; 3] = [

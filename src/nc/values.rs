@@ -5,7 +5,7 @@
 //! (c-api.md §9.5). The data path reuses the scalar helpers here.
 
 use crate::error::{Kind, Result, err};
-use crate::types::NcType;
+use crate::nc::types::NcType;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Values {

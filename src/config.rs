@@ -1,0 +1,188 @@
+//! Settings from outside the API: netcdf-c's `.ncrc` files and the environment.
+//!
+//! Every `NC*`/`NCZARR_*` variable the library reads is read here, so this file is the list of
+//! what can be configured. (The `AWS_*` variables belong to the S3 driver's settings, which
+//! follow the AWS SDK's own rules.) Knobs that describe the process (tracing, logging, the
+//! fallback library, test hooks) are read once; knobs a program may change between two
+//! creates (`NCZARRFORMAT`, `NCZARR_CONSOLIDATED`, the S3 tuning values) are read where used.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+// ---- .ncrc ----------------------------------------------------------------------------------
+
+static RC: Mutex<Option<BTreeMap<String, String>>> = Mutex::new(None);
+
+/// netcdf-c's rc search (ecosystem.md §4.2): `NCRCENV_RC` names the only file; otherwise
+/// `.ncrc`, `.daprc`, `.dodsrc` in `$NCRCENV_HOME` (or `$HOME`), then in the current directory,
+/// a later file overriding an earlier one; `NCRCENV_IGNORE` skips them all.
+fn rc_files() -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    if std::env::var_os("NCRCENV_IGNORE").is_some() {
+        return files;
+    }
+    if let Ok(f) = std::env::var("NCRCENV_RC") {
+        files.push(f.into());
+        return files;
+    }
+    let home = std::env::var("NCRCENV_HOME").ok().or_else(|| std::env::var("HOME").ok());
+    for dir in [home, Some(".".to_string())].into_iter().flatten() {
+        for name in [".ncrc", ".daprc", ".dodsrc"] {
+            files.push(std::path::Path::new(&dir).join(name));
+        }
+    }
+    files
+}
+
+/// `key=value` lines; a `[url]` prefix is dropped and the key kept; `#` starts a comment line.
+fn parse_rc(text: &str, into: &mut BTreeMap<String, String>) {
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let line = match line.strip_prefix('[') {
+            Some(rest) => rest.split_once(']').map(|(_, r)| r.trim()).unwrap_or(""),
+            None => line,
+        };
+        if let Some((k, v)) = line.split_once('=') {
+            into.insert(k.trim().to_string(), v.trim().to_string());
+        }
+    }
+}
+
+fn load_rc() -> BTreeMap<String, String> {
+    let mut map = BTreeMap::new();
+    for f in rc_files() {
+        if let Ok(text) = std::fs::read_to_string(&f) {
+            parse_rc(&text, &mut map);
+        }
+    }
+    map
+}
+
+/// An rc key's value (files read at the first lookup, `nc_rc_set` values on top).
+pub fn rc_get(key: &str) -> Option<String> {
+    let mut rc = RC.lock().unwrap_or_else(|p| p.into_inner());
+    rc.get_or_insert_with(load_rc).get(key).cloned()
+}
+
+/// `nc_rc_set`: overrides the files' value for the rest of the process.
+pub fn rc_set(key: String, value: String) {
+    let mut rc = RC.lock().unwrap_or_else(|p| p.into_inner());
+    rc.get_or_insert_with(load_rc).insert(key, value);
+}
+
+// ---- environment ----------------------------------------------------------------------------
+
+fn env_str(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+fn yes(v: &str) -> bool {
+    matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes")
+}
+
+/// `NCZARRFORMAT=3`: creates write Zarr v3 unless the mode names a version (read per create).
+pub fn create_format() -> Option<u8> {
+    match env_str("NCZARRFORMAT").as_deref().map(str::trim) {
+        Some("3") => Some(3),
+        Some("2") => Some(2),
+        _ => None,
+    }
+}
+
+/// `NCZARR_CONSOLIDATED=1|true|yes`: write and read `.zmetadata` when the mode does not say.
+pub fn consolidated() -> bool {
+    env_str("NCZARR_CONSOLIDATED").is_some_and(|v| yes(&v))
+}
+
+/// `NCTRACING=<level>`: trace level at start-up (`nc_set_log_level` changes it later).
+pub fn tracing_level() -> i32 {
+    env_str("NCTRACING").and_then(|v| v.trim().parse::<i32>().ok()).unwrap_or(0).max(0)
+}
+
+/// `NCZARR_LOG` (anything but `0`): passthrough decisions on stderr.
+pub fn log_routing() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("NCZARR_LOG").is_some_and(|v| v != "0"))
+}
+
+/// `NCZARR_FALLBACK_LIB`: the real netcdf-c the drop-in forwards non-Zarr datasets to.
+pub fn fallback_lib() -> Option<OsString> {
+    std::env::var_os("NCZARR_FALLBACK_LIB").filter(|v| !v.is_empty())
+}
+
+/// `NCZARR_SHARD_READS=whole`: read whole shards instead of index + ranges.
+pub fn shard_reads_whole() -> bool {
+    static WHOLE: OnceLock<bool> = OnceLock::new();
+    *WHOLE.get_or_init(|| env_str("NCZARR_SHARD_READS").is_some_and(|v| v.eq_ignore_ascii_case("whole")))
+}
+
+/// A positive number from the environment (the `NCZARR_S3_*` tuning knobs), else `default`.
+pub fn number(name: &str, default: f64) -> f64 {
+    env_str(name).and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v > 0.0).unwrap_or(default)
+}
+
+/// A positive number of seconds from an rc key (`HTTP.TIMEOUT`, `HTTP.CONNECTTIMEOUT`).
+pub fn rc_seconds(key: &str) -> Option<f64> {
+    rc_get(key).and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v > 0.0)
+}
+
+/// `$HOME`, where netcdf-c looks for `.ncrc`, `.s3nc.json` and `.aws/`.
+pub fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from)
+}
+
+/// The S3netCDF4 alias file: `$S3_NC_CONFIG`, else `~/.s3nc.json`.
+pub fn s3nc_config() -> Option<PathBuf> {
+    match std::env::var_os("S3_NC_CONFIG") {
+        Some(p) => Some(PathBuf::from(p)),
+        None => home_dir().map(|h| h.join(".s3nc.json")),
+    }
+}
+
+/// The folder holding AWS `config` and `credentials`: `$NC_TEST_AWS_DIR` (netcdf-c's test
+/// override), else `~/.aws`.
+pub fn aws_dir() -> Option<PathBuf> {
+    std::env::var_os("NC_TEST_AWS_DIR").map(PathBuf::from).or_else(|| home_dir().map(|h| h.join(".aws")))
+}
+
+// ---- test hooks (reliability.md A10, passthrough.md §5.2) ------------------------------------
+
+/// `NCZARR_TEST_PANIC=<function>[:<n>]`: the n-th call (default 1) of that export panics.
+pub fn test_panic() -> Option<(String, usize)> {
+    let spec = env_str("NCZARR_TEST_PANIC")?;
+    match spec.split_once(':') {
+        Some((name, n)) => Some((name.to_string(), n.trim().parse().ok()?)),
+        None => Some((spec, 1)),
+    }
+}
+
+/// `NCZARR_TEST_CLAIM_SLOT=<n>`: slot n is marked ours at start-up, with no dataset in it.
+pub fn test_claim_slot() -> Option<usize> {
+    env_str("NCZARR_TEST_CLAIM_SLOT").and_then(|v| v.trim().parse::<usize>().ok())
+}
+
+/// `NCZARR_TEST_S3_ENDPOINT`: the S3 server the driver's own unit tests use.
+pub fn test_s3_endpoint() -> Option<String> {
+    env_str("NCZARR_TEST_S3_ENDPOINT")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rc_lines_keep_keys_and_drop_url_prefixes() {
+        let mut m = BTreeMap::new();
+        parse_rc("# comment\n\nA=1\n[http://x.org] B = two\nnot a setting\n[broken C=3\n", &mut m);
+        assert_eq!(m.get("A").map(String::as_str), Some("1"));
+        assert_eq!(m.get("B").map(String::as_str), Some("two"));
+        assert_eq!(m.len(), 2);
+        parse_rc("A=override", &mut m);
+        assert_eq!(m.get("A").map(String::as_str), Some("override"));
+    }
+}

@@ -1,0 +1,367 @@
+//! The per-dataset write-back cache of decoded chunks: an LRU per variable, dirty chunks
+//! encoded ahead of eviction, and the get/put/flush entry points the dataset calls.
+
+use super::chunk::*;
+use super::convert::*;
+use super::io::*;
+use super::plan::*;
+use super::selection::*;
+use crate::codec;
+use crate::error::{Error, Kind, Result, err};
+use crate::model::StorageKind;
+use crate::zmap::Zmap;
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+pub(super) struct Entry {
+    pub(super) buf: ChunkBuf,
+    pub(super) dirty: bool,
+    pub(super) last_use: u64,
+    /// A background encoding of `buf` started when a write covered the whole chunk; used at
+    /// flush if the chunk was not touched again (any later write drops it).
+    pub(super) pending: Option<Pending>,
+}
+
+/// The result of an encoding running on the thread pool, and what it was encoded with.
+pub(super) struct Pending {
+    pub(super) result: std::sync::Mutex<std::sync::mpsc::Receiver<Result<Vec<u8>>>>,
+    pub(super) filters: Vec<crate::codec::Filter>,
+    pub(super) big_endian: bool,
+}
+
+impl Pending {
+    /// The encoded bytes, if they were made with this layout's codecs.
+    pub(super) fn take(&self, layout: &Layout) -> Option<Result<Vec<u8>>> {
+        if self.filters != layout.filters || self.big_endian != layout.big_endian {
+            return None;
+        }
+        self.result.lock().ok()?.recv().ok()
+    }
+}
+
+/// Background encodings in flight, bounded so snapshots cannot pile up in memory.
+pub(super) static ENCODES_IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+pub(super) const MAX_ENCODES_IN_FLIGHT: usize = 16;
+
+/// Starts encoding a completely written chunk on the pool, so compression overlaps the
+/// caller's next steps instead of all waiting for the flush.
+pub(super) fn encode_behind(layout: &Layout, buf: &ChunkBuf) -> Option<Pending> {
+    use std::sync::atomic::Ordering;
+    let ChunkBuf::Fixed(bytes) = buf else { return None };
+    if layout.filters.is_empty() || ENCODES_IN_FLIGHT.load(Ordering::Relaxed) >= MAX_ENCODES_IN_FLIGHT {
+        return None;
+    }
+    ENCODES_IN_FLIGHT.fetch_add(1, Ordering::Relaxed);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (snapshot, layout_copy) = (ChunkBuf::Fixed(bytes.clone()), layout.clone());
+    crate::parallel::spawn(move || {
+        let encoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| layout_copy.encode_owned(&snapshot)))
+            .unwrap_or_else(|_| Err(Error::new(Kind::Internal, "encoder panicked")));
+        drop(snapshot);
+        ENCODES_IN_FLIGHT.fetch_sub(1, Ordering::Relaxed);
+        let _ = tx.send(encoded);
+    });
+    Some(Pending { result: std::sync::Mutex::new(rx), filters: layout.filters.clone(), big_endian: layout.big_endian })
+}
+
+#[derive(Default)]
+pub(super) struct VarChunks {
+    pub(super) entries: HashMap<Vec<u64>, Entry>,
+    pub(super) bytes: usize,
+}
+
+/// Decoded chunks of every variable of one dataset.
+#[derive(Default)]
+pub struct Cache {
+    pub(super) vars: HashMap<(usize, usize), VarChunks>,
+    pub(super) clock: u64,
+}
+
+impl Cache {
+    pub(super) fn var(&mut self, key: (usize, usize)) -> &mut VarChunks {
+        self.vars.entry(key).or_default()
+    }
+
+    /// Brings every chunk of `idxs` that is not cached into the cache: one batched fetch,
+    /// parallel decode. `skip_read` chunks (fully overwritten) become fill chunks unread.
+    pub(super) fn load(&mut self, store: &dyn Zmap, var: (usize, usize), layout: &Layout, idxs: &[(Vec<u64>, bool)]) -> Result<()> {
+        let missing: Vec<&(Vec<u64>, bool)> = {
+            let vc = self.var(var);
+            idxs.iter().filter(|(i, _)| !vc.entries.contains_key(i)).collect()
+        };
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let to_read: Vec<&Vec<u64>> = missing.iter().filter(|(_, skip)| !skip).map(|(i, _)| i).collect();
+        let keys: Vec<String> = to_read.iter().map(|i| layout.chunk_key(i)).collect();
+        let fetched = if keys.is_empty() { Vec::new() } else { store.get_many_limited(&keys, layout.stored_limit())? };
+        let decoded: Vec<Result<ChunkBuf>> = if fetched.len() > 1 {
+            crate::parallel::run(|| fetched.into_par_iter().map(|b| layout.decode(b)).collect())
+        } else {
+            fetched.into_iter().map(|b| layout.decode(b)).collect()
+        };
+        self.clock += 1;
+        let clock = self.clock;
+        let vc = self.var(var);
+        for (idx, buf) in to_read.into_iter().zip(decoded) {
+            let buf = buf?;
+            vc.bytes += buf.bytes();
+            vc.entries.insert(idx.clone(), Entry { buf, dirty: false, last_use: clock, pending: None });
+        }
+        for (idx, _) in missing.iter().filter(|(_, skip)| *skip) {
+            let buf = layout.fill_chunk();
+            vc.bytes += buf.bytes();
+            vc.entries.insert(idx.clone(), Entry { buf, dirty: false, last_use: clock, pending: None });
+        }
+        Ok(())
+    }
+
+    /// Reads a selection into memory. Returns whether any element was out of range.
+    pub fn get(
+        &mut self,
+        store: &dyn Zmap,
+        var: (usize, usize),
+        layout: &Layout,
+        shape: &[u64],
+        sel: &Selection,
+        mem: Mem<'_>,
+    ) -> Result<bool> {
+        let mut plans = plan(layout, shape, sel);
+        let mut mem = mem;
+        if let Mem::Bytes(buf, mt) = &mut mem
+            && layout.decodes_into(*mt)
+        {
+            // Whole chunks laid out contiguously in memory that nobody has cached: decode
+            // straight into the caller's buffer (a full read wants each chunk once).
+            let cached = &self.var(var).entries;
+            let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) =
+                plans.into_iter().partition(|p| !cached.contains_key(&p.idx) && contiguous_span(layout, p).is_some());
+            plans = rest;
+            let keys: Vec<String> = direct.iter().map(|p| layout.chunk_key(&p.idx)).collect();
+            let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
+            let batch = store.batch_size();
+            for (batch_plans, batch_keys) in direct.chunks(batch).zip(keys.chunks(batch)) {
+                let fetched = store.get_many_limited(batch_keys, layout.stored_limit())?;
+                let results: Vec<Result<()>> = crate::parallel::run(|| {
+                    batch_plans
+                        .par_iter()
+                        .zip(fetched)
+                        .map(|(p, stored)| {
+                            let (moff, n) = contiguous_span(layout, p).expect("checked");
+                            let fs = layout.item;
+                            // SAFETY: this chunk's memory range belongs to this task (MemOut).
+                            let dst = unsafe { out.range(moff * fs, n * fs) };
+                            match stored {
+                                Some(bytes) => {
+                                    if !codec::decode_into(&layout.filters, &bytes, dst)? {
+                                        dst.copy_from_slice(&codec::decode(&layout.filters, bytes, fs, dst.len())?);
+                                    }
+                                }
+                                None => match &layout.fill {
+                                    Some(f) => dst.chunks_exact_mut(fs).for_each(|e| e.copy_from_slice(&f.to_ne_bytes())),
+                                    None => dst.fill(0),
+                                },
+                            }
+                            Ok(())
+                        })
+                        .collect()
+                });
+                results.into_iter().collect::<Result<()>>()?;
+            }
+        }
+        if let Mem::Bytes(buf, mt) = &mut mem
+            && layout.is_plain(*mt)
+            && !store.latency_bound()
+        {
+            let cached = &self.var(var).entries;
+            let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) = plans.into_iter().partition(|p| !cached.contains_key(&p.idx));
+            plans = rest;
+            let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
+            let results: Vec<Result<()>> = crate::parallel::run(|| {
+                direct.par_iter().map_init(Vec::new, |scratch, p| read_direct(store, layout, p, &out, scratch)).collect()
+            });
+            results.into_iter().collect::<Result<()>>()?;
+        }
+        let idxs: Vec<(Vec<u64>, bool)> = plans.iter().map(|p| (p.idx.clone(), false)).collect();
+        self.load(store, var, layout, &idxs)?;
+        self.clock += 1;
+        let clock = self.clock;
+        let vc = self.var(var);
+        let mut range = false;
+        match mem {
+            Mem::Bytes(buf, mt) => {
+                for p in &plans {
+                    vc.entries.get_mut(&p.idx).ok_or_else(|| Error::new(Kind::Internal, "chunk not cached"))?.last_use = clock;
+                }
+                let mut jobs: Vec<(&ChunkPlan, &[u8])> = Vec::with_capacity(plans.len());
+                for p in &plans {
+                    match vc.entries.get(&p.idx).map(|e| &e.buf) {
+                        Some(ChunkBuf::Fixed(chunk)) => jobs.push((p, chunk)),
+                        _ => return err(Kind::Internal, "chunk missing or of the wrong kind"),
+                    }
+                }
+                let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
+                let copy = |(p, chunk): &(&ChunkPlan, &[u8])| {
+                    p.runs.iter().fold(false, |r, run| r | copy_out(run, chunk, layout.nctype, &out, mt))
+                };
+                range = if jobs.len() > 1 && sel.nelems() >= 1 << 16 {
+                    crate::parallel::run(|| jobs.par_iter().map(copy).reduce(|| false, |a, b| a | b))
+                } else {
+                    jobs.iter().map(copy).fold(false, |a, b| a | b)
+                };
+            }
+            Mem::Strings(slots) => {
+                for p in &plans {
+                    let e = vc.entries.get_mut(&p.idx).ok_or_else(|| Error::new(Kind::Internal, "chunk not cached"))?;
+                    e.last_use = clock;
+                    let ChunkBuf::Strings(items) = &e.buf else { return err(Kind::Internal, "number chunk for strings") };
+                    for r in &p.runs {
+                        for j in 0..r.n {
+                            slots[r.mem(j)] = Some(items[r.coff + j * r.cstep].clone());
+                        }
+                    }
+                }
+            }
+        }
+        Ok(range)
+    }
+
+    /// Writes a selection from memory into cached chunks (marked dirty).
+    pub fn put(
+        &mut self,
+        store: &dyn Zmap,
+        var: (usize, usize),
+        layout: &Layout,
+        shape: &[u64],
+        sel: &Selection,
+        mut mem: Mem<'_>,
+    ) -> Result<bool> {
+        let mut plans = plan(layout, shape, sel);
+        if let Mem::Bytes(buf, mt) = &mem
+            && layout.is_plain(*mt)
+            && layout.quantize.is_none()
+            && !layout.sharded
+            && layout.storage != StorageKind::Bool
+            && !store.latency_bound()
+        {
+            // Whole chunks laid out contiguously in the caller's memory go straight to storage:
+            // no copy, no cache entry (a cached copy would now be stale, so it is dropped).
+            let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) = plans.into_iter().partition(|p| contiguous_span(layout, p).is_some());
+            plans = rest;
+            for p in direct {
+                let (moff, n) = contiguous_span(layout, &p).expect("checked");
+                store.put(&layout.chunk_key(&p.idx), &buf[moff * layout.item..(moff + n) * layout.item])?;
+                let vc = self.var(var);
+                if let Some(e) = vc.entries.remove(&p.idx) {
+                    vc.bytes -= e.buf.bytes();
+                }
+            }
+        }
+        let idxs: Vec<(Vec<u64>, bool)> = plans.iter().map(|p| (p.idx.clone(), p.whole)).collect();
+        self.load(store, var, layout, &idxs)?;
+        self.clock += 1;
+        let clock = self.clock;
+        let vc = self.var(var);
+        let mut range = false;
+        for p in &plans {
+            let e = vc.entries.get_mut(&p.idx).ok_or_else(|| Error::new(Kind::Internal, "chunk not cached"))?;
+            e.last_use = clock;
+            e.dirty = true;
+            e.pending = None;
+            match (&mut e.buf, &mut mem) {
+                (ChunkBuf::Fixed(chunk), Mem::Bytes(buf, mt)) => {
+                    for r in &p.runs {
+                        range |= copy_run(r, chunk, layout.nctype, buf, *mt, false);
+                        if layout.storage == StorageKind::Bool {
+                            for j in 0..r.n {
+                                let at = r.coff + j * r.cstep;
+                                chunk[at] = (chunk[at] != 0) as u8;
+                            }
+                        }
+                        if layout.storage == StorageKind::Half {
+                            // Finite floats beyond half precision's range are stored as
+                            // infinity: NC_ERANGE, as for any narrowing conversion.
+                            range |= (0..r.n).any(|j| {
+                                let at = (r.coff + j * r.cstep) * 4;
+                                let f = f32::from_ne_bytes([chunk[at], chunk[at + 1], chunk[at + 2], chunk[at + 3]]);
+                                f.is_finite() && f.abs() > 65504.0
+                            });
+                        }
+                        if let Some(q) = &layout.quantize {
+                            // BitGroom alternates by the element's place in the caller's block.
+                            q.apply(chunk, (0..r.n).map(|j| (r.coff + j * r.cstep, r.mem(j))));
+                        }
+                    }
+                    if p.whole {
+                        e.pending = encode_behind(layout, &e.buf);
+                    }
+                }
+                (ChunkBuf::Strings(items), Mem::Strings(slots)) => {
+                    for r in &p.runs {
+                        for j in 0..r.n {
+                            let v = slots[r.mem(j)].clone().flatten();
+                            items[r.coff + j * r.cstep] = v.map(|s| layout.clip(s));
+                        }
+                    }
+                }
+                _ => return err(Kind::Internal, "memory kind does not match the chunk"),
+            }
+        }
+        Ok(range)
+    }
+
+    /// Keeps a variable's cache within `budget` bytes, writing dirty chunks it drops.
+    pub fn trim(&mut self, store: &dyn Zmap, var: (usize, usize), layout: &Layout, budget: usize) -> Result<()> {
+        let vc = self.var(var);
+        if vc.bytes <= budget {
+            return Ok(());
+        }
+        let mut order: Vec<(u64, Vec<u64>)> = vc.entries.iter().map(|(k, e)| (e.last_use, k.clone())).collect();
+        order.sort();
+        let mut victims = Vec::new();
+        let mut bytes = vc.bytes;
+        for (_, k) in order {
+            if bytes <= budget {
+                break;
+            }
+            if let Some(e) = vc.entries.get(&k) {
+                bytes -= e.buf.bytes();
+                victims.push(k);
+            }
+        }
+        let dirty: Vec<DirtyChunk<'_>> =
+            victims.iter().filter_map(|k| vc.entries.get(k).filter(|e| e.dirty).map(|e| (k, &e.buf, e.pending.as_ref()))).collect();
+        write_chunks(store, layout, &dirty)?;
+        for k in victims {
+            if let Some(e) = vc.entries.remove(&k) {
+                vc.bytes -= e.buf.bytes();
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes every dirty chunk of one variable (they stay cached, now clean).
+    pub fn flush_var(&mut self, store: &dyn Zmap, var: (usize, usize), layout: &Layout) -> Result<()> {
+        let Some(vc) = self.vars.get_mut(&var) else { return Ok(()) };
+        let dirty: Vec<DirtyChunk<'_>> = vc.entries.iter().filter(|(_, e)| e.dirty).map(|(k, e)| (k, &e.buf, e.pending.as_ref())).collect();
+        if dirty.is_empty() {
+            return Ok(());
+        }
+        write_chunks(store, layout, &dirty)?;
+        for e in vc.entries.values_mut() {
+            e.dirty = false;
+            e.pending = None;
+        }
+        Ok(())
+    }
+
+    pub fn dirty_vars(&self) -> Vec<(usize, usize)> {
+        self.vars.iter().filter(|(_, vc)| vc.entries.values().any(|e| e.dirty)).map(|(k, _)| *k).collect()
+    }
+
+    /// Forgets a variable's chunks (its storage moved or its layout changed).
+    pub fn forget(&mut self, var: (usize, usize)) {
+        self.vars.remove(&var);
+    }
+}

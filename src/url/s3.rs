@@ -1,0 +1,180 @@
+//! S3 dataset names (nczarr-format.md §11.3, ecosystem.md §4.3): which URLs name S3 and where
+//! they point.
+//!
+//! URL forms: `s3://bucket/key`, `gs3://bucket/key`, AWS path style
+//! `https://s3[.<region>].amazonaws.com/bucket/key`, virtual host
+//! `https://bucket.s3[.<region>].amazonaws.com/key`, Google
+//! `https://storage.googleapis.com/bucket/key`, and any other `http(s)://host[:port]/bucket/key`
+//! as a path-style custom endpoint (plain HTTP allowed: the user named it). With a configured
+//! S3netCDF4 alias (`~/.s3nc.json`), `s3://<alias>/bucket/key` goes to that alias's endpoint
+//! with its keys; an unconfigured first segment is a bucket.
+
+use super::percent_decode;
+use crate::error::{Error, Kind, Result, err};
+use std::path::PathBuf;
+
+/// Where a dataset lives on S3.
+#[derive(Clone, PartialEq, Eq)]
+pub struct S3Target {
+    /// `None`: AWS itself (the SDK's endpoint rules); else `scheme://host[:port]`.
+    pub endpoint: Option<String>,
+    pub bucket: String,
+    /// Key prefix of the dataset root, without leading or trailing `/` (may be empty).
+    pub root: String,
+    /// Region named by the host (`s3.<region>.amazonaws.com`).
+    pub url_region: Option<String>,
+    /// Keys from an S3netCDF4 alias.
+    pub alias_keys: Option<(String, String)>,
+}
+
+impl std::fmt::Debug for S3Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the alias's secret.
+        write!(f, "s3://{}/{} (endpoint {:?})", self.bucket, self.root, self.endpoint)
+    }
+}
+
+impl S3Target {
+    pub fn describe(&self) -> String {
+        match &self.endpoint {
+            Some(e) => format!("{e}/{}/{}", self.bucket, self.root),
+            None => format!("s3://{}/{}", self.bucket, self.root),
+        }
+    }
+}
+
+fn split_bucket(path: &str) -> Result<(String, String)> {
+    let (bucket, rest) = path.split_once('/').unwrap_or((path, ""));
+    if bucket.is_empty() {
+        return err(Kind::Url, "S3 URL without a bucket");
+    }
+    Ok((bucket.to_string(), percent_decode(rest.trim_matches('/'))))
+}
+
+/// Is this URL (scheme, host, mode words) an S3 dataset name?
+pub fn is_s3_url(base: &str, words: &[String]) -> bool {
+    let lower = base.to_ascii_lowercase();
+    if lower.starts_with("s3://") || lower.starts_with("gs3://") {
+        return true;
+    }
+    let Some(rest) = lower.strip_prefix("https://").or_else(|| lower.strip_prefix("http://")) else { return false };
+    let host = rest.split('/').next().unwrap_or("").split(':').next().unwrap_or("");
+    words.iter().any(|w| w == "s3" || w == "gs3" || w == "nczarr" || w == "zarr")
+        || host.ends_with(".amazonaws.com")
+        || host == "storage.googleapis.com"
+}
+
+/// Parses the part of an S3 dataset name before `#`.
+pub fn parse_target(base: &str) -> Result<S3Target> {
+    let lower = base.to_ascii_lowercase();
+    if let Some(rest) = lower.strip_prefix("s3://").map(|_| &base[5..]) {
+        let (first, after) = split_bucket(rest)?;
+        if let Some(alias) = alias_for(&first)? {
+            let (bucket, root) = split_bucket(&after)?;
+            return Ok(S3Target { endpoint: Some(alias.url), bucket, root, url_region: None, alias_keys: alias.keys });
+        }
+        return Ok(S3Target { endpoint: None, bucket: first, root: after, url_region: None, alias_keys: None });
+    }
+    if lower.starts_with("gs3://") {
+        let (bucket, root) = split_bucket(&base[6..])?;
+        return Ok(S3Target { endpoint: Some("https://storage.googleapis.com".into()), bucket, root, url_region: None, alias_keys: None });
+    }
+    let (scheme, rest) = if lower.starts_with("https://") { ("https", &base[8..]) } else { ("http", &base[7..]) };
+    let (hostport, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let host = hostport.split(':').next().unwrap_or("").to_ascii_lowercase();
+    if host.is_empty() {
+        return err(Kind::Url, "S3 URL without a host");
+    }
+    if let Some(prefix) = host.strip_suffix(".amazonaws.com") {
+        let labels: Vec<&str> = prefix.split('.').collect();
+        // s3 | s3.<region> | <bucket>.s3 | <bucket>.s3.<region> (bucket names may hold dots).
+        let s3_at = labels.iter().rposition(|l| *l == "s3" || l.starts_with("s3-"));
+        if let Some(i) = s3_at {
+            let region = labels.get(i + 1).map(|r| r.to_string()).or_else(|| labels[i].strip_prefix("s3-").map(str::to_string));
+            if i == 0 {
+                let (bucket, root) = split_bucket(path)?;
+                return Ok(S3Target { endpoint: None, bucket, root, url_region: region, alias_keys: None });
+            }
+            let bucket = labels[..i].join(".");
+            return Ok(S3Target {
+                endpoint: None,
+                bucket,
+                root: percent_decode(path.trim_matches('/')),
+                url_region: region,
+                alias_keys: None,
+            });
+        }
+    }
+    let (bucket, root) = split_bucket(path)?;
+    Ok(S3Target { endpoint: Some(format!("{scheme}://{hostport}")), bucket, root, url_region: None, alias_keys: None })
+}
+
+// ---- S3netCDF4 aliases ---------------------------------------------------------------------
+
+struct Alias {
+    url: String,
+    keys: Option<(String, String)>,
+}
+
+fn alias_file() -> Option<PathBuf> {
+    crate::config::s3nc_config()
+}
+
+/// The alias `s3://<name>` from `~/.s3nc.json` (or `$S3_NC_CONFIG`), when one is configured.
+fn alias_for(name: &str) -> Result<Option<Alias>> {
+    let Some(path) = alias_file() else { return Ok(None) };
+    let Ok(text) = std::fs::read(&path) else { return Ok(None) };
+    let bad = |why: &str| Error::new(Kind::Invalid, format!("{}: {why}", path.display()));
+    let doc: serde_json::Value = serde_json::from_slice(&text).map_err(|_| bad("not valid JSON"))?;
+    if doc.get("version").and_then(|v| v.as_str()) != Some("9") {
+        return Err(bad("\"version\" must be \"9\""));
+    }
+    let hosts = doc.get("hosts").and_then(|h| h.as_object()).ok_or_else(|| bad("no \"hosts\" object"))?;
+    let Some(host) = hosts.get(&format!("s3://{name}")) else { return Ok(None) };
+    let url = host.get("url").and_then(|u| u.as_str()).ok_or_else(|| bad("alias without \"url\""))?;
+    let creds = host.get("credentials");
+    let key = |k: &str| creds.and_then(|c| c.get(k)).and_then(|v| v.as_str()).map(str::to_string);
+    let keys = match (key("accessKey"), key("secretKey")) {
+        (Some(a), Some(s)) if !a.is_empty() => Some((a, s)),
+        _ => None,
+    };
+    Ok(Some(Alias { url: url.trim_end_matches('/').to_string(), keys }))
+}
+
+/// `backends.<name>.connect_timeout` / `read_timeout` of the alias file (seconds), if any.
+pub fn alias_timeouts() -> (Option<f64>, Option<f64>) {
+    let Some(doc) = alias_file().and_then(|p| std::fs::read(p).ok()).and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
+    else {
+        return (None, None);
+    };
+    let first = doc.get("backends").and_then(|b| b.as_object()).and_then(|b| b.values().next().cloned());
+    let get = |k: &str| first.as_ref().and_then(|b| b.get(k)).and_then(|v| v.as_f64().or_else(|| v.as_str()?.parse().ok()));
+    (get("connect_timeout"), get("read_timeout"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_forms() {
+        let t = parse_target("s3://bucket/a/b").unwrap();
+        assert_eq!((t.endpoint.as_deref(), t.bucket.as_str(), t.root.as_str()), (None, "bucket", "a/b"));
+        let t = parse_target("https://s3.us-west-2.amazonaws.com/bkt/x/y").unwrap();
+        assert_eq!((t.bucket.as_str(), t.root.as_str(), t.url_region.as_deref()), ("bkt", "x/y", Some("us-west-2")));
+        let t = parse_target("https://my.bkt.s3.eu-west-1.amazonaws.com/k/z").unwrap();
+        assert_eq!((t.bucket.as_str(), t.root.as_str(), t.url_region.as_deref(), t.endpoint), ("my.bkt", "k/z", Some("eu-west-1"), None));
+        let t = parse_target("https://bkt.s3.amazonaws.com/k").unwrap();
+        assert_eq!((t.bucket.as_str(), t.url_region), ("bkt", None));
+        let t = parse_target("https://s3.amazonaws.com/bkt/k").unwrap();
+        assert_eq!(t.bucket, "bkt");
+        let t = parse_target("http://127.0.0.1:9000/bkt/deep/key").unwrap();
+        assert_eq!((t.endpoint.as_deref(), t.bucket.as_str(), t.root.as_str()), (Some("http://127.0.0.1:9000"), "bkt", "deep/key"));
+        let t = parse_target("gs3://gb/k").unwrap();
+        assert_eq!(t.endpoint.as_deref(), Some("https://storage.googleapis.com"));
+        assert!(parse_target("s3:///k").is_err());
+        assert!(is_s3_url("https://x.s3.amazonaws.com/k", &[]));
+        assert!(!is_s3_url("https://example.com/dods/x", &[]));
+        assert!(is_s3_url("http://127.0.0.1:9000/b/k", &["s3".into()]));
+    }
+}
