@@ -1055,111 +1055,6 @@ EXTERNL int
 nc_finalize(void);
 
 EXTERNL int
-nccreate(const char *path, int cmode);
-
-EXTERNL int
-ncopen(const char *path, int mode);
-
-EXTERNL int
-ncsetfill(int ncid, int fillmode);
-
-EXTERNL int
-ncredef(int ncid);
-
-EXTERNL int
-ncendef(int ncid);
-
-EXTERNL int
-ncsync(int ncid);
-
-EXTERNL int
-ncabort(int ncid);
-
-EXTERNL int
-ncclose(int ncid);
-
-EXTERNL int
-ncinquire(int ncid, int *ndimsp, int *nvarsp, int *nattsp, int *unlimdimp);
-
-EXTERNL int
-ncdimdef(int ncid, const char *name, long len);
-
-EXTERNL int
-ncdimid(int ncid, const char *name);
-
-EXTERNL int
-ncdiminq(int ncid, int dimid, char *name, long *lenp);
-
-EXTERNL int
-ncdimrename(int ncid, int dimid, const char *name);
-
-EXTERNL int
-ncvardef(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp);
-
-EXTERNL int
-ncvarid(int ncid, const char *name);
-
-EXTERNL int
-ncvarinq(int ncid, int varid, char *name, nc_type *xtypep, int *ndimsp, int *dimidsp, int *nattsp);
-
-EXTERNL int
-ncvarrename(int ncid, int varid, const char *name);
-
-EXTERNL int
-ncattput(int ncid, int varid, const char *name, nc_type xtype, int len, const void *op);
-
-EXTERNL int
-ncattinq(int ncid, int varid, const char *name, nc_type *xtypep, int *lenp);
-
-EXTERNL int
-ncattget(int ncid, int varid, const char *name, void *ip);
-
-EXTERNL int
-ncattcopy(int ncid_in, int varid_in, const char *name, int ncid_out, int varid_out);
-
-EXTERNL int
-ncattname(int ncid, int varid, int attnum, char *name);
-
-EXTERNL int
-ncattrename(int ncid, int varid, const char *name, const char *newname);
-
-EXTERNL int
-ncattdel(int ncid, int varid, const char *name);
-
-EXTERNL int
-ncvarput1(int ncid, int varid, const long *index, const void *value);
-
-EXTERNL int
-ncvarget1(int ncid, int varid, const long *index, void *value);
-
-EXTERNL int
-ncvarput(int ncid, int varid, const long *start, const long *count, const void *value);
-
-EXTERNL int
-ncvarget(int ncid, int varid, const long *start, const long *count, void *value);
-
-EXTERNL int
-ncvarputs(int ncid, int varid, const long *start, const long *count, const long *stride, const void *value);
-
-EXTERNL int
-ncvargets(int ncid, int varid, const long *start, const long *count, const long *stride, void *value);
-
-EXTERNL int
-ncvarputg(int ncid, int varid, const long *start, const long *count, const long *stride, const long *map, const void *value);
-
-EXTERNL int
-ncvargetg(int ncid, int varid, const long *start, const long *count, const long *stride, const long *map, void *value);
-
-EXTERNL int
-ncrecinq(int ncid, int *nrecvarsp, int *recvarids, long *recsizes);
-
-EXTERNL int
-ncrecput(int ncid, long recnum, const void *const *datap);
-
-EXTERNL int
-ncrecget(int ncid, long recnum, void *const *datap);
-
-EXTERNL int
 nc_inq_type(int ncid, nc_type xtype, char *name, size_t *size);
 
 EXTERNL int
@@ -1272,6 +1167,111 @@ nc_copy_data_all(int ncid, nc_type xtypeid, const void *memory, size_t count, vo
 
 EXTERNL int
 nctypelen(nc_type datatype);
+
+EXTERNL int
+nccreate(const char *path, int cmode);
+
+EXTERNL int
+ncopen(const char *path, int mode);
+
+EXTERNL int
+ncsetfill(int ncid, int fillmode);
+
+EXTERNL int
+ncredef(int ncid);
+
+EXTERNL int
+ncendef(int ncid);
+
+EXTERNL int
+ncsync(int ncid);
+
+EXTERNL int
+ncabort(int ncid);
+
+EXTERNL int
+ncclose(int ncid);
+
+EXTERNL int
+ncinquire(int ncid, int *ndimsp, int *nvarsp, int *nattsp, int *unlimdimp);
+
+EXTERNL int
+ncdimdef(int ncid, const char *name, long len);
+
+EXTERNL int
+ncdimid(int ncid, const char *name);
+
+EXTERNL int
+ncdiminq(int ncid, int dimid, char *name, long *lenp);
+
+EXTERNL int
+ncdimrename(int ncid, int dimid, const char *name);
+
+EXTERNL int
+ncvardef(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp);
+
+EXTERNL int
+ncvarid(int ncid, const char *name);
+
+EXTERNL int
+ncvarinq(int ncid, int varid, char *name, nc_type *xtypep, int *ndimsp, int *dimidsp, int *nattsp);
+
+EXTERNL int
+ncvarrename(int ncid, int varid, const char *name);
+
+EXTERNL int
+ncattput(int ncid, int varid, const char *name, nc_type xtype, int len, const void *op);
+
+EXTERNL int
+ncattinq(int ncid, int varid, const char *name, nc_type *xtypep, int *lenp);
+
+EXTERNL int
+ncattget(int ncid, int varid, const char *name, void *ip);
+
+EXTERNL int
+ncattcopy(int ncid_in, int varid_in, const char *name, int ncid_out, int varid_out);
+
+EXTERNL int
+ncattname(int ncid, int varid, int attnum, char *name);
+
+EXTERNL int
+ncattrename(int ncid, int varid, const char *name, const char *newname);
+
+EXTERNL int
+ncattdel(int ncid, int varid, const char *name);
+
+EXTERNL int
+ncvarput1(int ncid, int varid, const long *index, const void *value);
+
+EXTERNL int
+ncvarget1(int ncid, int varid, const long *index, void *value);
+
+EXTERNL int
+ncvarput(int ncid, int varid, const long *start, const long *count, const void *value);
+
+EXTERNL int
+ncvarget(int ncid, int varid, const long *start, const long *count, void *value);
+
+EXTERNL int
+ncvarputs(int ncid, int varid, const long *start, const long *count, const long *stride, const void *value);
+
+EXTERNL int
+ncvargets(int ncid, int varid, const long *start, const long *count, const long *stride, void *value);
+
+EXTERNL int
+ncvarputg(int ncid, int varid, const long *start, const long *count, const long *stride, const long *map, const void *value);
+
+EXTERNL int
+ncvargetg(int ncid, int varid, const long *start, const long *count, const long *stride, const long *map, void *value);
+
+EXTERNL int
+ncrecinq(int ncid, int *nrecvarsp, int *recvarids, long *recsizes);
+
+EXTERNL int
+ncrecput(int ncid, long recnum, const void *const *datap);
+
+EXTERNL int
+ncrecget(int ncid, long recnum, void *const *datap);
 
 EXTERNL int
 nc_def_var(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp, int *varidp);

@@ -11,7 +11,7 @@ use crate::error::{Error, Kind, Result, err};
 use crate::model::StorageKind;
 use crate::zmap::Zmap;
 use rayon::prelude::*;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 pub(super) struct Entry {
     pub(super) buf: ChunkBuf,
@@ -69,6 +69,38 @@ pub(super) fn encode_behind(layout: &Layout, buf: &ChunkBuf) -> Option<Pending> 
 pub(super) struct VarChunks {
     pub(super) entries: HashMap<Vec<u64>, Entry>,
     pub(super) bytes: usize,
+    /// `(last_use, chunk)` of every entry, least recently used first: eviction takes from
+    /// the front instead of sorting all entries on each trim.
+    lru: BTreeSet<(u64, Vec<u64>)>,
+}
+
+impl VarChunks {
+    fn insert(&mut self, idx: &[u64], buf: ChunkBuf, clock: u64) {
+        self.bytes += buf.bytes();
+        if let Some(old) = self.entries.insert(idx.to_vec(), Entry { buf, dirty: false, last_use: clock, pending: None }) {
+            self.bytes -= old.buf.bytes();
+            self.lru.remove(&(old.last_use, idx.to_vec()));
+        }
+        self.lru.insert((clock, idx.to_vec()));
+    }
+
+    /// The cached chunk, marked used at `clock`.
+    fn touch(&mut self, idx: &[u64], clock: u64) -> Result<&mut Entry> {
+        let e = self.entries.get_mut(idx).ok_or_else(|| Error::new(Kind::Internal, "chunk not cached"))?;
+        if e.last_use != clock {
+            self.lru.remove(&(e.last_use, idx.to_vec()));
+            self.lru.insert((clock, idx.to_vec()));
+            e.last_use = clock;
+        }
+        Ok(e)
+    }
+
+    fn remove(&mut self, idx: &[u64]) -> Option<Entry> {
+        let e = self.entries.remove(idx)?;
+        self.bytes -= e.buf.bytes();
+        self.lru.remove(&(e.last_use, idx.to_vec()));
+        Some(e)
+    }
 }
 
 /// Decoded chunks of every variable of one dataset.
@@ -105,14 +137,10 @@ impl Cache {
         let clock = self.clock;
         let vc = self.var(var);
         for (idx, buf) in to_read.into_iter().zip(decoded) {
-            let buf = buf?;
-            vc.bytes += buf.bytes();
-            vc.entries.insert(idx.clone(), Entry { buf, dirty: false, last_use: clock, pending: None });
+            vc.insert(idx, buf?, clock);
         }
         for (idx, _) in missing.iter().filter(|(_, skip)| *skip) {
-            let buf = layout.fill_chunk();
-            vc.bytes += buf.bytes();
-            vc.entries.insert(idx.clone(), Entry { buf, dirty: false, last_use: clock, pending: None });
+            vc.insert(idx, layout.fill_chunk(), clock);
         }
         Ok(())
     }
@@ -192,7 +220,7 @@ impl Cache {
         match mem {
             Mem::Bytes(buf, mt) => {
                 for p in &plans {
-                    vc.entries.get_mut(&p.idx).ok_or_else(|| Error::new(Kind::Internal, "chunk not cached"))?.last_use = clock;
+                    vc.touch(&p.idx, clock)?;
                 }
                 let mut jobs: Vec<(&ChunkPlan, &[u8])> = Vec::with_capacity(plans.len());
                 for p in &plans {
@@ -213,8 +241,7 @@ impl Cache {
             }
             Mem::Strings(slots) => {
                 for p in &plans {
-                    let e = vc.entries.get_mut(&p.idx).ok_or_else(|| Error::new(Kind::Internal, "chunk not cached"))?;
-                    e.last_use = clock;
+                    let e = vc.touch(&p.idx, clock)?;
                     let ChunkBuf::Strings(items) = &e.buf else { return err(Kind::Internal, "number chunk for strings") };
                     for r in &p.runs {
                         for j in 0..r.n {
@@ -253,9 +280,7 @@ impl Cache {
                 let (moff, n) = contiguous_span(layout, &p).expect("checked");
                 store.put(&layout.chunk_key(&p.idx), &buf[moff * layout.item..(moff + n) * layout.item])?;
                 let vc = self.var(var);
-                if let Some(e) = vc.entries.remove(&p.idx) {
-                    vc.bytes -= e.buf.bytes();
-                }
+                vc.remove(&p.idx);
             }
         }
         let idxs: Vec<(Vec<u64>, bool)> = plans.iter().map(|p| (p.idx.clone(), p.whole)).collect();
@@ -265,8 +290,7 @@ impl Cache {
         let vc = self.var(var);
         let mut range = false;
         for p in &plans {
-            let e = vc.entries.get_mut(&p.idx).ok_or_else(|| Error::new(Kind::Internal, "chunk not cached"))?;
-            e.last_use = clock;
+            let e = vc.touch(&p.idx, clock)?;
             e.dirty = true;
             e.pending = None;
             match (&mut e.buf, &mut mem) {
@@ -317,26 +341,22 @@ impl Cache {
         if vc.bytes <= budget {
             return Ok(());
         }
-        let mut order: Vec<(u64, Vec<u64>)> = vc.entries.iter().map(|(k, e)| (e.last_use, k.clone())).collect();
-        order.sort();
         let mut victims = Vec::new();
         let mut bytes = vc.bytes;
-        for (_, k) in order {
+        for (_, k) in &vc.lru {
             if bytes <= budget {
                 break;
             }
-            if let Some(e) = vc.entries.get(&k) {
+            if let Some(e) = vc.entries.get(k) {
                 bytes -= e.buf.bytes();
-                victims.push(k);
+                victims.push(k.clone());
             }
         }
         let dirty: Vec<DirtyChunk<'_>> =
             victims.iter().filter_map(|k| vc.entries.get(k).filter(|e| e.dirty).map(|e| (k, &e.buf, e.pending.as_ref()))).collect();
         write_chunks(store, layout, &dirty)?;
         for k in victims {
-            if let Some(e) = vc.entries.remove(&k) {
-                vc.bytes -= e.buf.bytes();
-            }
+            vc.remove(&k);
         }
         Ok(())
     }

@@ -17,10 +17,11 @@ pub mod data;
 mod data_matrix;
 pub mod file;
 pub mod group;
-pub mod helpers;
-pub mod misc;
+pub mod library;
 pub mod route;
+pub mod tool_compat;
 pub mod usertypes;
+pub mod v2;
 pub mod var;
 
 use crate::error::{Error, Kind, Result, err};

@@ -193,31 +193,24 @@ pub fn parse_fill(v: &Value, t: NcType) -> Result<Option<Values>> {
     }
 }
 
+/// Base64 as zarr-python and xarray write it: padded, standard alphabet; trailing bits ignored.
 pub(crate) fn decode_base64(s: &str) -> Option<Vec<u8>> {
+    use base64::Engine;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true).with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
     if !s.len().is_multiple_of(4) {
         return None;
     }
-    let val = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let mut out = Vec::new();
-    for quad in s.as_bytes().chunks(4) {
-        let pad = quad.iter().filter(|&&c| c == b'=').count();
-        let mut acc = 0u32;
-        for &c in quad {
-            acc = (acc << 6) | if c == b'=' { 0 } else { val(c)? };
-        }
-        let bytes = acc.to_be_bytes();
-        out.extend_from_slice(&bytes[1..4 - pad]);
-    }
-    Some(out)
+    LENIENT.decode(s).ok()
+}
+
+/// Padded standard base64 (the v3 spelling of float fill values).
+pub(crate) fn encode_base64(b: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(b)
 }
 
 #[cfg(test)]

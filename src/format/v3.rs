@@ -6,7 +6,7 @@
 //! Unsupported but valid nodes are skipped with a warning; malformed ones fail the open.
 
 use super::attrs;
-use super::attrs::decode_base64;
+use super::attrs::{decode_base64, encode_base64};
 use super::dtype::Unreadable;
 use super::read::{Loaded, MAX_DEPTH, pure_dims, quantize_of, shape_of, string_list};
 use super::{HIDDEN_ATTS, Layout};
@@ -272,22 +272,6 @@ fn fill_attribute(v: &Value, t: NcType) -> Option<Values> {
         (Value::Number(n), NcType::Char) => int_of(n).map(|b| Values::Char(vec![b as u8])),
         _ => None,
     }
-}
-
-pub fn encode_base64(b: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for c in b.chunks(3) {
-        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
-        for i in 0..4 {
-            if i <= c.len() {
-                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 // ---- data types, fill values, codecs ------------------------------------------------------

@@ -349,51 +349,12 @@ mod tests {
 
 /// IEEE half → single (exact).
 pub fn f16_to_f32(h: u16) -> f32 {
-    let sign = ((h as u32) & 0x8000) << 16;
-    let exp = (h >> 10) & 0x1f;
-    let man = (h & 0x3ff) as u32;
-    let bits = match (exp, man) {
-        (0, 0) => sign,
-        (0, m) => {
-            // Subnormal: normalise the mantissa.
-            let shift = m.leading_zeros() - 21;
-            sign | ((113 - shift) << 23) | ((m << (shift + 13)) & 0x7f_ffff)
-        }
-        (0x1f, m) => sign | 0x7f80_0000 | (m << 13),
-        (e, m) => sign | ((e as u32 + 112) << 23) | (m << 13),
-    };
-    f32::from_bits(bits)
+    half::f16::from_bits(h).to_f32()
 }
 
 /// Single → IEEE half, rounding to nearest even; overflow gives infinity, NaN stays NaN.
 pub fn f32_to_f16(f: f32) -> u16 {
-    let x = f.to_bits();
-    let sign = ((x >> 16) & 0x8000) as u16;
-    let exp = ((x >> 23) & 0xff) as i32;
-    let man = x & 0x7f_ffff;
-    if exp == 0xff {
-        return sign | 0x7c00 | if man != 0 { 0x200 | (man >> 13) as u16 } else { 0 };
-    }
-    let e = exp - 127 + 15;
-    if e >= 0x1f {
-        return sign | 0x7c00;
-    }
-    if e <= 0 {
-        if e < -10 {
-            return sign;
-        }
-        let m = man | 0x80_0000;
-        let shift = (14 - e) as u32;
-        let half = m >> shift;
-        let rem = m & ((1 << shift) - 1);
-        let mid = 1 << (shift - 1);
-        let round = (rem > mid || (rem == mid && half & 1 == 1)) as u32;
-        return sign | (half + round) as u16;
-    }
-    let half = ((e as u32) << 10) | (man >> 13);
-    let rem = man & 0x1fff;
-    let round = (rem > 0x1000 || (rem == 0x1000 && half & 1 == 1)) as u32;
-    sign | (half + round) as u16
+    half::f16::from_f32(f).to_bits()
 }
 
 #[cfg(test)]

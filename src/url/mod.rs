@@ -123,23 +123,7 @@ const IMPLIES: &[(&str, &[&str])] = &[("zarr", &["nczarr"]), ("xarray", &["zarr"
 
 /// `%XX` escapes of a URL path decoded (invalid escapes kept as they are).
 pub(crate) fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && s.is_char_boundary(i + 3)
-            && let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16)
-        {
-            out.push(v);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
 }
 
 pub fn parse_fragment(fragment: &str) -> BTreeMap<String, String> {

@@ -28,13 +28,7 @@ pub trait Zmap: Send + Sync {
     /// chunk could be): NC_ENCZARR, and drivers that know sizes up front (file, zip) refuse
     /// before reading, so a hostile object cannot make us allocate its size.
     fn get_many_limited(&self, keys: &[String], limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
-        let got = self.get_many(keys)?;
-        for (key, bytes) in keys.iter().zip(&got) {
-            if let Some(b) = bytes {
-                limit.check(key, b.len() as u64)?;
-            }
-        }
-        Ok(got)
+        within_limit(keys, self.get_many(keys)?, limit)
     }
 
     /// Replaces an object atomically.
@@ -60,11 +54,7 @@ pub trait Zmap: Send + Sync {
 
     /// The last `n` bytes of an object (a shard index at its end) and the object's size.
     fn get_suffix(&self, key: &str, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
-        let Some(b) = self.get(key)? else { return Ok(None) };
-        if (b.len() as u64) < n {
-            return err(Kind::NcZarr, format!("{key}: {} bytes, shorter than its {n}-byte index", b.len()));
-        }
-        Ok(Some((b[b.len() - n as usize..].to_vec(), b.len() as u64)))
+        suffix_of(key, self.get(key)?, n)
     }
 
     /// Several objects; drivers with latency or parallel I/O override this.
@@ -117,6 +107,25 @@ pub trait Zmap: Send + Sync {
     fn concurrent_puts(&self) -> bool {
         false
     }
+}
+
+/// Objects fetched in full, refused when one is larger than `limit` allows.
+pub fn within_limit(keys: &[String], got: Vec<Option<Vec<u8>>>, limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
+    for (key, bytes) in keys.iter().zip(&got) {
+        if let Some(b) = bytes {
+            limit.check(key, b.len() as u64)?;
+        }
+    }
+    Ok(got)
+}
+
+/// The last `n` bytes of a whole object, and its size.
+pub fn suffix_of(key: &str, got: Option<Vec<u8>>, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
+    let Some(b) = got else { return Ok(None) };
+    if (b.len() as u64) < n {
+        return err(Kind::NcZarr, format!("{key}: {} bytes, shorter than its {n}-byte index", b.len()));
+    }
+    Ok(Some((b[b.len() - n as usize..].to_vec(), b.len() as u64)))
 }
 
 /// Ranges cut from a whole object, bounds-checked.

@@ -7,9 +7,9 @@
 //! collected per shard and `finish` stores each touched shard exactly once, copying the
 //! encoded bytes of untouched inner chunks from the old shard (no decode, no re-encode).
 
+use super::{Limit, Zmap};
 use crate::error::{Error, Kind, Result, err};
 use crate::model::{ShardIndex, Var, join_key};
-use crate::zmap::Zmap;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -321,6 +321,9 @@ impl ShardStore<'_> {
     }
 }
 
+// Every method is written out: a default would read inner-chunk keys as if they were objects
+// of the store below.
+#[deny(clippy::missing_trait_methods)]
 impl Zmap for ShardStore<'_> {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         Ok(self.get_many(&[key.to_string()])?.pop().flatten())
@@ -362,12 +365,49 @@ impl Zmap for ShardStore<'_> {
         Ok(())
     }
 
+    fn get_many_limited(&self, keys: &[String], limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
+        super::within_limit(keys, self.get_many(keys)?, limit)
+    }
+
+    // Inner chunks are assembled whole from their shard; parts of one are cut from that.
+    fn read_into(&self, key: &str, out: &mut [u8]) -> Result<bool> {
+        super::copy_exact(key, self.get(key)?, out)
+    }
+
+    fn get_ranges(&self, key: &str, total: u64, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
+        super::exact_ranges(key, self.get(key)?, total, ranges)
+    }
+
+    fn get_spans(&self, key: &str, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
+        let Some(b) = self.get(key)? else { return Ok(None) };
+        super::slice_spans(key, &b, ranges).map(Some)
+    }
+
+    fn get_suffix(&self, key: &str, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
+        super::suffix_of(key, self.get(key)?, n)
+    }
+
+    fn put_many(&self, items: Vec<(String, Vec<u8>)>) -> Result<()> {
+        items.iter().try_for_each(|(k, v)| self.put(k, v))
+    }
+
+    // Listing, deleting and renaming name prefixes, whose objects below are whole shards.
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
         self.inner.list_dir(prefix)
     }
 
     fn delete_prefix(&self, prefix: &str) -> Result<()> {
         self.inner.delete_prefix(prefix)
+    }
+
+    fn rename_prefix(&self, from: &str, to: &str) -> Result<()> {
+        self.inner.rename_prefix(from, to)
+    }
+
+    /// Pending inner chunks become shards, then the store below is made durable.
+    fn flush(&self) -> Result<()> {
+        self.finish()?;
+        self.inner.flush()
     }
 
     fn describe(&self) -> String {

@@ -1,0 +1,203 @@
+//! Library-wide calls that name no dataset: error texts, version, `.ncrc` settings, global
+//! defaults (format, chunk cache, alignment), logging, initialize/finalize.
+
+use super::{cstr, malloc_string, put};
+use crate::api;
+use crate::error::{Kind, err};
+use std::ffi::{CStr, c_char, c_int};
+use std::sync::Mutex;
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_strerror(ncerr1: c_int) -> *const c_char {
+    if ncerr1 > 0 {
+        // SAFETY: strerror returns a pointer to static (per-thread) storage or NULL.
+        let p = unsafe { libc::strerror(ncerr1) };
+        return if p.is_null() { c"Unknown Error".as_ptr() } else { p };
+    }
+    crate::error::message(ncerr1).as_ptr()
+}
+
+/// First word a netcdf-c version (netCDF4-python parses it); our identity follows.
+const LIBVERS: &CStr = c"4.9.2 of Nov 20 2026 00:00:00 $ nczarr-rs";
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_inq_libvers() -> *const c_char {
+    LIBVERS.as_ptr()
+}
+
+// ---- .ncrc settings (kept in crate::config) ---------------------------------------------
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_rc_set(key: *const c_char, value: *const c_char) -> c_int {
+    api!("nc_rc_set", (key, value), {
+        // SAFETY: NUL-terminated strings (NULL key → NC_EINVAL).
+        let k = String::from_utf8_lossy(unsafe { cstr(key) }?).into_owned();
+        let v = if value.is_null() { String::new() } else { String::from_utf8_lossy(unsafe { cstr(value) }?).into_owned() };
+        crate::config::rc_set(k, v);
+        // Both libraries hold rc keys (passthrough.md §9); Debian's 4.9.0 has no nc_rc_set.
+        real_share(super::route::also_real!(nc_rc_set(key, value): (*const c_char, *const c_char)))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_rc_get(key: *const c_char) -> *mut c_char {
+    if key.is_null() {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: non-NULL, NUL-terminated.
+    let k = String::from_utf8_lossy(unsafe { CStr::from_ptr(key) }.to_bytes()).into_owned();
+    match crate::config::rc_get(&k) {
+        Some(v) => malloc_string(v.as_bytes()).unwrap_or(std::ptr::null_mut()),
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// A global setter's share for the real library: its failure becomes ours.
+fn real_share(status: Option<c_int>) -> crate::error::Result<()> {
+    match status {
+        Some(status) if status != 0 => Err(crate::error::Error::from_code(status)),
+        _ => Ok(()),
+    }
+}
+
+// ---- global defaults ------------------------------------------------------------------------
+
+static DEFAULT_FORMAT: Mutex<c_int> = Mutex::new(1);
+static ALIGNMENT: Mutex<(c_int, c_int)> = Mutex::new((0, 0));
+static META_BLOCK: Mutex<usize> = Mutex::new(0);
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_set_default_format(format: c_int, old_formatp: *mut c_int) -> c_int {
+    api!("nc_set_default_format", (format), {
+        if !(1..=5).contains(&format) {
+            return err(Kind::Invalid, format!("format {format}"));
+        }
+        {
+            let mut f = DEFAULT_FORMAT.lock().unwrap_or_else(|p| p.into_inner());
+            // SAFETY: optional out-pointer.
+            unsafe { put(old_formatp, *f) };
+            *f = format;
+        }
+        // The real library creates plain paths with it; the old value reported is ours.
+        let mut real_old = 0;
+        real_share(super::route::also_real!(nc_set_default_format(format, &mut real_old): (c_int, *mut c_int)))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_set_chunk_cache(size: usize, nelems: usize, preemption: f32) -> c_int {
+    api!("nc_set_chunk_cache", (size, nelems, preemption), {
+        if !(0.0..=1.0).contains(&preemption) {
+            return err(Kind::Invalid, "preemption outside [0, 1]");
+        }
+        *crate::dataset::CACHE_DEFAULTS.lock().unwrap_or_else(|p| p.into_inner()) = crate::model::ChunkCache { size, nelems, preemption };
+        real_share(super::route::also_real!(nc_set_chunk_cache(size, nelems, preemption): (usize, usize, f32)))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_get_chunk_cache(sizep: *mut usize, nelemsp: *mut usize, preemptionp: *mut f32) -> c_int {
+    api!("nc_get_chunk_cache", (sizep, nelemsp, preemptionp), {
+        let c = crate::dataset::cache_defaults();
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(sizep, c.size);
+            put(nelemsp, c.nelems);
+            put(preemptionp, c.preemption);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_set_chunk_cache_ints(size: c_int, nelems: c_int, preemption: c_int) -> c_int {
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe {
+        if size <= 0 || nelems <= 0 || !(0..=100).contains(&preemption) {
+            return -36;
+        }
+        nc_set_chunk_cache(size as usize, nelems as usize, preemption as f32 / 100.0)
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_get_chunk_cache_ints(sizep: *mut c_int, nelemsp: *mut c_int, preemptionp: *mut c_int) -> c_int {
+    api!("nc_get_chunk_cache_ints", (sizep, nelemsp, preemptionp), {
+        let c = crate::dataset::cache_defaults();
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(sizep, c.size as c_int);
+            put(nelemsp, c.nelems as c_int);
+            put(preemptionp, (c.preemption * 100.0).round() as c_int);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_set_alignment(threshold: c_int, alignment: c_int) -> c_int {
+    *ALIGNMENT.lock().unwrap_or_else(|p| p.into_inner()) = (threshold, alignment);
+    super::route::also_real!(nc_set_alignment(threshold, alignment): (c_int, c_int)).unwrap_or(0)
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_get_alignment(thresholdp: *mut c_int, alignmentp: *mut c_int) -> c_int {
+    // Alignment only means something to the real library's HDF5 files: ask it when present.
+    if let Some(status) = super::route::also_real!(nc_get_alignment(thresholdp, alignmentp): (*mut c_int, *mut c_int)) {
+        return status;
+    }
+    let (t, a) = *ALIGNMENT.lock().unwrap_or_else(|p| p.into_inner());
+    // SAFETY: optional out-pointers.
+    unsafe {
+        put(thresholdp, t);
+        put(alignmentp, a);
+    }
+    0
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_set_meta_block_size(size: usize) -> c_int {
+    *META_BLOCK.lock().unwrap_or_else(|p| p.into_inner()) = size;
+    0
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_get_meta_block_size(sizep: *mut usize) -> c_int {
+    // SAFETY: optional out-pointer.
+    unsafe { put(sizep, *META_BLOCK.lock().unwrap_or_else(|p| p.into_inner())) };
+    0
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_set_log_level(new_level: c_int) -> c_int {
+    // Our logging is NCTRACING; a real library behind us gets the level for its own.
+    super::route::also_real!(nc_set_log_level(new_level): (c_int)).unwrap_or(0)
+}
+
+static INITIALIZED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static FINALIZED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Idempotent; forwarded to a real library once per process.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_initialize() -> c_int {
+    if INITIALIZED.swap(true, std::sync::atomic::Ordering::AcqRel) {
+        return 0;
+    }
+    super::route::also_real!(nc_initialize(): ()).unwrap_or(0)
+}
+
+/// Idempotent: tools call it and the real library's atexit handler calls it again (through
+/// our export); the real one runs once.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_finalize() -> c_int {
+    if FINALIZED.swap(true, std::sync::atomic::Ordering::AcqRel) {
+        return 0;
+    }
+    super::route::also_real!(nc_finalize(): ()).unwrap_or(0)
+}
+
+/// Used by the preload library's constructor (csrc/preload_init.c); not exported there.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nczarr_use_passthrough_numbering() {
+    crate::registry::set_passthrough();
+}
