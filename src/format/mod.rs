@@ -1,4 +1,4 @@
-//! NCZarr/Zarr v2 metadata ↔ the in-memory model.
+//! Zarr metadata ↔ the in-memory model: v2 (with every NCZarr layout) and v3.
 //!
 //! `read` accepts every layout netcdf-c has written (G1, G2u, G2l, G2a) and pure Zarr, and
 //! normalises them once into `Model`; nothing downstream knows which layout a dataset came
@@ -7,9 +7,8 @@
 
 pub mod attrs;
 pub mod dtype;
-pub mod read;
+pub mod v2;
 pub mod v3;
-pub mod write;
 
 /// Which generation of metadata a dataset was read from (nczarr-format.md §1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

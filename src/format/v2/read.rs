@@ -7,11 +7,11 @@
 //! fails the open with NC_ENCZARR, bad names with NC_EBADNAME; arrays netCDF cannot represent
 //! are skipped with a warning (D4).
 
-use super::attrs;
-use super::dtype::{self, Storage, Unreadable};
-use super::{HIDDEN_ATTS, Layout};
 use crate::codec::{self, MAX_CHUNK_BYTES};
 use crate::error::{Error, Kind, Result, err};
+use crate::format::attrs;
+use crate::format::dtype::{self, Storage, Unreadable};
+use crate::format::{HIDDEN_ATTS, Layout};
 use crate::json;
 use crate::model::{Att, ChunkCache, Endian, Model, Var, join_key};
 use crate::nc::names;
@@ -202,12 +202,12 @@ pub fn read(
         if v2_present {
             trace::warn("both Zarr v2 and v3 metadata at the root; reading v3 (mode=v2 picks the other)");
         }
-        return super::v3::read(store, flavor, consolidated, dataset_name, Some(root3.clone()));
+        return crate::format::v3::read(store, flavor, consolidated, dataset_name, Some(root3.clone()));
     }
     if raw_root[0].is_none() && raw_root[1].is_none() && raw_root[2].is_none() {
         if !v2_present {
             // Perhaps a v3 hierarchy without a root document (implicit root group).
-            return super::v3::read(store, flavor, consolidated, dataset_name, None);
+            return crate::format::v3::read(store, flavor, consolidated, dataset_name, None);
         }
         return err(Kind::NotNetcdf, format!("{}: no Zarr metadata", store.describe()));
     }

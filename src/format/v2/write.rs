@@ -2,9 +2,9 @@
 //! or pure Zarr v2), in crash-safe order: arrays, then groups from the deepest up, the root
 //! last, then `.zmetadata`.
 
-use super::attrs;
-use super::dtype;
 use crate::codec;
+use crate::format::attrs;
+use crate::format::dtype;
 use crate::json::{f64_value, to_bytes};
 use crate::model::{Model, Var};
 use crate::nc::types::NcType;

@@ -1,0 +1,121 @@
+//! Attributes: put, delete, rename, get, and the virtual attributes netcdf-c answers by name
+//! only (`_NCProperties`, `_IsNetcdf4`, `_SuperblockVersion`, `_Codecs`).
+
+use super::*;
+
+impl Dataset {
+    /// Puts an attribute given in memory type; converts to `xtype`. Atomic: on any error
+    /// nothing changes, except NC_ERANGE, where the converted values are stored (netcdf-c).
+    pub fn put_att(&mut self, gid: usize, varid: i32, name: &[u8], xtype: i32, values: Values) -> Result<()> {
+        // A missing variable is reported before a read-only dataset (netcdf-c's order).
+        self.model.atts(gid, varid)?;
+        self.begin_define()?;
+        let name = names::check(name)?;
+        if RESERVED_ATTS.contains(&name.as_str()) {
+            return err(Kind::NameInUse, format!("{name} is reserved"));
+        }
+        if xtype >= 32 {
+            return err(Kind::BadTypeId, format!("type {xtype}"));
+        }
+        let target = NcType::from_id(xtype)?;
+        if self.classic && !target.is_classic() {
+            return err(Kind::StrictNc3, "type not in the classic model");
+        }
+        let (converted, range) = values.convert(target)?;
+        if name == "_FillValue" && varid != -1 {
+            let var = self.model.var(gid, varid)?;
+            if converted.len() != 1 {
+                return err(Kind::Invalid, "_FillValue must have one element");
+            }
+            if target != var.nctype {
+                return err(Kind::BadType, "_FillValue type mismatch");
+            }
+            if var.locked {
+                return err(Kind::LateFill, "_FillValue after enddef");
+            }
+        }
+        let atts = self.model.atts_mut(gid, varid)?;
+        let att = Att::new(name.clone(), converted);
+        match atts.iter_mut().find(|a| a.name == name) {
+            Some(existing) => *existing = att,
+            None => atts.push(att),
+        }
+        self.touched();
+        if range { err(Kind::Range, "value out of range for the attribute type") } else { Ok(()) }
+    }
+
+    pub fn del_att(&mut self, gid: usize, varid: i32, name: &[u8]) -> Result<()> {
+        self.begin_define()?;
+        self.model.atts(gid, varid)?;
+        let name = names::normalize(&String::from_utf8_lossy(name));
+        let atts = self.model.atts_mut(gid, varid)?;
+        let pos = atts.iter().position(|a| a.name == name).ok_or_else(|| Error::new(Kind::NotAtt, name.clone()))?;
+        atts.remove(pos);
+        self.touched();
+        Ok(())
+    }
+
+    pub fn rename_att(&mut self, gid: usize, varid: i32, old: &[u8], new: &[u8]) -> Result<()> {
+        self.begin_define()?;
+        self.model.atts(gid, varid)?;
+        let old = names::normalize(&String::from_utf8_lossy(old));
+        let new = names::check(new)?;
+        let atts = self.model.atts(gid, varid)?;
+        let pos = atts.iter().position(|a| a.name == old).ok_or_else(|| Error::new(Kind::NotAtt, old.clone()))?;
+        if old == new {
+            return Ok(());
+        }
+        if atts.iter().any(|a| a.name == new) || RESERVED_ATTS.contains(&new.as_str()) {
+            return err(Kind::NameInUse, new);
+        }
+        let atts = self.model.atts_mut(gid, varid)?;
+        atts[pos].name = new;
+        atts[pos].synthetic = false;
+        self.touched();
+        Ok(())
+    }
+
+    /// An attribute by name, including the virtual ones netcdf-c answers by name only.
+    pub fn get_att(&self, gid: usize, varid: i32, name: &str) -> Result<Att> {
+        let atts = self.model.atts(gid, varid)?;
+        let name = names::normalize(name);
+        if let Some(a) = atts.iter().find(|a| a.name == name) {
+            return Ok(a.clone());
+        }
+        self.virtual_att(gid, varid, &name).ok_or_else(|| Error::new(Kind::NotAtt, name))
+    }
+
+    pub fn virtual_att(&self, gid: usize, varid: i32, name: &str) -> Option<Att> {
+        let text = |s: &str| Some(Att::new(name.into(), Values::Char(s.as_bytes().to_vec())));
+        match (varid, name) {
+            (-1, "_NCProperties") if gid == 0 && !self.nc_properties.is_empty() => text(&self.nc_properties),
+            (-1, "_IsNetcdf4") if gid == 0 => Some(Att::new(name.into(), Values::Int(vec![1]))),
+            (-1, "_SuperblockVersion") if gid == 0 => {
+                Some(Att::new(name.into(), Values::Int(vec![if self.is_pure_zarr() { 0 } else { self.zarr_format as i32 }])))
+            }
+            (v, "_Codecs") if v >= 0 => {
+                let var = self.model.var(gid, v).ok()?;
+                if let Some(v3) = &var.v3 {
+                    // v3: the `codecs` list itself (sharding included), as stored or as we write it.
+                    let list = match v3.doc.as_ref().and_then(|d| d.get("codecs")) {
+                        Some(c) => c.clone(),
+                        None => crate::format::v3::codecs_for(var, var.nctype.size()),
+                    };
+                    let mut bytes = codec::netcdf_json(&list).into_bytes();
+                    bytes.push(0);
+                    return Some(Att::new(name.into(), Values::Char(bytes)));
+                }
+                if var.filters.is_empty() {
+                    return None;
+                }
+                let size = if var.nctype == NcType::String { self.model.maxstrlen(var) } else { var.nctype.size() };
+                // The terminating NUL is part of the value: ncdump reads it into an
+                // uninitialised len+1 buffer and prints up to the first NUL.
+                let mut bytes = codec::codecs_text(&var.filters, size).into_bytes();
+                bytes.push(0);
+                Some(Att::new(name.into(), Values::Char(bytes)))
+            }
+            _ => None,
+        }
+    }
+}

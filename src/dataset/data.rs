@@ -1,0 +1,78 @@
+//! Data calls: a request checked against the variable's shape, then read or written through
+//! the chunk engine (through the shard adapter for sharded variables).
+
+use super::*;
+
+impl Dataset {
+    /// Validates a data request against the variable's current shape.
+    pub fn select(&self, gid: usize, varid: i32, req: &crate::engine::Request<'_>, write: bool) -> Result<crate::engine::Selection> {
+        let var = self.model.var(gid, varid)?;
+        let shape = self.model.var_shape(var);
+        let unlimited: Vec<bool> = var.dimids.iter().map(|&d| self.model.dims[d].unlimited).collect();
+        crate::engine::select(&shape, &unlimited, write, req)
+    }
+
+    pub fn read(&mut self, gid: usize, varid: i32, sel: &crate::engine::Selection, mem: crate::engine::Mem<'_>) -> Result<()> {
+        let var = self.model.var(gid, varid)?;
+        crate::engine::check_types(var.nctype, &mem)?;
+        let (shape, budget) = (self.model.var_shape(var), var.cache.size);
+        let layout = self.chunk_layout(gid, varid as usize)?;
+        let key = (gid, varid as usize);
+        let range = crate::zmap::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, |store| {
+            let range = self.chunks.get(store, key, &layout, &shape, sel, mem)?;
+            self.chunks.trim(store, key, &layout, budget)?;
+            Ok(range)
+        })?;
+        if range { err(Kind::Range, "value out of range for the memory type") } else { Ok(()) }
+    }
+
+    pub fn write(&mut self, gid: usize, varid: i32, sel: &crate::engine::Selection, mem: crate::engine::Mem<'_>) -> Result<()> {
+        if !self.writable {
+            return err(Kind::ReadOnly, "dataset is read-only");
+        }
+        let var = self.model.var(gid, varid)?;
+        crate::engine::check_types(var.nctype, &mem)?;
+        // Writing past an unlimited dimension's end grows it for every variable using it.
+        // The growth is undone if the data cannot be stored, so a later sync never records
+        // a shape whose chunks were not written (a full disk must not look like fill).
+        let (dimids, was_dirty) = (var.dimids.clone(), self.dirty);
+        let mut grown = Vec::new();
+        for (d, &dimid) in dimids.iter().enumerate() {
+            if self.model.dims[dimid].unlimited && sel.count[d] > 0 {
+                let end = sel.start[d] + (sel.count[d] - 1) * sel.stride[d] + 1;
+                if end > self.model.dims[dimid].len {
+                    grown.push((dimid, self.model.dims[dimid].len));
+                    self.model.dims[dimid].len = end;
+                    self.dirty = true;
+                }
+            }
+        }
+        let stored = self.write_chunks(gid, varid, sel, mem);
+        if stored.as_ref().is_err_and(|e| e.kind != Kind::Range) {
+            for (dimid, len) in grown {
+                self.model.dims[dimid].len = len;
+            }
+            self.dirty = was_dirty;
+        }
+        stored
+    }
+
+    pub(super) fn write_chunks(
+        &mut self,
+        gid: usize,
+        varid: i32,
+        sel: &crate::engine::Selection,
+        mem: crate::engine::Mem<'_>,
+    ) -> Result<()> {
+        let var = self.model.var(gid, varid)?;
+        let (shape, budget) = (self.model.var_shape(var), var.cache.size);
+        let layout = self.chunk_layout(gid, varid as usize)?;
+        let key = (gid, varid as usize);
+        let range = crate::zmap::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, |store| {
+            let range = self.chunks.put(store, key, &layout, &shape, sel, mem)?;
+            self.chunks.trim(store, key, &layout, budget)?;
+            Ok(range)
+        })?;
+        if range { err(Kind::Range, "value out of range for the variable type") } else { Ok(()) }
+    }
+}

@@ -1,0 +1,418 @@
+//! The safe core API: what one `nc_*` call does to one open dataset, in Rust types.
+//!
+//! A `Dataset` owns its model and its store. Define-mode rules, NC_EPERM, the enddef lock on
+//! variables and metadata persistence live here; the FFI layer only converts arguments.
+//! Metadata is written at enddef, sync and close, and only the objects whose bytes changed
+//! are rewritten, so reopening for write and closing with no change touches nothing (C6).
+
+use crate::codec;
+use crate::codec::Filter;
+use crate::error::{Error, Kind, Result, err};
+use crate::format::Layout;
+use crate::format::v2::{read, write};
+use crate::model::{Att, ChunkCache, Endian, Model, Var, check_var_type, default_chunks};
+use crate::nc::names;
+use crate::nc::types::NcType;
+use crate::nc::values::Values;
+use crate::trace;
+use crate::url::{Driver, Flavor, OpenSpec, probe};
+use crate::zmap::{Zmap, file::FileStore, zip::ZipStore};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+mod attrs;
+mod data;
+mod define;
+mod persist;
+
+pub(crate) const NC_WRITE: i32 = 0x0001;
+pub(crate) const NC_NOCLOBBER: i32 = 0x0004;
+pub(crate) const NC_DISKLESS: i32 = 0x0008;
+pub(crate) const NC_64BIT_DATA: i32 = 0x0020;
+pub(crate) const NC_CLASSIC_MODEL: i32 = 0x0100;
+pub(crate) const NC_64BIT_OFFSET: i32 = 0x0200;
+pub(crate) const NC_NETCDF4: i32 = 0x1000;
+pub(crate) const NC_INMEMORY: i32 = 0x8000;
+pub(crate) const NC_NOFILL: i32 = 0x100;
+
+/// The provenance string written into new datasets' `_NCProperties`.
+pub(crate) const NC_PROPERTIES: &str = concat!("version=2,netcdf=4.9.2,nczarr=2.0.0,nczarr-rs=", env!("CARGO_PKG_VERSION"));
+
+/// Attribute names netcdf-c reserves: not settable, not deletable, hidden from listings.
+pub const RESERVED_ATTS: &[&str] = &[
+    "_NCProperties",
+    "_IsNetcdf4",
+    "_SuperblockVersion",
+    "_Codecs",
+    "_Format",
+    "_nc3_strict",
+    "_ARRAY_DIMENSIONS",
+    "_Netcdf4Coordinates",
+    "_Netcdf4Dimid",
+    "CLASS",
+    "DIMENSION_LIST",
+    "NAME",
+    "REFERENCE_LIST",
+    "_nczarr_attr",
+    "_nczarr_group",
+    "_nczarr_array",
+    "_nczarr_superblock",
+];
+
+/// Library-wide chunk cache defaults (`nc_set_chunk_cache`), netcdf-c 4.10.1's values.
+pub static CACHE_DEFAULTS: Mutex<ChunkCache> = Mutex::new(ChunkCache { size: 67_108_864, nelems: 1000, preemption: 0.75 });
+
+pub fn cache_defaults() -> ChunkCache {
+    *CACHE_DEFAULTS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub struct Dataset {
+    pub model: Model,
+    store: Box<dyn Zmap>,
+    pub spec: OpenSpec,
+    flavor: Flavor,
+    /// Mode argument of create/open, as `nc_inq_format_extended` reports it.
+    pub mode: i32,
+    pub writable: bool,
+    pub define_mode: bool,
+    pub classic: bool,
+    nofill_default: bool,
+    dirty: bool,
+    layout: Layout,
+    stored: HashMap<String, Vec<u8>>,
+    nc_properties: String,
+    has_zmetadata: bool,
+    created: bool,
+    /// Decoded chunks; dirty ones reach storage at eviction, sync and close.
+    chunks: crate::engine::Cache,
+    /// 2 or 3 (zarr-v3.md V1).
+    pub zarr_format: u8,
+    /// Shard indexes read so far, by shard key (zarr-v3.md §7.3).
+    shard_indexes: crate::zmap::shard::IndexCache,
+}
+
+/// `zarr_format` (creates): v3 zip archives keep entries at the root (zarr-v3.md V12).
+fn open_store(spec: &OpenSpec, create: bool, zarr_format: u8) -> Result<(Box<dyn Zmap>, Driver)> {
+    let driver = match spec.driver {
+        Some(d) => d,
+        None if create => Driver::File,
+        None => match probe(&spec.path) {
+            Some(d) => d,
+            None if !spec.path.exists() && spec.is_explicit() => {
+                return err(Kind::NoObject, format!("{} does not exist", spec.path.display()));
+            }
+            None if !spec.path.exists() => return err(Kind::Errno(libc::ENOENT), format!("{} does not exist", spec.path.display())),
+            None => return err(Kind::NotNetcdf, format!("{} is not a Zarr store", spec.path.display())),
+        },
+    };
+    trace::emit(2, &format!("storage: {} {:?} {}", if create { "create" } else { "open" }, driver, spec.path.display()));
+    let store: Box<dyn Zmap> = match (driver, create) {
+        (Driver::File, false) => Box::new(FileStore::open(&spec.path)?),
+        (Driver::File, true) => Box::new(FileStore::create(&spec.path)?),
+        (Driver::Zip, false) => Box::new(ZipStore::open(&spec.path)?),
+        (Driver::Zip, true) => Box::new(ZipStore::create(&spec.path, zarr_format != 3)?),
+        (Driver::S3, create) => {
+            let target = spec.s3.as_ref().ok_or_else(|| crate::error::Error::new(Kind::Invalid, "S3 driver without an S3 URL"))?;
+            let store = crate::zmap::s3::S3Store::new(target, &spec.params)?;
+            if create {
+                // netcdf-c's clobber: every object under the root key goes first.
+                store.clear()?;
+            }
+            Box::new(store)
+        }
+    };
+    let store: Box<dyn Zmap> = if trace::enabled(2) { Box::new(crate::zmap::traced::Traced(store)) } else { store };
+    Ok((store, driver))
+}
+
+impl Dataset {
+    pub fn create(spec: OpenSpec, cmode: i32) -> Result<Dataset> {
+        if cmode & (NC_64BIT_OFFSET | NC_64BIT_DATA | NC_DISKLESS | NC_INMEMORY) != 0 {
+            return err(Kind::Invalid, "mode flag not supported for Zarr datasets");
+        }
+        if cmode & NC_NOCLOBBER != 0 {
+            let exists = match &spec.s3 {
+                Some(target) => crate::zmap::s3::S3Store::new(target, &spec.params)?.exists()?,
+                None => std::fs::symlink_metadata(&spec.path).is_ok(),
+            };
+            if exists {
+                return err(Kind::Exists, format!("{} exists", spec.path.display()));
+            }
+        }
+        let zarr_format = spec.create_format();
+        if zarr_format != 3 && spec.shard != crate::url::ShardRequest::None {
+            return err(Kind::Invalid, "shard= needs mode v3");
+        }
+        let (store, _) = open_store(&spec, true, zarr_format)?;
+        let flavor = spec.flavor.unwrap_or(Flavor::NcZarr);
+        if !spec.xarray && flavor == Flavor::Zarr {
+            trace::warn("noxarray implies pure Zarr: dimension names will not be stored");
+        }
+        let mut ds = Dataset {
+            model: Model::new(),
+            store,
+            flavor,
+            mode: cmode | NC_NETCDF4,
+            writable: true,
+            define_mode: true,
+            classic: cmode & NC_CLASSIC_MODEL != 0,
+            nofill_default: false,
+            dirty: true,
+            layout: if flavor == Flavor::Zarr { Layout::Pure } else { Layout::G2a },
+            stored: HashMap::new(),
+            nc_properties: NC_PROPERTIES.to_string(),
+            has_zmetadata: false,
+            created: true,
+            chunks: Default::default(),
+            zarr_format,
+            shard_indexes: Default::default(),
+            spec,
+        };
+        ds.persist()?;
+        Ok(ds)
+    }
+
+    pub fn open(spec: OpenSpec, omode: i32) -> Result<Dataset> {
+        if omode & (NC_64BIT_OFFSET | NC_DISKLESS | NC_INMEMORY) != 0 {
+            return err(Kind::Invalid, "mode flag not supported for Zarr datasets");
+        }
+        let (store, _) = open_store(&spec, false, 0)?;
+        let name = spec.path.to_string_lossy().into_owned();
+        let loaded = match read::read(store.as_ref(), spec.flavor, spec.consolidated, &name, spec.zarr_format) {
+            // On S3 "no metadata" may mean nothing at all under the root (or no bucket): the
+            // same NC_ENOOBJECT a missing directory gives.
+            Err(e)
+                if e.kind == Kind::NotNetcdf
+                    && spec.s3.is_some()
+                    && match store.list_dir("") {
+                        Ok(children) => children.is_empty(),
+                        Err(listing) => listing.kind == Kind::NoObject,
+                    } =>
+            {
+                return err(Kind::NoObject, format!("{} does not exist", spec.path.display()));
+            }
+            other => other?,
+        };
+        let flavor = spec.flavor.unwrap_or(if loaded.layout == Layout::Pure { Flavor::Zarr } else { Flavor::NcZarr });
+        let mut model = loaded.model;
+        let defaults = cache_defaults();
+        for g in &mut model.groups {
+            for v in &mut g.vars {
+                v.cache = defaults;
+            }
+        }
+        if loaded.layout.is_legacy() && omode & NC_WRITE != 0 {
+            trace::warn("legacy NCZarr layout: opened read-only");
+        }
+        Ok(Dataset {
+            model,
+            store,
+            flavor,
+            mode: omode | NC_NETCDF4,
+            writable: omode & NC_WRITE != 0 && !loaded.layout.is_legacy(),
+            define_mode: false,
+            classic: loaded.classic,
+            nofill_default: false,
+            dirty: false,
+            layout: loaded.layout,
+            stored: loaded.stored,
+            nc_properties: loaded.nc_properties.unwrap_or_default(),
+            has_zmetadata: loaded.has_zmetadata,
+            created: false,
+            chunks: Default::default(),
+            zarr_format: loaded.zarr_format,
+            shard_indexes: Default::default(),
+            spec,
+        })
+    }
+
+    pub fn is_pure_zarr(&self) -> bool {
+        self.layout == Layout::Pure
+    }
+
+    pub fn nc_properties(&self) -> &str {
+        &self.nc_properties
+    }
+
+    /// Every metadata-changing call starts here: NC_EPERM on read-only datasets, implicit
+    /// redef in data mode (classic model: NC_ENOTINDEFINE instead).
+    pub fn begin_define(&mut self) -> Result<()> {
+        if !self.writable {
+            return err(Kind::ReadOnly, "dataset is read-only");
+        }
+        if !self.define_mode {
+            if self.classic {
+                return err(Kind::NotInDefine, "classic model: call nc_redef first");
+            }
+            self.define_mode = true;
+        }
+        Ok(())
+    }
+
+    /// Every data call starts here: implicit enddef (classic model: NC_EINDEFINE instead).
+    pub fn begin_data(&mut self) -> Result<()> {
+        if self.define_mode {
+            if self.classic {
+                return err(Kind::InDefine, "classic model: call nc_enddef first");
+            }
+            self.enddef()?;
+        }
+        Ok(())
+    }
+
+    pub fn redef(&mut self) -> Result<()> {
+        if !self.writable {
+            return err(Kind::ReadOnly, "dataset is read-only");
+        }
+        if self.define_mode {
+            return err(Kind::InDefine, "already in define mode");
+        }
+        self.define_mode = true;
+        Ok(())
+    }
+
+    pub fn enddef(&mut self) -> Result<()> {
+        if !self.define_mode {
+            return err(Kind::NotInDefine, "not in define mode");
+        }
+        let target = match self.spec.shard {
+            crate::url::ShardRequest::None => None,
+            crate::url::ShardRequest::Auto => Some(64 << 20),
+            crate::url::ShardRequest::Bytes(n) => Some(n),
+        };
+        if self.zarr_format == 3 {
+            for gid in 0..self.model.groups.len() {
+                for varid in 0..self.model.groups[gid].vars.len() {
+                    let var = &self.model.groups[gid].vars[varid];
+                    if var.locked {
+                        continue;
+                    }
+                    let explicit = var.v3.as_ref().is_some_and(|v| v.shard_explicit);
+                    let wanted = match (explicit, target) {
+                        (false, Some(t)) => self.auto_shard(var, t),
+                        _ => var.v3.as_ref().and_then(|v| v.shard.clone()),
+                    };
+                    // Chunk sizes may have changed after the shards were set: keep whole chunks.
+                    let wanted = wanted.map(|s| s.iter().zip(&var.chunks).map(|(&s, &c)| s.div_ceil(c) * c).collect::<Vec<u64>>());
+                    let var = &mut self.model.groups[gid].vars[varid];
+                    let v3 = var.v3.get_or_insert_with(Default::default);
+                    v3.shard = wanted.filter(|s| s != &var.chunks);
+                    if v3.shard.is_some() {
+                        v3.index = crate::model::ShardIndex { at_start: false, crc: true, big_endian: false };
+                    }
+                }
+            }
+        }
+        let widths: Vec<Vec<usize>> = self.model.groups.iter().map(|g| g.vars.iter().map(|v| self.model.maxstrlen(v)).collect()).collect();
+        for (g, widths) in self.model.groups.iter_mut().zip(widths) {
+            for (v, width) in g.vars.iter_mut().zip(widths) {
+                if !v.locked {
+                    v.locked = true;
+                    if v.quantize.0 > 0 {
+                        let name = crate::nc::quantize::ATT_NAMES[v.quantize.0 as usize - 1];
+                        v.atts.retain(|a| a.name != name);
+                        v.atts.push(Att::new(name.into(), Values::Int(vec![v.quantize.1])));
+                    }
+                    v.storage_fill = if v.no_fill { None } else { Some(v.declared_fill()) };
+                    if v.nctype == NcType::String && v.storage == crate::model::StorageKind::Native {
+                        // The width chunks are written with is fixed from here on.
+                        v.maxstrlen.get_or_insert(width);
+                    }
+                }
+            }
+        }
+        self.define_mode = false;
+        self.persist()
+    }
+
+    pub fn sync(&mut self) -> Result<()> {
+        if !self.writable {
+            return Ok(());
+        }
+        if self.define_mode {
+            if self.classic {
+                return err(Kind::InDefine, "classic model: sync in define mode");
+            }
+            self.enddef()?;
+        }
+        self.persist()
+    }
+
+    pub fn close(mut self) -> Result<()> {
+        if self.writable {
+            if self.define_mode {
+                self.enddef()?;
+            }
+            self.persist()?;
+        }
+        Ok(())
+    }
+
+    /// Abort: a dataset created in this session and never made durable is deleted; otherwise
+    /// pending changes are dropped (nothing is written).
+    pub fn abort(self) -> Result<()> {
+        if self.created
+            && self.model.groups[0].vars.is_empty()
+            && self.model.dims.is_empty()
+            && self.model.groups.len() == 1
+            && self.define_mode
+        {
+            if self.spec.s3.is_some() {
+                return self.store.delete_prefix("");
+            }
+            drop(self.store);
+            if std::fs::metadata(&self.spec.path).is_ok_and(|m| m.is_dir()) {
+                std::fs::remove_dir_all(&self.spec.path)?;
+            } else if std::fs::metadata(&self.spec.path).is_ok() {
+                std::fs::remove_file(&self.spec.path)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn set_fill(&mut self, fillmode: i32) -> Result<i32> {
+        if fillmode != 0 && fillmode != NC_NOFILL {
+            return err(Kind::Invalid, format!("fill mode {fillmode}"));
+        }
+        if !self.writable {
+            return err(Kind::ReadOnly, "dataset is read-only");
+        }
+        let old = if self.nofill_default { NC_NOFILL } else { 0 };
+        self.nofill_default = fillmode == NC_NOFILL;
+        Ok(old)
+    }
+
+    fn touched(&mut self) {
+        self.dirty = true;
+    }
+
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+}
+
+/// Deletes a dataset by name (`nc_delete`).
+pub fn delete(spec: &OpenSpec) -> Result<()> {
+    if let Some(target) = &spec.s3 {
+        let store = crate::zmap::s3::S3Store::new(target, &spec.params)?;
+        if !store.exists()? {
+            return err(Kind::NoObject, format!("{} does not exist", target.describe()));
+        }
+        return store.clear();
+    }
+    let path = &spec.path;
+    match std::fs::symlink_metadata(path) {
+        Err(_) => err(Kind::NoObject, format!("{} does not exist", path.display())),
+        Ok(m) if m.is_dir() => {
+            if probe(path).is_none() {
+                return err(Kind::NotNetcdf, "not a Zarr store");
+            }
+            std::fs::remove_dir_all(path)?;
+            Ok(())
+        }
+        Ok(_) => {
+            std::fs::remove_file(path)?;
+            Ok(())
+        }
+    }
+}
