@@ -91,29 +91,11 @@ impl Dataset {
             (-1, "_NCProperties") if gid == 0 && !self.nc_properties.is_empty() => text(&self.nc_properties),
             (-1, "_IsNetcdf4") if gid == 0 => Some(Att::new(name.into(), Values::Int(vec![1]))),
             (-1, "_SuperblockVersion") if gid == 0 => {
-                Some(Att::new(name.into(), Values::Int(vec![if self.is_pure_zarr() { 0 } else { self.zarr_format as i32 }])))
+                Some(Att::new(name.into(), Values::Int(vec![self.format.superblock_version(self.is_pure_zarr())])))
             }
             (v, "_Codecs") if v >= 0 => {
                 let var = self.model.var(gid, v).ok()?;
-                if let Some(v3) = &var.v3 {
-                    // v3: the `codecs` list itself (sharding included), as stored or as we write it.
-                    let list = match v3.doc.as_ref().and_then(|d| d.get("codecs")) {
-                        Some(c) => c.clone(),
-                        None => crate::format::v3::codecs_for(var, var.nctype.size()),
-                    };
-                    let mut bytes = codec::netcdf_json(&list).into_bytes();
-                    bytes.push(0);
-                    return Some(Att::new(name.into(), Values::Char(bytes)));
-                }
-                if var.filters.is_empty() {
-                    return None;
-                }
-                let size = if var.nctype == NcType::String { self.model.maxstrlen(var) } else { var.nctype.size() };
-                // The terminating NUL is part of the value: ncdump reads it into an
-                // uninitialised len+1 buffer and prints up to the first NUL.
-                let mut bytes = codec::codecs_text(&var.filters, size).into_bytes();
-                bytes.push(0);
-                Some(Att::new(name.into(), Values::Char(bytes)))
+                Some(Att::new(name.into(), Values::Char(self.format.codecs_attribute(&self.model, var)?)))
             }
             _ => None,
         }

@@ -7,9 +7,7 @@ impl Dataset {
     /// A group or variable name: netCDF's rules, plus v3's node-name rules in v3 datasets.
     pub(super) fn node_name(&self, name: &[u8]) -> Result<String> {
         let name = names::check(name)?;
-        if self.zarr_format == 3 {
-            crate::format::v3::check_node_name(&name)?;
-        }
+        self.format.check_node_name(&name)?;
         Ok(name)
     }
 
@@ -134,21 +132,16 @@ impl Dataset {
                 match crate::config::rc_get("ZARR.DIMENSION_SEPARATOR").as_deref().map(str::trim) {
                     Some("/") => '/',
                     Some(".") => '.',
-                    _ if self.zarr_format == 3 => '/',
-                    _ => '.',
+                    _ => self.format.default_separator(),
                 }
             }),
             extra_zarray: Default::default(),
             maxstrlen: None,
             fortran_order: false,
             storage: crate::model::StorageKind::Native,
-            v3: (self.zarr_format == 3).then(|| Box::new(crate::model::V3Array { default_keys: true, ..Default::default() })),
+            v3: None,
         };
-        if self.zarr_format == 3 && nctype == NcType::String {
-            // v3 strings are `string` + `vlen-utf8` (zarr-v3.md V3): no width, no truncation.
-            var.storage = crate::model::StorageKind::Vlen;
-            var.filters.push(Filter { id: 0, params: vec![], raw: Some(serde_json::json!({"id": "vlen-utf8"})) });
-        }
+        self.format.init_var(&mut var);
         var.chunks = self.default_chunks_for(&var);
         self.model.groups[gid].vars.push(var);
         self.touched();
@@ -246,14 +239,12 @@ impl Dataset {
     pub fn def_var_filter(&mut self, gid: usize, varid: i32, id: u32, params: Vec<u32>) -> Result<()> {
         // netcdf-c looks the variable up before checking for write access here.
         self.model.var(gid, varid)?;
-        let v3 = self.zarr_format == 3;
+        let format = self.format;
         let var = self.var_for_settings(gid, varid)?;
         if var.dimids.is_empty() {
             return err(Kind::Invalid, "filters on a scalar");
         }
-        if id == codec::SZIP && v3 {
-            return err(Kind::Filter, "szip has no Zarr v3 codec");
-        }
+        format.check_filter(id)?;
         if id == codec::SZIP {
             return err(Kind::NoFilter, "szip is not available");
         }
@@ -300,7 +291,7 @@ impl Dataset {
 
     /// `nczarr_def_var_shards` (zarr-v3.md §7.4): `None` unshards.
     pub fn def_var_shards(&mut self, gid: usize, varid: i32, shard: Option<Vec<u64>>) -> Result<()> {
-        if self.zarr_format != 3 {
+        if !self.format.has_shards() {
             self.model.var(gid, varid)?;
             return err(Kind::NotBuilt, "sharding needs a Zarr v3 dataset (mode=v3)");
         }

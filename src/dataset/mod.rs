@@ -8,8 +8,8 @@
 use crate::codec;
 use crate::codec::Filter;
 use crate::error::{Error, Kind, Result, err};
-use crate::format::Layout;
-use crate::format::v2::{read, write};
+use crate::format::v2::read;
+use crate::format::{Layout, ZarrFormat};
 use crate::model::{Att, ChunkCache, Endian, Model, Var, check_var_type, default_chunks};
 use crate::nc::names;
 use crate::nc::types::NcType;
@@ -85,14 +85,14 @@ pub struct Dataset {
     created: bool,
     /// Decoded chunks; dirty ones reach storage at eviction, sync and close.
     chunks: crate::engine::Cache,
-    /// 2 or 3 (zarr-v3.md V1).
-    pub zarr_format: u8,
+    /// v2 or v3: supplies every rule that differs between them.
+    pub format: ZarrFormat,
     /// Shard indexes read so far, by shard key (zarr-v3.md §7.3).
     shard_indexes: crate::zmap::shard::IndexCache,
 }
 
-/// `zarr_format` (creates): v3 zip archives keep entries at the root (zarr-v3.md V12).
-fn open_store(spec: &OpenSpec, create: bool, zarr_format: u8) -> Result<(Box<dyn Zmap>, Driver)> {
+/// `format`: the format a create writes (its zip layout differs); opens pass `None`.
+fn open_store(spec: &OpenSpec, create: bool, format: ZarrFormat) -> Result<(Box<dyn Zmap>, Driver)> {
     let driver = match spec.driver {
         Some(d) => d,
         None if create => Driver::File,
@@ -110,7 +110,7 @@ fn open_store(spec: &OpenSpec, create: bool, zarr_format: u8) -> Result<(Box<dyn
         (Driver::File, false) => Box::new(FileStore::open(&spec.path)?),
         (Driver::File, true) => Box::new(FileStore::create(&spec.path)?),
         (Driver::Zip, false) => Box::new(ZipStore::open(&spec.path)?),
-        (Driver::Zip, true) => Box::new(ZipStore::create(&spec.path, zarr_format != 3)?),
+        (Driver::Zip, true) => Box::new(ZipStore::create(&spec.path, format.zip_in_folder())?),
         (Driver::S3, create) => {
             let target = spec.s3.as_ref().ok_or_else(|| crate::error::Error::new(Kind::Invalid, "S3 driver without an S3 URL"))?;
             let store = crate::zmap::s3::S3Store::new(target, &spec.params)?;
@@ -139,11 +139,11 @@ impl Dataset {
                 return err(Kind::Exists, format!("{} exists", spec.path.display()));
             }
         }
-        let zarr_format = spec.create_format();
-        if zarr_format != 3 && spec.shard != crate::url::ShardRequest::None {
+        let format = ZarrFormat::from_number(spec.create_format());
+        if !format.has_shards() && spec.shard != crate::url::ShardRequest::None {
             return err(Kind::Invalid, "shard= needs mode v3");
         }
-        let (store, _) = open_store(&spec, true, zarr_format)?;
+        let (store, _) = open_store(&spec, true, format)?;
         let flavor = spec.flavor.unwrap_or(Flavor::NcZarr);
         if !spec.xarray && flavor == Flavor::Zarr {
             trace::warn("noxarray implies pure Zarr: dimension names will not be stored");
@@ -164,7 +164,7 @@ impl Dataset {
             has_zmetadata: false,
             created: true,
             chunks: Default::default(),
-            zarr_format,
+            format,
             shard_indexes: Default::default(),
             spec,
         };
@@ -176,7 +176,7 @@ impl Dataset {
         if omode & (NC_64BIT_OFFSET | NC_DISKLESS | NC_INMEMORY) != 0 {
             return err(Kind::Invalid, "mode flag not supported for Zarr datasets");
         }
-        let (store, _) = open_store(&spec, false, 0)?;
+        let (store, _) = open_store(&spec, false, ZarrFormat::V2)?;
         let name = spec.path.to_string_lossy().into_owned();
         let loaded = match read::read(store.as_ref(), spec.flavor, spec.consolidated, &name, spec.zarr_format) {
             // On S3 "no metadata" may mean nothing at all under the root (or no bucket): the
@@ -220,7 +220,7 @@ impl Dataset {
             has_zmetadata: loaded.has_zmetadata,
             created: false,
             chunks: Default::default(),
-            zarr_format: loaded.zarr_format,
+            format: ZarrFormat::from_number(loaded.zarr_format),
             shard_indexes: Default::default(),
             spec,
         })
@@ -280,7 +280,7 @@ impl Dataset {
             crate::url::ShardRequest::Auto => Some(64 << 20),
             crate::url::ShardRequest::Bytes(n) => Some(n),
         };
-        if self.zarr_format == 3 {
+        if self.format.has_shards() {
             for gid in 0..self.model.groups.len() {
                 for varid in 0..self.model.groups[gid].vars.len() {
                     let var = &self.model.groups[gid].vars[varid];

@@ -2,6 +2,7 @@
 //! metadata objects whose bytes changed, in crash-safe order.
 
 use super::*;
+use crate::format::RenderOptions;
 
 impl Dataset {
     /// Makes everything durable in crash-safe order: moved objects of renamed nodes, then
@@ -32,18 +33,15 @@ impl Dataset {
         if !self.dirty {
             return Ok(());
         }
-        let nc_properties = if self.nc_properties.is_empty() { NC_PROPERTIES.to_string() } else { self.nc_properties.clone() };
-        let rendered = if self.zarr_format == 3 {
-            let opts = crate::format::v3::Options {
-                nczarr: self.flavor == Flavor::NcZarr,
-                nc_properties: nc_properties.replace("nczarr=2.0.0", "nczarr=3.0.0"),
-                consolidated: self.spec.consolidated == Some(true) || self.has_zmetadata,
-                classic: self.classic,
-            };
-            crate::format::v3::render(&self.model, &opts)
-        } else {
-            self.render_v2()
+        let opts = RenderOptions {
+            flavor: self.flavor,
+            xarray: self.spec.xarray,
+            strict_char: self.spec.strict_char,
+            nc_properties: if self.nc_properties.is_empty() { NC_PROPERTIES.to_string() } else { self.nc_properties.clone() },
+            consolidated: self.spec.consolidated == Some(true) || self.has_zmetadata,
+            classic: self.classic,
         };
+        let rendered = self.format.render(&self.model, &opts);
         for (key, bytes) in rendered {
             if self.stored.get(&key) != Some(&bytes) {
                 self.store.put(&key, &bytes)?;
@@ -60,18 +58,6 @@ impl Dataset {
         }
         self.dirty = false;
         Ok(())
-    }
-
-    pub(super) fn render_v2(&self) -> Vec<(String, Vec<u8>)> {
-        let opts = write::Options {
-            flavor: self.flavor,
-            xarray: self.spec.xarray,
-            strict_char: self.spec.strict_char,
-            nc_properties: if self.nc_properties.is_empty() { NC_PROPERTIES.to_string() } else { self.nc_properties.clone() },
-            consolidated: self.spec.consolidated == Some(true) || self.has_zmetadata,
-            classic: self.classic,
-        };
-        write::render(&self.model, &opts)
     }
 
     /// Moves the objects of renamed groups and variables to their new keys (FIX of netcdf-c's

@@ -136,7 +136,7 @@ pub(crate) unsafe fn put(call: &str, ncid: c_int, varid: c_int, shape: Shape, me
                     let mut slots: Vec<Option<Option<String>>> = vec![None; span];
                     // v3 strings are declared UTF-8 and zarr-python fails a whole chunk on bad
                     // bytes (zarr-v3.md §3.1); v2 keeps netcdf-c's byte-for-byte tolerance.
-                    let strict = ds.zarr_format == 3;
+                    let strict = ds.format.strict_utf8();
                     for off in offsets(&sel) {
                         // SAFETY: each selected slot holds a `char*` (NULL allowed).
                         let p = unsafe { *ptrs.add(off) };

@@ -11,15 +11,7 @@ use crate::nc::types::NcType;
 use crate::url::Flavor;
 use serde_json::{Map, Value, json};
 
-pub struct Options {
-    pub flavor: Flavor,
-    pub xarray: bool,
-    pub strict_char: bool,
-    pub nc_properties: String,
-    pub consolidated: bool,
-    /// The dataset is netCDF-4 classic model (recorded so it survives a reopen).
-    pub classic: bool,
-}
+use crate::format::RenderOptions as Options;
 
 fn attrs_object(atts: &[crate::model::Att], types: &mut Map<String, Value>, out: &mut Map<String, Value>) {
     for att in atts.iter().filter(|a| !a.synthetic) {
