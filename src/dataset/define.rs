@@ -2,6 +2,7 @@
 //! order (the bad-id transcript compares every code with netcdf-c 4.10.1).
 
 use super::*;
+use crate::nc::modes::{EndianRequest, QuantizeMode, Storage};
 
 impl Dataset {
     /// A group or variable name: netCDF's rules, plus v3's node-name rules in v3 datasets.
@@ -253,7 +254,7 @@ impl Dataset {
         Ok(())
     }
 
-    pub fn def_var_chunking(&mut self, gid: usize, varid: i32, storage: i32, sizes: Option<Vec<u64>>) -> Result<()> {
+    pub fn def_var_chunking(&mut self, gid: usize, varid: i32, storage: Storage, sizes: Option<Vec<u64>>) -> Result<()> {
         self.var_for_settings(gid, varid)?;
         let var = self.model.var(gid, varid)?.clone();
         if var.dimids.is_empty() {
@@ -262,7 +263,7 @@ impl Dataset {
         let shape: Vec<u64> = var.dimids.iter().map(|&d| self.model.dims[d].len).collect();
         let unlim: Vec<bool> = var.dimids.iter().map(|&d| self.model.dims[d].unlimited).collect();
         let chunks = match storage {
-            0 => match sizes {
+            Storage::Chunked => match sizes {
                 Some(s) if s.iter().all(|&c| c > 0) => {
                     for ((&c, &len), &u) in s.iter().zip(&shape).zip(&unlim) {
                         if !u && len > 0 && c > len {
@@ -277,13 +278,13 @@ impl Dataset {
                 }
                 _ => self.default_chunks_for(&var),
             },
-            1 | 2 => {
+            Storage::Contiguous | Storage::Compact => {
                 if unlim.iter().any(|u| *u) {
                     return err(Kind::Invalid, "contiguous storage with an unlimited dimension");
                 }
                 shape.iter().map(|&l| l.max(1)).collect()
             }
-            _ => return err(Kind::Invalid, format!("storage {storage}")),
+            Storage::Other(n) => return err(Kind::Invalid, format!("storage {n}")),
         };
         self.model.var_mut(gid, varid)?.chunks = chunks;
         Ok(())
@@ -336,32 +337,34 @@ impl Dataset {
         (shard != var.chunks).then_some(shard)
     }
 
-    pub fn def_var_endian(&mut self, gid: usize, varid: i32, endian: i32) -> Result<()> {
+    pub fn def_var_endian(&mut self, gid: usize, varid: i32, endian: EndianRequest) -> Result<()> {
         let var = self.var_for_settings(gid, varid)?;
-        if !var.nctype.is_numeric() || !(0..=2).contains(&endian) {
-            return err(Kind::Invalid, format!("endianness {endian} for {}", var.nctype.name()));
-        }
-        var.endian = if endian == 2 { Endian::Big } else { Endian::Little };
+        var.endian = match endian {
+            _ if !var.nctype.is_numeric() => return err(Kind::Invalid, format!("byte order of {}", var.nctype.name())),
+            EndianRequest::Native | EndianRequest::Little => Endian::Little,
+            EndianRequest::Big => Endian::Big,
+            EndianRequest::Other(n) => return err(Kind::Invalid, format!("endianness {n}")),
+        };
         Ok(())
     }
 
-    pub fn def_var_quantize(&mut self, gid: usize, varid: i32, mode: i32, nsd: i32) -> Result<()> {
+    pub fn def_var_quantize(&mut self, gid: usize, varid: i32, mode: QuantizeMode, nsd: i32) -> Result<()> {
         if varid == -1 {
             return err(Kind::Global, "NC_GLOBAL");
         }
         let var = self.var_for_settings(gid, varid)?;
-        if !(0..=3).contains(&mode) {
-            return err(Kind::Invalid, format!("quantize mode {mode}"));
+        if let QuantizeMode::Other(n) = mode {
+            return err(Kind::Invalid, format!("quantize mode {n}"));
         }
-        if mode > 0 {
+        if mode != QuantizeMode::None {
             let double = match var.nctype {
                 NcType::Float => false,
                 NcType::Double => true,
                 _ => return err(Kind::Invalid, "quantize needs float or double"),
             };
             let max = match (mode, double) {
-                (3, false) => 23,
-                (3, true) => 52,
+                (QuantizeMode::BitRound, false) => 23,
+                (QuantizeMode::BitRound, true) => 52,
                 (_, false) => 6,
                 (_, true) => 15,
             };
@@ -372,7 +375,7 @@ impl Dataset {
         var.atts.retain(|a| !crate::nc::quantize::ATT_NAMES.contains(&a.name.as_str()));
         // The attribute itself appears at enddef, after the variable's other attributes
         // (netcdf-c's order).
-        var.quantize = if mode > 0 { (mode, nsd) } else { (0, 0) };
+        var.quantize = if mode != QuantizeMode::None { (mode.to_c(), nsd) } else { (0, 0) };
         Ok(())
     }
 }

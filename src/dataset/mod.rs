@@ -11,6 +11,7 @@ use crate::error::{Error, Kind, Result, err};
 use crate::format::v2::read;
 use crate::format::{Layout, ZarrFormat};
 use crate::model::{Att, ChunkCache, Endian, Model, Var, check_var_type, default_chunks};
+use crate::nc::modes::{FillMode, OpenFlags};
 use crate::nc::names;
 use crate::nc::types::NcType;
 use crate::nc::values::Values;
@@ -24,16 +25,6 @@ mod attrs;
 mod data;
 mod define;
 mod persist;
-
-pub(crate) const NC_WRITE: i32 = 0x0001;
-pub(crate) const NC_NOCLOBBER: i32 = 0x0004;
-pub(crate) const NC_DISKLESS: i32 = 0x0008;
-pub(crate) const NC_64BIT_DATA: i32 = 0x0020;
-pub(crate) const NC_CLASSIC_MODEL: i32 = 0x0100;
-pub(crate) const NC_64BIT_OFFSET: i32 = 0x0200;
-pub(crate) const NC_NETCDF4: i32 = 0x1000;
-pub(crate) const NC_INMEMORY: i32 = 0x8000;
-pub(crate) const NC_NOFILL: i32 = 0x100;
 
 /// The provenance string written into new datasets' `_NCProperties`.
 pub(crate) const NC_PROPERTIES: &str = concat!("version=2,netcdf=4.9.2,nczarr=2.0.0,nczarr-rs=", env!("CARGO_PKG_VERSION"));
@@ -71,8 +62,8 @@ pub struct Dataset {
     store: Box<dyn Zmap>,
     pub spec: OpenSpec,
     flavor: Flavor,
-    /// Mode argument of create/open, as `nc_inq_format_extended` reports it.
-    pub mode: i32,
+    /// Mode argument of create/open (`nc_inq_format_extended` reports it).
+    pub mode: OpenFlags,
     pub writable: bool,
     pub define_mode: bool,
     pub classic: bool,
@@ -126,11 +117,11 @@ fn open_store(spec: &OpenSpec, create: bool, format: ZarrFormat) -> Result<(Box<
 }
 
 impl Dataset {
-    pub fn create(spec: OpenSpec, cmode: i32) -> Result<Dataset> {
-        if cmode & (NC_64BIT_OFFSET | NC_64BIT_DATA | NC_DISKLESS | NC_INMEMORY) != 0 {
+    pub fn create(spec: OpenSpec, cmode: OpenFlags) -> Result<Dataset> {
+        if cmode.unsupported_for_create() {
             return err(Kind::Invalid, "mode flag not supported for Zarr datasets");
         }
-        if cmode & NC_NOCLOBBER != 0 {
+        if cmode.noclobber() {
             let exists = match &spec.s3 {
                 Some(target) => crate::zmap::s3::S3Store::new(target, &spec.params)?.exists()?,
                 None => std::fs::symlink_metadata(&spec.path).is_ok(),
@@ -152,10 +143,10 @@ impl Dataset {
             model: Model::new(),
             store,
             flavor,
-            mode: cmode | NC_NETCDF4,
+            mode: cmode,
             writable: true,
             define_mode: true,
-            classic: cmode & NC_CLASSIC_MODEL != 0,
+            classic: cmode.classic_model(),
             nofill_default: false,
             dirty: true,
             layout: if flavor == Flavor::Zarr { Layout::Pure } else { Layout::G2a },
@@ -172,8 +163,8 @@ impl Dataset {
         Ok(ds)
     }
 
-    pub fn open(spec: OpenSpec, omode: i32) -> Result<Dataset> {
-        if omode & (NC_64BIT_OFFSET | NC_DISKLESS | NC_INMEMORY) != 0 {
+    pub fn open(spec: OpenSpec, omode: OpenFlags) -> Result<Dataset> {
+        if omode.unsupported_for_open() {
             return err(Kind::Invalid, "mode flag not supported for Zarr datasets");
         }
         let (store, _) = open_store(&spec, false, ZarrFormat::V2)?;
@@ -201,15 +192,15 @@ impl Dataset {
                 v.cache = defaults;
             }
         }
-        if loaded.layout.is_legacy() && omode & NC_WRITE != 0 {
+        if loaded.layout.is_legacy() && omode.write() {
             trace::warn("legacy NCZarr layout: opened read-only");
         }
         Ok(Dataset {
             model,
             store,
             flavor,
-            mode: omode | NC_NETCDF4,
-            writable: omode & NC_WRITE != 0 && !loaded.layout.is_legacy(),
+            mode: omode,
+            writable: omode.write() && !loaded.layout.is_legacy(),
             define_mode: false,
             classic: loaded.classic,
             nofill_default: false,
@@ -370,15 +361,13 @@ impl Dataset {
         Ok(())
     }
 
-    pub fn set_fill(&mut self, fillmode: i32) -> Result<i32> {
-        if fillmode != 0 && fillmode != NC_NOFILL {
-            return err(Kind::Invalid, format!("fill mode {fillmode}"));
-        }
+    /// `nc_set_fill`: the default for variables defined from now on; returns the old one.
+    pub fn set_fill(&mut self, mode: FillMode) -> Result<FillMode> {
         if !self.writable {
             return err(Kind::ReadOnly, "dataset is read-only");
         }
-        let old = if self.nofill_default { NC_NOFILL } else { 0 };
-        self.nofill_default = fillmode == NC_NOFILL;
+        let old = if self.nofill_default { FillMode::NoFill } else { FillMode::Fill };
+        self.nofill_default = mode == FillMode::NoFill;
         Ok(old)
     }
 

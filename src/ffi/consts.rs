@@ -328,3 +328,36 @@ pub struct NC_H5_Filterspec {
     pub nparams: usize,
     pub params: *mut c_uint,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nc::modes::{EndianRequest, FillMode, OpenFlags, QuantizeMode, Storage};
+
+    /// The core's typed arguments and netcdf.h's numbers say the same thing.
+    #[test]
+    fn core_modes_match_netcdf_h() {
+        assert_eq!(FillMode::from_c(NC_FILL), Some(FillMode::Fill));
+        assert_eq!(FillMode::NoFill.to_c(), NC_NOFILL);
+        assert_eq!(Storage::from_c(NC_CHUNKED), Storage::Chunked);
+        assert_eq!(Storage::from_c(NC_CONTIGUOUS), Storage::Contiguous);
+        assert_eq!(Storage::from_c(NC_COMPACT), Storage::Compact);
+        assert_eq!(EndianRequest::from_c(NC_ENDIAN_NATIVE), EndianRequest::Native);
+        assert_eq!(EndianRequest::from_c(NC_ENDIAN_LITTLE), EndianRequest::Little);
+        assert_eq!(EndianRequest::from_c(NC_ENDIAN_BIG), EndianRequest::Big);
+        assert_eq!(QuantizeMode::from_c(NC_NOQUANTIZE), QuantizeMode::None);
+        assert_eq!(QuantizeMode::from_c(NC_QUANTIZE_BITGROOM), QuantizeMode::BitGroom);
+        assert_eq!(QuantizeMode::from_c(NC_QUANTIZE_GRANULARBR), QuantizeMode::GranularBr);
+        assert_eq!(QuantizeMode::from_c(NC_QUANTIZE_BITROUND), QuantizeMode::BitRound);
+        assert!(OpenFlags::from_bits(NC_WRITE).write());
+        assert!(OpenFlags::from_bits(NC_NOCLOBBER).noclobber());
+        assert!(OpenFlags::from_bits(NC_CLASSIC_MODEL).classic_model());
+        assert_eq!(OpenFlags::from_bits(0).reported(), NC_NETCDF4);
+        for bad in [NC_64BIT_OFFSET, NC_64BIT_DATA, NC_DISKLESS, NC_INMEMORY] {
+            assert!(OpenFlags::from_bits(bad).unsupported_for_create());
+        }
+        for bad in [NC_64BIT_OFFSET, NC_DISKLESS, NC_INMEMORY] {
+            assert!(OpenFlags::from_bits(bad).unsupported_for_open());
+        }
+    }
+}

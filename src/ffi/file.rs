@@ -3,8 +3,9 @@
 use super::{cstr, put, put_slice, with};
 use crate::api;
 use crate::dataset::Dataset;
-use crate::error::{Kind, Result, err};
+use crate::error::{Error, Kind, Result, err};
 use crate::ffi::route::route;
+use crate::nc::modes::{FillMode, OpenFlags};
 use crate::registry;
 use crate::url::{self, OpenSpec};
 use std::ffi::{c_char, c_int};
@@ -41,7 +42,7 @@ fn spec_for(path: *const c_char, creating: bool) -> Result<OpenSpec> {
 /// `path` is NULL or NUL-terminated; `ncidp` is NULL or writable.
 pub unsafe fn create_impl(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> Result<()> {
     let spec = spec_for(path, true)?;
-    let ds = Dataset::create(spec, cmode)?;
+    let ds = Dataset::create(spec, OpenFlags::from_bits(cmode))?;
     let ncid = registry::insert(ds)?;
     // SAFETY: optional out-pointer.
     unsafe { put(ncidp, ncid) };
@@ -52,7 +53,7 @@ pub unsafe fn create_impl(path: *const c_char, cmode: c_int, ncidp: *mut c_int) 
 /// `path` is NULL or NUL-terminated; `ncidp` is NULL or writable.
 pub unsafe fn open_impl(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> Result<()> {
     let spec = spec_for(path, false)?;
-    let ds = Dataset::open(spec, mode)?;
+    let ds = Dataset::open(spec, OpenFlags::from_bits(mode))?;
     let ncid = registry::insert(ds)?;
     // SAFETY: optional out-pointer.
     unsafe { put(ncidp, ncid) };
@@ -263,9 +264,12 @@ pub unsafe extern "C" fn nc_delete_mp(path: *const c_char, basepe: c_int) -> c_i
 pub unsafe extern "C" fn nc_set_fill(ncid: c_int, fillmode: c_int, old_modep: *mut c_int) -> c_int {
     route!(nc_set_fill(ncid, fillmode, old_modep): (c_int, c_int, *mut c_int));
     api!("nc_set_fill", (ncid, fillmode), {
-        let old = with(ncid, |ds, _| ds.set_fill(fillmode))?;
+        let old = with(ncid, |ds, _| {
+            let mode = FillMode::from_c(fillmode).ok_or_else(|| Error::new(Kind::Invalid, format!("fill mode {fillmode}")))?;
+            ds.set_fill(mode)
+        })?;
         // SAFETY: optional out-pointer.
-        unsafe { put(old_modep, old) };
+        unsafe { put(old_modep, old.to_c()) };
         Ok(())
     })
 }
@@ -354,7 +358,7 @@ pub unsafe extern "C" fn nc_inq_format_extended(ncid: c_int, formatp: *mut c_int
             // SAFETY: optional out-pointers.
             unsafe {
                 put(formatp, super::consts::NC_FORMATX_NCZARR);
-                put(modep, ds.mode);
+                put(modep, ds.mode.reported());
             }
             Ok(())
         })

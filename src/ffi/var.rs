@@ -8,6 +8,7 @@ use crate::codec;
 use crate::error::{Error, Kind, Result, err};
 use crate::ffi::route::route;
 use crate::model::{Endian, Var};
+use crate::nc::modes::{EndianRequest, QuantizeMode, Storage};
 use crate::nc::names;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
@@ -508,7 +509,7 @@ pub unsafe extern "C" fn nc_def_var_chunking(ncid: c_int, varid: c_int, storage:
                 // SAFETY: `chunksizesp` holds one size per dimension.
                 Some(unsafe { std::slice::from_raw_parts(chunksizesp, rank) }.iter().map(|&c| c as u64).collect())
             };
-            ds.def_var_chunking(gid, varid, storage, sizes)
+            ds.def_var_chunking(gid, varid, Storage::from_c(storage), sizes)
         })
     })
 }
@@ -580,7 +581,7 @@ pub unsafe extern "C" fn nc_def_var_chunking_ints(ncid: c_int, varid: c_int, sto
                 }
                 Some(raw.iter().map(|&c| c as u64).collect())
             };
-            ds.def_var_chunking(gid, varid, storage, sizes)
+            ds.def_var_chunking(gid, varid, Storage::from_c(storage), sizes)
         })
     })
 }
@@ -606,7 +607,7 @@ pub unsafe extern "C" fn nc_inq_var_chunking_ints(ncid: c_int, varid: c_int, sto
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_endian(ncid: c_int, varid: c_int, endian: c_int) -> c_int {
     route!(nc_def_var_endian(ncid, varid, endian): (c_int, c_int, c_int));
-    api!("nc_def_var_endian", (ncid, varid, endian), { with(ncid, |ds, gid| ds.def_var_endian(gid, varid, endian)) })
+    api!("nc_def_var_endian", (ncid, varid, endian), { with(ncid, |ds, gid| ds.def_var_endian(gid, varid, EndianRequest::from_c(endian))) })
 }
 
 #[unsafe(no_mangle)]
@@ -629,7 +630,7 @@ pub unsafe extern "C" fn nc_inq_var_endian(ncid: c_int, varid: c_int, endianp: *
 pub unsafe extern "C" fn nc_def_var_quantize(ncid: c_int, varid: c_int, quantize_mode: c_int, nsd: c_int) -> c_int {
     route!(nc_def_var_quantize(ncid, varid, quantize_mode, nsd): (c_int, c_int, c_int, c_int));
     api!("nc_def_var_quantize", (ncid, varid, quantize_mode, nsd), {
-        with(ncid, |ds, gid| ds.def_var_quantize(gid, varid, quantize_mode, nsd))
+        with(ncid, |ds, gid| ds.def_var_quantize(gid, varid, QuantizeMode::from_c(quantize_mode), nsd))
     })
 }
 
