@@ -1,5 +1,5 @@
 # nczarr-rs: one Rust staticlib, linked twice into the two shared libraries
-# (see ../shared/spec/passthrough.md section 2):
+# (see doc/spec/passthrough.md section 2):
 #   build/libnetcdf.so.19      drop-in libnetcdf (SONAME libnetcdf.so.19): API + tool helpers
 #   build/libnczarr_preload.so for LD_PRELOAD in front of a real netcdf-c: API only
 #

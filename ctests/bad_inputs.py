@@ -1,4 +1,4 @@
-"""Bad and hostile stores (shared/spec/reliability.md §1, §4.1, §4.3): each is made by
+"""Bad and hostile stores (doc/spec/reliability.md §1, §4.1, §4.3): each is made by
 mutating a valid store one defect at a time, then opened and walked by build/ncprobe.
 Every case must end in the promised NC_* code: never a crash, a hang or a partial open."""
 import json

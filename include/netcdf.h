@@ -961,6 +961,30 @@ EXTERNL int
 nc_show_metadata(int ncid);
 
 EXTERNL int
+nc_def_var_deflate(int ncid, int varid, int shuffle, int deflate, int deflate_level);
+
+EXTERNL int
+nc_inq_var_deflate(int ncid, int varid, int *shufflep, int *deflatep, int *deflate_levelp);
+
+EXTERNL int
+nc_def_var_fletcher32(int ncid, int varid, int fletcher32);
+
+EXTERNL int
+nc_inq_var_fletcher32(int ncid, int varid, int *fletcher32p);
+
+EXTERNL int
+nc_def_var_szip(int ncid, int varid, int options_mask, int pixels_per_block);
+
+EXTERNL int
+nc_inq_var_szip(int ncid, int varid, int *options_maskp, int *pixels_per_blockp);
+
+EXTERNL int
+nc_def_var_filter(int ncid, int varid, unsigned int id, size_t nparams, const unsigned int *parms);
+
+EXTERNL int
+nc_inq_var_filter(int ncid, int varid, unsigned int *idp, size_t *nparams, unsigned int *params);
+
+EXTERNL int
 nc_def_grp(int parent_ncid, const char *name, int *new_ncid);
 
 EXTERNL int
@@ -1308,30 +1332,6 @@ nc_def_var_fill(int ncid, int varid, int no_fill, const void *fill_value);
 
 EXTERNL int
 nc_inq_var_fill(int ncid, int varid, int *no_fill, void *fill_valuep);
-
-EXTERNL int
-nc_def_var_deflate(int ncid, int varid, int shuffle, int deflate, int deflate_level);
-
-EXTERNL int
-nc_inq_var_deflate(int ncid, int varid, int *shufflep, int *deflatep, int *deflate_levelp);
-
-EXTERNL int
-nc_def_var_fletcher32(int ncid, int varid, int fletcher32);
-
-EXTERNL int
-nc_inq_var_fletcher32(int ncid, int varid, int *fletcher32p);
-
-EXTERNL int
-nc_def_var_szip(int ncid, int varid, int options_mask, int pixels_per_block);
-
-EXTERNL int
-nc_inq_var_szip(int ncid, int varid, int *options_maskp, int *pixels_per_blockp);
-
-EXTERNL int
-nc_def_var_filter(int ncid, int varid, unsigned int id, size_t nparams, const unsigned int *parms);
-
-EXTERNL int
-nc_inq_var_filter(int ncid, int varid, unsigned int *idp, size_t *nparams, unsigned int *params);
 
 EXTERNL int
 nc_def_var_chunking(int ncid, int varid, int storage, const size_t *chunksizesp);

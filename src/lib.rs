@@ -1,5 +1,8 @@
 //! nczarr-rs: a drop-in `libnetcdf` whose storage engine is NCZarr.
 //!
+//! Comments cite the specifications in `doc/spec/` by file and section (`zarr-v3.md §7.4`,
+//! `reliability.md C2`).
+//!
 //! # Layers
 //! Each module may import only modules of a lower layer (and its own submodules); modules of
 //! one layer never import each other. `tools/check_layers.py` reads this table and fails

@@ -42,7 +42,7 @@ def data():
     out = [HEADER, "//! The data access matrix: every shape x every memory type, each a one-line call.\n",
            "use super::LONG_TYPE;",
            "use super::data::{Mem, Shape, get, put};",
-           "use crate::types::NcType;",
+           "use crate::nc::types::NcType;",
            "use std::ffi::{c_char, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_uint, c_ulonglong, c_ushort, c_void};\n"]
     for suffix, ctype, mem in MEM:
         s = f"_{suffix}" if suffix else ""
@@ -72,7 +72,7 @@ def atts():
     out = [HEADER, "//! The typed attribute matrix: `nc_put_att_<t>` / `nc_get_att_<t>`.\n",
            "use super::LONG_TYPE;",
            "use super::att::{get_att_typed, put_att_typed};",
-           "use crate::types::NcType;",
+           "use crate::nc::types::NcType;",
            "use super::consts::nc_type;",
            "use std::ffi::{c_char, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_uint, c_ulonglong, c_ushort};\n"]
     for suffix, ctype, mem in MEM:

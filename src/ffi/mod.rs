@@ -16,6 +16,7 @@ mod cross;
 pub mod data;
 mod data_matrix;
 pub mod file;
+pub mod filters;
 pub mod group;
 pub mod library;
 pub mod route;
