@@ -5,6 +5,7 @@
 //! numbers them), dimension ids index `Model::dims` (file-wide), varids index a group's `vars`.
 
 use crate::error::{Kind, Result, err};
+use crate::nc::modes::VarRef;
 use crate::nc::types::NcType;
 use crate::nc::values::Values;
 use serde_json::Value;
@@ -213,20 +214,15 @@ impl Model {
         self.groups.get_mut(gid).ok_or_else(|| crate::error::Error::new(Kind::BadId, "group id"))
     }
 
-    pub fn var(&self, gid: usize, varid: i32) -> Result<&Var> {
-        let g = self.group(gid)?;
-        usize::try_from(varid)
-            .ok()
-            .and_then(|v| g.vars.get(v))
-            .ok_or_else(|| crate::error::Error::new(Kind::NotVar, format!("varid {varid}")))
+    /// A variable by reference; NC_GLOBAL or an index the group lacks is NC_ENOTVAR.
+    pub fn var(&self, gid: usize, varid: VarRef) -> Result<&Var> {
+        let i = varid.index()?;
+        self.group(gid)?.vars.get(i).ok_or_else(|| crate::error::Error::new(Kind::NotVar, varid.to_string()))
     }
 
-    pub fn var_mut(&mut self, gid: usize, varid: i32) -> Result<&mut Var> {
-        let g = self.group_mut(gid)?;
-        usize::try_from(varid)
-            .ok()
-            .and_then(|v| g.vars.get_mut(v))
-            .ok_or_else(|| crate::error::Error::new(Kind::NotVar, format!("varid {varid}")))
+    pub fn var_mut(&mut self, gid: usize, varid: VarRef) -> Result<&mut Var> {
+        let i = varid.index()?;
+        self.group_mut(gid)?.vars.get_mut(i).ok_or_else(|| crate::error::Error::new(Kind::NotVar, varid.to_string()))
     }
 
     pub fn dim(&self, dimid: i32) -> Result<&Dim> {
@@ -236,13 +232,19 @@ impl Model {
             .ok_or_else(|| crate::error::Error::new(Kind::BadDim, format!("dimid {dimid}")))
     }
 
-    /// Attribute list of a variable or, for `NC_GLOBAL` (-1), of the group.
-    pub fn atts(&self, gid: usize, varid: i32) -> Result<&Vec<Att>> {
-        if varid == -1 { Ok(&self.group(gid)?.atts) } else { Ok(&self.var(gid, varid)?.atts) }
+    /// Attribute list of a variable or, for NC_GLOBAL, of the group.
+    pub fn atts(&self, gid: usize, varid: VarRef) -> Result<&Vec<Att>> {
+        match varid {
+            VarRef::Global => Ok(&self.group(gid)?.atts),
+            VarRef::Var(_) => Ok(&self.var(gid, varid)?.atts),
+        }
     }
 
-    pub fn atts_mut(&mut self, gid: usize, varid: i32) -> Result<&mut Vec<Att>> {
-        if varid == -1 { Ok(&mut self.group_mut(gid)?.atts) } else { Ok(&mut self.var_mut(gid, varid)?.atts) }
+    pub fn atts_mut(&mut self, gid: usize, varid: VarRef) -> Result<&mut Vec<Att>> {
+        match varid {
+            VarRef::Global => Ok(&mut self.group_mut(gid)?.atts),
+            VarRef::Var(_) => Ok(&mut self.var_mut(gid, varid)?.atts),
+        }
     }
 
     /// "/g1/g2" for a group, "/" for the root.

@@ -6,7 +6,7 @@ use super::*;
 impl Dataset {
     /// Puts an attribute given in memory type; converts to `xtype`. Atomic: on any error
     /// nothing changes, except NC_ERANGE, where the converted values are stored (netcdf-c).
-    pub fn put_att(&mut self, gid: usize, varid: i32, name: &[u8], xtype: i32, values: Values) -> Result<()> {
+    pub fn put_att(&mut self, gid: usize, varid: VarRef, name: &[u8], xtype: i32, values: Values) -> Result<()> {
         // A missing variable is reported before a read-only dataset (netcdf-c's order).
         self.model.atts(gid, varid)?;
         self.begin_define()?;
@@ -22,7 +22,7 @@ impl Dataset {
             return err(Kind::StrictNc3, "type not in the classic model");
         }
         let (converted, range) = values.convert(target)?;
-        if name == "_FillValue" && varid != -1 {
+        if name == "_FillValue" && varid != VarRef::Global {
             let var = self.model.var(gid, varid)?;
             if converted.len() != 1 {
                 return err(Kind::Invalid, "_FillValue must have one element");
@@ -44,7 +44,7 @@ impl Dataset {
         if range { err(Kind::Range, "value out of range for the attribute type") } else { Ok(()) }
     }
 
-    pub fn del_att(&mut self, gid: usize, varid: i32, name: &[u8]) -> Result<()> {
+    pub fn del_att(&mut self, gid: usize, varid: VarRef, name: &[u8]) -> Result<()> {
         self.begin_define()?;
         self.model.atts(gid, varid)?;
         let name = names::normalize(&String::from_utf8_lossy(name));
@@ -55,7 +55,7 @@ impl Dataset {
         Ok(())
     }
 
-    pub fn rename_att(&mut self, gid: usize, varid: i32, old: &[u8], new: &[u8]) -> Result<()> {
+    pub fn rename_att(&mut self, gid: usize, varid: VarRef, old: &[u8], new: &[u8]) -> Result<()> {
         self.begin_define()?;
         self.model.atts(gid, varid)?;
         let old = names::normalize(&String::from_utf8_lossy(old));
@@ -76,7 +76,7 @@ impl Dataset {
     }
 
     /// An attribute by name, including the virtual ones netcdf-c answers by name only.
-    pub fn get_att(&self, gid: usize, varid: i32, name: &str) -> Result<Att> {
+    pub fn get_att(&self, gid: usize, varid: VarRef, name: &str) -> Result<Att> {
         let atts = self.model.atts(gid, varid)?;
         let name = names::normalize(name);
         if let Some(a) = atts.iter().find(|a| a.name == name) {
@@ -85,16 +85,16 @@ impl Dataset {
         self.virtual_att(gid, varid, &name).ok_or_else(|| Error::new(Kind::NotAtt, name))
     }
 
-    pub fn virtual_att(&self, gid: usize, varid: i32, name: &str) -> Option<Att> {
+    pub fn virtual_att(&self, gid: usize, varid: VarRef, name: &str) -> Option<Att> {
         let text = |s: &str| Some(Att::new(name.into(), Values::Char(s.as_bytes().to_vec())));
         match (varid, name) {
-            (-1, "_NCProperties") if gid == 0 && !self.nc_properties.is_empty() => text(&self.nc_properties),
-            (-1, "_IsNetcdf4") if gid == 0 => Some(Att::new(name.into(), Values::Int(vec![1]))),
-            (-1, "_SuperblockVersion") if gid == 0 => {
+            (VarRef::Global, "_NCProperties") if gid == 0 && !self.nc_properties.is_empty() => text(&self.nc_properties),
+            (VarRef::Global, "_IsNetcdf4") if gid == 0 => Some(Att::new(name.into(), Values::Int(vec![1]))),
+            (VarRef::Global, "_SuperblockVersion") if gid == 0 => {
                 Some(Att::new(name.into(), Values::Int(vec![self.format.superblock_version(self.is_pure_zarr())])))
             }
-            (v, "_Codecs") if v >= 0 => {
-                let var = self.model.var(gid, v).ok()?;
+            (VarRef::Var(_), "_Codecs") => {
+                let var = self.model.var(gid, varid).ok()?;
                 Some(Att::new(name.into(), Values::Char(self.format.codecs_attribute(&self.model, var)?)))
             }
             _ => None,

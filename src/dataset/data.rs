@@ -5,19 +5,19 @@ use super::*;
 
 impl Dataset {
     /// Validates a data request against the variable's current shape.
-    pub fn select(&self, gid: usize, varid: i32, req: &crate::engine::Request<'_>, write: bool) -> Result<crate::engine::Selection> {
+    pub fn select(&self, gid: usize, varid: VarRef, req: &crate::engine::Request<'_>, write: bool) -> Result<crate::engine::Selection> {
         let var = self.model.var(gid, varid)?;
         let shape = self.model.var_shape(var);
         let unlimited: Vec<bool> = var.dimids.iter().map(|&d| self.model.dims[d].unlimited).collect();
         crate::engine::select(&shape, &unlimited, write, req)
     }
 
-    pub fn read(&mut self, gid: usize, varid: i32, sel: &crate::engine::Selection, mem: crate::engine::Mem<'_>) -> Result<()> {
+    pub fn read(&mut self, gid: usize, varid: VarRef, sel: &crate::engine::Selection, mem: crate::engine::Mem<'_>) -> Result<()> {
         let var = self.model.var(gid, varid)?;
         crate::engine::check_types(var.nctype, &mem)?;
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
-        let layout = self.chunk_layout(gid, varid as usize)?;
-        let key = (gid, varid as usize);
+        let layout = self.chunk_layout(gid, varid.index()?)?;
+        let key = (gid, varid.index()?);
         let range = crate::zmap::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, |store| {
             let range = self.chunks.get(store, key, &layout, &shape, sel, mem)?;
             self.chunks.trim(store, key, &layout, budget)?;
@@ -26,7 +26,7 @@ impl Dataset {
         if range { err(Kind::Range, "value out of range for the memory type") } else { Ok(()) }
     }
 
-    pub fn write(&mut self, gid: usize, varid: i32, sel: &crate::engine::Selection, mem: crate::engine::Mem<'_>) -> Result<()> {
+    pub fn write(&mut self, gid: usize, varid: VarRef, sel: &crate::engine::Selection, mem: crate::engine::Mem<'_>) -> Result<()> {
         if !self.writable {
             return err(Kind::ReadOnly, "dataset is read-only");
         }
@@ -60,14 +60,14 @@ impl Dataset {
     pub(super) fn write_chunks(
         &mut self,
         gid: usize,
-        varid: i32,
+        varid: VarRef,
         sel: &crate::engine::Selection,
         mem: crate::engine::Mem<'_>,
     ) -> Result<()> {
         let var = self.model.var(gid, varid)?;
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
-        let layout = self.chunk_layout(gid, varid as usize)?;
-        let key = (gid, varid as usize);
+        let layout = self.chunk_layout(gid, varid.index()?)?;
+        let key = (gid, varid.index()?);
         let range = crate::zmap::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, |store| {
             let range = self.chunks.put(store, key, &layout, &shape, sel, mem)?;
             self.chunks.trim(store, key, &layout, budget)?;

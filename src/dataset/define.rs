@@ -156,7 +156,7 @@ impl Dataset {
         default_chunks(&shape, &unlim, size)
     }
 
-    pub fn rename_var(&mut self, gid: usize, varid: i32, name: &[u8]) -> Result<()> {
+    pub fn rename_var(&mut self, gid: usize, varid: VarRef, name: &[u8]) -> Result<()> {
         self.begin_define()?;
         self.model.var(gid, varid)?;
         let name = self.node_name(name)?;
@@ -172,9 +172,9 @@ impl Dataset {
     }
 
     /// Common checks of the `nc_def_var_*` storage settings.
-    pub(super) fn var_for_settings(&mut self, gid: usize, varid: i32) -> Result<&mut Var> {
+    pub(super) fn var_for_settings(&mut self, gid: usize, varid: VarRef) -> Result<&mut Var> {
         self.begin_define()?;
-        if varid == -1 {
+        if varid == VarRef::Global {
             return err(Kind::NotVar, "NC_GLOBAL");
         }
         let var = self.model.var_mut(gid, varid)?;
@@ -185,8 +185,8 @@ impl Dataset {
         self.model.var_mut(gid, varid)
     }
 
-    pub fn def_var_fill(&mut self, gid: usize, varid: i32, no_fill: bool, value: Option<Values>) -> Result<()> {
-        if varid == -1 {
+    pub fn def_var_fill(&mut self, gid: usize, varid: VarRef, no_fill: bool, value: Option<Values>) -> Result<()> {
+        if varid == VarRef::Global {
             return err(Kind::Global, "NC_GLOBAL");
         }
         let var = self.var_for_settings(gid, varid)?;
@@ -209,7 +209,7 @@ impl Dataset {
         Ok(())
     }
 
-    pub fn def_var_deflate(&mut self, gid: usize, varid: i32, shuffle: bool, deflate: bool, level: i32) -> Result<()> {
+    pub fn def_var_deflate(&mut self, gid: usize, varid: VarRef, shuffle: bool, deflate: bool, level: i32) -> Result<()> {
         let var = self.var_for_settings(gid, varid)?;
         if var.dimids.is_empty() {
             return err(Kind::Invalid, "filters on a scalar");
@@ -226,7 +226,7 @@ impl Dataset {
         Ok(())
     }
 
-    pub fn def_var_fletcher32(&mut self, gid: usize, varid: i32, on: bool) -> Result<()> {
+    pub fn def_var_fletcher32(&mut self, gid: usize, varid: VarRef, on: bool) -> Result<()> {
         let var = self.var_for_settings(gid, varid)?;
         if var.dimids.is_empty() {
             return err(Kind::Invalid, "filters on a scalar");
@@ -237,7 +237,7 @@ impl Dataset {
         Ok(())
     }
 
-    pub fn def_var_filter(&mut self, gid: usize, varid: i32, id: u32, params: Vec<u32>) -> Result<()> {
+    pub fn def_var_filter(&mut self, gid: usize, varid: VarRef, id: u32, params: Vec<u32>) -> Result<()> {
         // netcdf-c looks the variable up before checking for write access here.
         self.model.var(gid, varid)?;
         let format = self.format;
@@ -254,7 +254,7 @@ impl Dataset {
         Ok(())
     }
 
-    pub fn def_var_chunking(&mut self, gid: usize, varid: i32, storage: Storage, sizes: Option<Vec<u64>>) -> Result<()> {
+    pub fn def_var_chunking(&mut self, gid: usize, varid: VarRef, storage: Storage, sizes: Option<Vec<u64>>) -> Result<()> {
         self.var_for_settings(gid, varid)?;
         let var = self.model.var(gid, varid)?.clone();
         if var.dimids.is_empty() {
@@ -291,7 +291,7 @@ impl Dataset {
     }
 
     /// `nczarr_def_var_shards` (zarr-v3.md §7.4): `None` unshards.
-    pub fn def_var_shards(&mut self, gid: usize, varid: i32, shard: Option<Vec<u64>>) -> Result<()> {
+    pub fn def_var_shards(&mut self, gid: usize, varid: VarRef, shard: Option<Vec<u64>>) -> Result<()> {
         if !self.format.has_shards() {
             self.model.var(gid, varid)?;
             return err(Kind::NotBuilt, "sharding needs a Zarr v3 dataset (mode=v3)");
@@ -337,7 +337,7 @@ impl Dataset {
         (shard != var.chunks).then_some(shard)
     }
 
-    pub fn def_var_endian(&mut self, gid: usize, varid: i32, endian: EndianRequest) -> Result<()> {
+    pub fn def_var_endian(&mut self, gid: usize, varid: VarRef, endian: EndianRequest) -> Result<()> {
         let var = self.var_for_settings(gid, varid)?;
         var.endian = match endian {
             _ if !var.nctype.is_numeric() => return err(Kind::Invalid, format!("byte order of {}", var.nctype.name())),
@@ -348,8 +348,8 @@ impl Dataset {
         Ok(())
     }
 
-    pub fn def_var_quantize(&mut self, gid: usize, varid: i32, mode: QuantizeMode, nsd: i32) -> Result<()> {
-        if varid == -1 {
+    pub fn def_var_quantize(&mut self, gid: usize, varid: VarRef, mode: QuantizeMode, nsd: i32) -> Result<()> {
+        if varid == VarRef::Global {
             return err(Kind::Global, "NC_GLOBAL");
         }
         let var = self.var_for_settings(gid, varid)?;

@@ -11,7 +11,7 @@ use crate::error::{Error, Kind, Result, err};
 use crate::format::v2::read;
 use crate::format::{Layout, ZarrFormat};
 use crate::model::{Att, ChunkCache, Endian, Model, Var, check_var_type, default_chunks};
-use crate::nc::modes::{FillMode, OpenFlags};
+use crate::nc::modes::{FillMode, OpenFlags, VarRef};
 use crate::nc::names;
 use crate::nc::types::NcType;
 use crate::nc::values::Values;

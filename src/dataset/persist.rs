@@ -11,7 +11,7 @@ impl Dataset {
         self.apply_renames()?;
         for (gid, varid) in self.chunks.dirty_vars() {
             let layout = self.chunk_layout(gid, varid)?;
-            let var = self.model.var(gid, varid as i32)?;
+            let var = self.model.var(gid, VarRef::Var(varid))?;
             crate::zmap::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, |store| {
                 self.chunks.flush_var(store, (gid, varid), &layout)
             })?;
@@ -22,7 +22,7 @@ impl Dataset {
 
     /// The chunk layout of a variable, at the key its objects live under now.
     pub(super) fn chunk_layout(&self, gid: usize, varid: usize) -> Result<crate::engine::Layout> {
-        let var = self.model.var(gid, varid as i32)?;
+        let var = self.model.var(gid, VarRef::Var(varid))?;
         let key = var.stored_key.clone().unwrap_or_else(|| self.model.var_key(gid, varid));
         crate::engine::Layout::new(&self.model, var, key)
     }

@@ -5,6 +5,7 @@ use super::{cstr, malloc_string, put, put_name, with};
 use crate::api;
 use crate::error::{Error, Kind, Result, err};
 use crate::ffi::route::route;
+use crate::nc::modes::VarRef;
 use crate::nc::names;
 use crate::nc::types::NcType;
 use crate::nc::values::Values;
@@ -74,13 +75,13 @@ fn put_att_impl(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, 
     let name = unsafe { cstr(name) }?;
     // SAFETY: `op` holds `len` elements of the memory type.
     let values = unsafe { values_from_mem(mem, op, len) }?;
-    with(ncid, |ds, gid| ds.put_att(gid, varid, name, xtype, values))
+    with(ncid, |ds, gid| ds.put_att(gid, VarRef::from_c(varid), name, xtype, values))
 }
 
 fn get_att_impl(ncid: c_int, varid: c_int, name: *const c_char, mem: Option<NcType>, ip: *mut c_void) -> Result<()> {
     // SAFETY: as above.
     let raw = unsafe { cstr(name) }?;
-    let att = with(ncid, |ds, gid| ds.get_att(gid, varid, &names::lookup(raw)?))?;
+    let att = with(ncid, |ds, gid| ds.get_att(gid, VarRef::from_c(varid), &names::lookup(raw)?))?;
     let mem = mem.unwrap_or(att.value.nctype());
     let (values, range) = att.value.convert(mem)?;
     if !ip.is_null() {
@@ -160,7 +161,7 @@ pub unsafe extern "C" fn nc_inq_att(ncid: c_int, varid: c_int, name: *const c_ch
     api!("nc_inq_att", (ncid, varid, name), {
         // SAFETY: as above.
         let raw = unsafe { cstr(name) }?;
-        let att = with(ncid, |ds, gid| ds.get_att(gid, varid, &names::lookup(raw)?))?;
+        let att = with(ncid, |ds, gid| ds.get_att(gid, VarRef::from_c(varid), &names::lookup(raw)?))?;
         // SAFETY: optional out-pointers.
         unsafe {
             put(xtypep, att.value.nctype().id());
@@ -192,10 +193,10 @@ pub unsafe extern "C" fn nc_inq_attid(ncid: c_int, varid: c_int, name: *const c_
         let raw = unsafe { cstr(name) }?;
         let id = with(ncid, |ds, gid| {
             let name = names::lookup(raw)?;
-            let atts = ds.model.atts(gid, varid)?;
+            let atts = ds.model.atts(gid, VarRef::from_c(varid))?;
             match atts.iter().position(|a| a.name == name) {
                 Some(i) => Ok(i),
-                None if varid == -1 && name == "_NCProperties" && ds.virtual_att(gid, varid, &name).is_some() => {
+                None if varid == -1 && name == "_NCProperties" && ds.virtual_att(gid, VarRef::from_c(varid), &name).is_some() => {
                     err(Kind::AttMeta, "_NCProperties has no attribute number")
                 }
                 None => err(Kind::NotAtt, name.clone()),
@@ -212,7 +213,7 @@ pub unsafe extern "C" fn nc_inq_attname(ncid: c_int, varid: c_int, attnum: c_int
     route!(nc_inq_attname(ncid, varid, attnum, name): (c_int, c_int, c_int, *mut c_char));
     api!("nc_inq_attname", (ncid, varid, attnum), {
         let n = with(ncid, |ds, gid| {
-            let atts = ds.model.atts(gid, varid)?;
+            let atts = ds.model.atts(gid, VarRef::from_c(varid))?;
             usize::try_from(attnum)
                 .ok()
                 .and_then(|i| atts.get(i))
@@ -242,14 +243,14 @@ pub unsafe extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *con
         let raw = unsafe { cstr(name) }?;
         let text = String::from_utf8_lossy(raw).into_owned();
         let att = with(ncid_in, |ds, gid| {
-            let atts = ds.model.atts(gid, varid_in)?;
+            let atts = ds.model.atts(gid, VarRef::from_c(varid_in))?;
             atts.iter().find(|a| a.name == names::normalize(&text)).cloned().ok_or_else(|| Error::new(Kind::NotAtt, text.clone()))
         })?;
         if ncid_in == ncid_out && varid_in == varid_out {
             return Ok(());
         }
         let t = att.value.nctype().id();
-        with(ncid_out, |ds, gid| ds.put_att(gid, varid_out, raw, t, att.value))
+        with(ncid_out, |ds, gid| ds.put_att(gid, VarRef::from_c(varid_out), raw, t, att.value))
     })
 }
 
@@ -259,7 +260,7 @@ pub unsafe extern "C" fn nc_rename_att(ncid: c_int, varid: c_int, name: *const c
     api!("nc_rename_att", (ncid, varid, name, newname), {
         // SAFETY: as above.
         let (old, new) = unsafe { (cstr(name)?, cstr(newname)?) };
-        with(ncid, |ds, gid| ds.rename_att(gid, varid, old, new))
+        with(ncid, |ds, gid| ds.rename_att(gid, VarRef::from_c(varid), old, new))
     })
 }
 
@@ -269,6 +270,6 @@ pub unsafe extern "C" fn nc_del_att(ncid: c_int, varid: c_int, name: *const c_ch
     api!("nc_del_att", (ncid, varid, name), {
         // SAFETY: as above.
         let name = unsafe { cstr(name) }?;
-        with(ncid, |ds, gid| ds.del_att(gid, varid, name))
+        with(ncid, |ds, gid| ds.del_att(gid, VarRef::from_c(varid), name))
     })
 }

@@ -8,6 +8,7 @@ use crate::dataset::Dataset;
 use crate::engine::{Mem as EngineMem, MemType, Request, Selection};
 use crate::error::{Kind, Result, err};
 use crate::model::Var;
+use crate::nc::modes::VarRef;
 use crate::nc::types::NcType;
 use std::ffi::{CStr, c_char, c_int, c_void};
 
@@ -95,7 +96,7 @@ fn offsets(sel: &Selection) -> Vec<usize> {
 
 /// Common front of every data call: var lookup, leaving define mode, request → selection.
 fn prepare(ds: &mut Dataset, gid: usize, varid: c_int, shape: Shape, write: bool) -> Result<Selection> {
-    let rank = ds.model.var(gid, varid)?.rank();
+    let rank = ds.model.var(gid, VarRef::from_c(varid))?.rank();
     if write && !ds.writable {
         return err(Kind::ReadOnly, "dataset is read-only");
     }
@@ -105,14 +106,14 @@ fn prepare(ds: &mut Dataset, gid: usize, varid: c_int, shape: Shape, write: bool
     }
     // SAFETY: netCDF contract: non-NULL start/count/stride/imap hold `rank` entries.
     let req = unsafe { request(shape, rank) };
-    ds.select(gid, varid, &req, write)
+    ds.select(gid, VarRef::from_c(varid), &req, write)
 }
 
 pub(crate) unsafe fn put(call: &str, ncid: c_int, varid: c_int, shape: Shape, mem: Mem, op: *const c_void) -> c_int {
     api!(call, (ncid, varid, shape, mem, op), {
         with(ncid, |ds, gid| {
             let sel = prepare(ds, gid, varid, shape, true)?;
-            let var = ds.model.var(gid, varid)?;
+            let var = ds.model.var(gid, VarRef::from_c(varid))?;
             let mt = mem_type(mem, var);
             if sel.nelems() == 0 {
                 return Ok(());
@@ -129,7 +130,7 @@ pub(crate) unsafe fn put(call: &str, ncid: c_int, varid: c_int, shape: Shape, me
                     // the engine only reads it.
                     let data =
                         unsafe { std::slice::from_raw_parts_mut((op as *mut u8).wrapping_sub(sel.origin as usize * mt_size(mt)), bytes) };
-                    ds.write(gid, varid, &sel, EngineMem::Bytes(data, mt))
+                    ds.write(gid, VarRef::from_c(varid), &sel, EngineMem::Bytes(data, mt))
                 }
                 None => {
                     let ptrs = (op as *const *const c_char).wrapping_sub(sel.origin as usize);
@@ -148,7 +149,7 @@ pub(crate) unsafe fn put(call: &str, ncid: c_int, varid: c_int, shape: Shape, me
                             match std::str::from_utf8(bytes) {
                                 Ok(text) => Some(text.to_string()),
                                 Err(_) if strict => {
-                                    let name = &ds.model.var(gid, varid)?.name;
+                                    let name = &ds.model.var(gid, VarRef::from_c(varid))?.name;
                                     crate::trace::warn(&format!("{name}: string is not valid UTF-8"));
                                     return err(Kind::Invalid, format!("{name}: string is not valid UTF-8"));
                                 }
@@ -157,7 +158,7 @@ pub(crate) unsafe fn put(call: &str, ncid: c_int, varid: c_int, shape: Shape, me
                         };
                         slots[off] = Some(s);
                     }
-                    ds.write(gid, varid, &sel, EngineMem::Strings(&mut slots))
+                    ds.write(gid, VarRef::from_c(varid), &sel, EngineMem::Strings(&mut slots))
                 }
             }
         })
@@ -168,7 +169,7 @@ pub(crate) unsafe fn get(call: &str, ncid: c_int, varid: c_int, shape: Shape, me
     api!(call, (ncid, varid, shape, mem, ip), {
         with(ncid, |ds, gid| {
             let sel = prepare(ds, gid, varid, shape, false)?;
-            let var = ds.model.var(gid, varid)?;
+            let var = ds.model.var(gid, VarRef::from_c(varid))?;
             let mt = mem_type(mem, var);
             if sel.nelems() == 0 {
                 return Ok(());
@@ -184,11 +185,11 @@ pub(crate) unsafe fn get(call: &str, ncid: c_int, varid: c_int, shape: Shape, me
                     // elements of the memory type, `origin` of them before its pointer.
                     let data =
                         unsafe { std::slice::from_raw_parts_mut((ip as *mut u8).wrapping_sub(sel.origin as usize * mt_size(mt)), bytes) };
-                    ds.read(gid, varid, &sel, EngineMem::Bytes(data, mt))
+                    ds.read(gid, VarRef::from_c(varid), &sel, EngineMem::Bytes(data, mt))
                 }
                 None => {
                     let mut slots: Vec<Option<Option<String>>> = vec![None; span];
-                    let result = ds.read(gid, varid, &sel, EngineMem::Strings(&mut slots));
+                    let result = ds.read(gid, VarRef::from_c(varid), &sel, EngineMem::Strings(&mut slots));
                     if result.as_ref().is_err_and(|e| e.kind != Kind::Range) {
                         return result;
                     }
@@ -224,12 +225,12 @@ pub fn copy_var_data(ncid_in: c_int, varid: c_int, ncid_out: c_int, var: &Var) -
         let n = sel.nelems() as usize;
         if var.nctype == NcType::String {
             let mut slots: Vec<Option<Option<String>>> = vec![None; n];
-            ds.read(gid, varid, &sel, EngineMem::Strings(&mut slots))?;
+            ds.read(gid, VarRef::from_c(varid), &sel, EngineMem::Strings(&mut slots))?;
             Ok((sel, Err(slots)))
         } else {
             let mt = if var.nctype == NcType::Char { MemType::Text } else { MemType::Num(var.nctype) };
             let mut bytes = vec![0u8; n * var.nctype.size()];
-            ds.read(gid, varid, &sel, EngineMem::Bytes(&mut bytes, mt))?;
+            ds.read(gid, VarRef::from_c(varid), &sel, EngineMem::Bytes(&mut bytes, mt))?;
             Ok((sel, Ok((bytes, mt))))
         }
     })?;
@@ -249,10 +250,10 @@ pub fn copy_var_data(ncid_in: c_int, varid: c_int, ncid_out: c_int, var: &Var) -
             stride: None,
             imap: None,
         };
-        let sel_out = ds.select(gid, out, &req, true)?;
+        let sel_out = ds.select(gid, VarRef::from_c(out), &req, true)?;
         match values {
-            Ok((mut bytes, mt)) => ds.write(gid, out, &sel_out, EngineMem::Bytes(&mut bytes, mt)),
-            Err(mut slots) => ds.write(gid, out, &sel_out, EngineMem::Strings(&mut slots)),
+            Ok((mut bytes, mt)) => ds.write(gid, VarRef::from_c(out), &sel_out, EngineMem::Bytes(&mut bytes, mt)),
+            Err(mut slots) => ds.write(gid, VarRef::from_c(out), &sel_out, EngineMem::Strings(&mut slots)),
         }
     })
 }

@@ -8,13 +8,14 @@ use crate::codec;
 use crate::error::{Error, Kind, err};
 use crate::ffi::route::route;
 use crate::model::Var;
+use crate::nc::modes::VarRef;
 use std::ffi::{c_int, c_uint};
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_deflate(ncid: c_int, varid: c_int, shuffle: c_int, deflate: c_int, deflate_level: c_int) -> c_int {
     route!(nc_def_var_deflate(ncid, varid, shuffle, deflate, deflate_level): (c_int, c_int, c_int, c_int, c_int));
     api!("nc_def_var_deflate", (ncid, varid, shuffle, deflate, deflate_level), {
-        with(ncid, |ds, gid| ds.def_var_deflate(gid, varid, shuffle != 0, deflate != 0, deflate_level))
+        with(ncid, |ds, gid| ds.def_var_deflate(gid, VarRef::from_c(varid), shuffle != 0, deflate != 0, deflate_level))
     })
 }
 
@@ -46,7 +47,9 @@ pub unsafe extern "C" fn nc_inq_var_deflate(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_fletcher32(ncid: c_int, varid: c_int, fletcher32: c_int) -> c_int {
     route!(nc_def_var_fletcher32(ncid, varid, fletcher32): (c_int, c_int, c_int));
-    api!("nc_def_var_fletcher32", (ncid, varid, fletcher32), { with(ncid, |ds, gid| ds.def_var_fletcher32(gid, varid, fletcher32 != 0)) })
+    api!("nc_def_var_fletcher32", (ncid, varid, fletcher32), {
+        with(ncid, |ds, gid| ds.def_var_fletcher32(gid, VarRef::from_c(varid), fletcher32 != 0))
+    })
 }
 
 #[unsafe(no_mangle)]
@@ -64,7 +67,7 @@ pub unsafe extern "C" fn nc_inq_var_fletcher32(ncid: c_int, varid: c_int, fletch
 pub unsafe extern "C" fn nc_def_var_szip(ncid: c_int, varid: c_int, options_mask: c_int, pixels_per_block: c_int) -> c_int {
     route!(nc_def_var_szip(ncid, varid, options_mask, pixels_per_block): (c_int, c_int, c_int, c_int));
     api!("nc_def_var_szip", (ncid, varid, options_mask, pixels_per_block), {
-        with(ncid, |ds, gid| ds.def_var_filter(gid, varid, codec::SZIP, vec![options_mask as u32, pixels_per_block as u32]))
+        with(ncid, |ds, gid| ds.def_var_filter(gid, VarRef::from_c(varid), codec::SZIP, vec![options_mask as u32, pixels_per_block as u32]))
     })
 }
 
@@ -88,7 +91,7 @@ pub unsafe extern "C" fn nc_def_var_filter(ncid: c_int, varid: c_int, id: c_uint
     api!("nc_def_var_filter", (ncid, varid, id, nparams), {
         // SAFETY: `parms` holds `nparams` values.
         let params = unsafe { slice(parms, nparams) }?.to_vec();
-        with(ncid, |ds, gid| ds.def_var_filter(gid, varid, id, params))
+        with(ncid, |ds, gid| ds.def_var_filter(gid, VarRef::from_c(varid), id, params))
     })
 }
 
@@ -160,7 +163,7 @@ pub unsafe extern "C" fn nc_def_var_bzip2(ncid: c_int, varid: c_int, level: c_in
             with(ncid, |_, _| Ok(()))?;
             return err(Kind::Invalid, "bzip2 level");
         }
-        with(ncid, |ds, gid| ds.def_var_filter(gid, varid, codec::BZIP2, vec![level as u32]))
+        with(ncid, |ds, gid| ds.def_var_filter(gid, VarRef::from_c(varid), codec::BZIP2, vec![level as u32]))
     })
 }
 
@@ -178,7 +181,7 @@ pub unsafe extern "C" fn nc_def_var_zstandard(ncid: c_int, varid: c_int, level: 
             with(ncid, |_, _| Ok(()))?;
             return err(Kind::Invalid, "zstd level");
         }
-        with(ncid, |ds, gid| ds.def_var_filter(gid, varid, codec::ZSTD, vec![level as u32]))
+        with(ncid, |ds, gid| ds.def_var_filter(gid, VarRef::from_c(varid), codec::ZSTD, vec![level as u32]))
     })
 }
 
@@ -221,7 +224,9 @@ pub unsafe extern "C" fn nc_def_var_blosc(
             with(ncid, |_, _| Ok(()))?;
             return err(Kind::Invalid, "blosc parameters");
         }
-        with(ncid, |ds, gid| ds.def_var_filter(gid, varid, codec::BLOSC, vec![0, 0, 0, blocksize, level, addshuffle, subcompressor]))
+        with(ncid, |ds, gid| {
+            ds.def_var_filter(gid, VarRef::from_c(varid), codec::BLOSC, vec![0, 0, 0, blocksize, level, addshuffle, subcompressor])
+        })
     })
 }
 

@@ -7,7 +7,7 @@ use crate::api;
 use crate::error::{Error, Kind, Result, err};
 use crate::ffi::route::route;
 use crate::model::{Endian, Var};
-use crate::nc::modes::{EndianRequest, QuantizeMode, Storage};
+use crate::nc::modes::{EndianRequest, QuantizeMode, Storage, VarRef};
 use crate::nc::names;
 use std::ffi::{c_char, c_int, c_void};
 
@@ -39,7 +39,7 @@ pub unsafe extern "C" fn nc_def_var(
 
 fn var_info<R>(ncid: c_int, varid: c_int, f: impl FnOnce(&crate::dataset::Dataset, &Var) -> R) -> Result<R> {
     with(ncid, |ds, gid| {
-        let var = ds.model.var(gid, varid)?;
+        let var = ds.model.var(gid, VarRef::from_c(varid))?;
         Ok(f(ds, var))
     })
 }
@@ -59,7 +59,7 @@ pub unsafe extern "C" fn nc_inq_var(
         if varid == -1 && !nattsp.is_null() {
             // netcdf-c answers NC_GLOBAL with the group's attribute count alone (and only
             // when that is asked for); nc_inq_varnatts relies on it.
-            let n = with(ncid, |ds, gid| Ok(ds.model.atts(gid, -1)?.len() as c_int))?;
+            let n = with(ncid, |ds, gid| Ok(ds.model.atts(gid, VarRef::Global)?.len() as c_int))?;
             // SAFETY: checked non-NULL above.
             unsafe { put(nattsp, n) };
             return Ok(());
@@ -157,7 +157,7 @@ pub unsafe extern "C" fn nc_rename_var(ncid: c_int, varid: c_int, name: *const c
     api!("nc_rename_var", (ncid, varid, name), {
         // SAFETY: as above.
         let name = unsafe { cstr(name) }?;
-        with(ncid, |ds, gid| ds.rename_var(gid, varid, name))
+        with(ncid, |ds, gid| ds.rename_var(gid, VarRef::from_c(varid), name))
     })
 }
 
@@ -176,7 +176,7 @@ pub unsafe extern "C" fn nc_copy_var(ncid_in: c_int, varid: c_int, ncid_out: c_i
             with(ncid_out, |_, _| Ok(()))?;
         }
         let (var, dim_names) = with(ncid_in, |ds, gid| {
-            let v = ds.model.var(gid, varid)?.clone();
+            let v = ds.model.var(gid, VarRef::from_c(varid))?.clone();
             let names: Vec<String> = v.dimids.iter().map(|&d| ds.model.dims[d].name.clone()).collect();
             Ok((v, names))
         })?;
@@ -187,7 +187,7 @@ pub unsafe extern "C" fn nc_copy_var(ncid_in: c_int, varid: c_int, ncid_out: c_i
                 .collect::<Result<_>>()?;
             let new = ds.def_var(gid, var.name.as_bytes(), var.nctype.id(), Some(&dimids), dimids.len() as c_int)?;
             for att in var.atts.iter().filter(|a| !a.synthetic) {
-                ds.put_att(gid, new as c_int, att.name.as_bytes(), att.value.nctype().id(), att.value.clone())?;
+                ds.put_att(gid, VarRef::from_c(new as c_int), att.name.as_bytes(), att.value.nctype().id(), att.value.clone())?;
             }
             Ok(())
         })?;
@@ -203,14 +203,14 @@ pub unsafe extern "C" fn nc_def_var_fill(ncid: c_int, varid: c_int, no_fill: c_i
     api!("nc_def_var_fill", (ncid, varid, no_fill, fill_value), {
         with(ncid, |ds, gid| {
             // A missing variable is reported by def_var_fill, after its permission check.
-            let value = match ds.model.var(gid, varid) {
+            let value = match ds.model.var(gid, VarRef::from_c(varid)) {
                 Ok(var) if no_fill == 0 && !fill_value.is_null() => {
                     // SAFETY: `fill_value` points to one element of the variable's type.
                     Some(unsafe { values_from_mem(var.nctype, fill_value, 1) }?)
                 }
                 _ => None,
             };
-            ds.def_var_fill(gid, varid, no_fill != 0, value)
+            ds.def_var_fill(gid, VarRef::from_c(varid), no_fill != 0, value)
         })
     })
 }
@@ -220,7 +220,7 @@ pub unsafe extern "C" fn nc_inq_var_fill(ncid: c_int, varid: c_int, no_fill: *mu
     route!(nc_inq_var_fill(ncid, varid, no_fill, fill_valuep): (c_int, c_int, *mut c_int, *mut c_void));
     api!("nc_inq_var_fill", (ncid, varid), {
         let (off, fill) = with(ncid, |ds, gid| {
-            let v = ds.model.var(gid, varid)?;
+            let v = ds.model.var(gid, VarRef::from_c(varid))?;
             // `_FillValue` if set, else the default: after deleting `_FillValue` the default is
             // reported again (netcdf-c keeps reporting the deleted value, c-api.md §8.3).
             Ok((v.no_fill, v.declared_fill()))
@@ -241,7 +241,7 @@ pub(super) fn settings_var<R>(ncid: c_int, varid: c_int, f: impl FnOnce(&Var) ->
         if varid == -1 {
             return err(Kind::NotVar, "NC_GLOBAL");
         }
-        Ok(f(ds.model.var(gid, varid)?))
+        Ok(f(ds.model.var(gid, VarRef::from_c(varid))?))
     })
 }
 
@@ -253,14 +253,14 @@ pub unsafe extern "C" fn nc_def_var_chunking(ncid: c_int, varid: c_int, storage:
     api!("nc_def_var_chunking", (ncid, varid, storage), {
         with(ncid, |ds, gid| {
             // A missing variable is reported by def_var_chunking, after its permission check.
-            let rank = ds.model.var(gid, varid).map(|v| v.rank()).unwrap_or(0);
+            let rank = ds.model.var(gid, VarRef::from_c(varid)).map(|v| v.rank()).unwrap_or(0);
             let sizes = if chunksizesp.is_null() || rank == 0 {
                 None
             } else {
                 // SAFETY: `chunksizesp` holds one size per dimension.
                 Some(unsafe { std::slice::from_raw_parts(chunksizesp, rank) }.iter().map(|&c| c as u64).collect())
             };
-            ds.def_var_chunking(gid, varid, Storage::from_c(storage), sizes)
+            ds.def_var_chunking(gid, VarRef::from_c(varid), Storage::from_c(storage), sizes)
         })
     })
 }
@@ -286,14 +286,14 @@ pub unsafe extern "C" fn nczarr_def_var_shards(ncid: c_int, varid: c_int, shardp
     route!(nczarr_def_var_shards(ncid, varid, shardp): (c_int, c_int, *const usize));
     api!("nczarr_def_var_shards", (ncid, varid), {
         with(ncid, |ds, gid| {
-            let rank = if varid >= 0 { ds.model.var(gid, varid)?.rank() } else { 0 };
+            let rank = if varid >= 0 { ds.model.var(gid, VarRef::from_c(varid))?.rank() } else { 0 };
             let shard = if shardp.is_null() {
                 None
             } else {
                 // SAFETY: `shardp` holds one size per dimension.
                 Some(unsafe { std::slice::from_raw_parts(shardp, rank) }.iter().map(|&c| c as u64).collect())
             };
-            ds.def_var_shards(gid, varid, shard)
+            ds.def_var_shards(gid, VarRef::from_c(varid), shard)
         })
     })
 }
@@ -321,7 +321,7 @@ pub unsafe extern "C" fn nc_def_var_chunking_ints(ncid: c_int, varid: c_int, sto
     route!(nc_def_var_chunking_ints(ncid, varid, storage, chunksizesp): (c_int, c_int, c_int, *const c_int));
     api!("nc_def_var_chunking_ints", (ncid, varid, storage), {
         with(ncid, |ds, gid| {
-            let rank = ds.model.var(gid, varid).map(|v| v.rank()).unwrap_or(0);
+            let rank = ds.model.var(gid, VarRef::from_c(varid)).map(|v| v.rank()).unwrap_or(0);
             let sizes = if chunksizesp.is_null() || rank == 0 {
                 None
             } else {
@@ -332,7 +332,7 @@ pub unsafe extern "C" fn nc_def_var_chunking_ints(ncid: c_int, varid: c_int, sto
                 }
                 Some(raw.iter().map(|&c| c as u64).collect())
             };
-            ds.def_var_chunking(gid, varid, Storage::from_c(storage), sizes)
+            ds.def_var_chunking(gid, VarRef::from_c(varid), Storage::from_c(storage), sizes)
         })
     })
 }
@@ -358,7 +358,9 @@ pub unsafe extern "C" fn nc_inq_var_chunking_ints(ncid: c_int, varid: c_int, sto
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_endian(ncid: c_int, varid: c_int, endian: c_int) -> c_int {
     route!(nc_def_var_endian(ncid, varid, endian): (c_int, c_int, c_int));
-    api!("nc_def_var_endian", (ncid, varid, endian), { with(ncid, |ds, gid| ds.def_var_endian(gid, varid, EndianRequest::from_c(endian))) })
+    api!("nc_def_var_endian", (ncid, varid, endian), {
+        with(ncid, |ds, gid| ds.def_var_endian(gid, VarRef::from_c(varid), EndianRequest::from_c(endian)))
+    })
 }
 
 #[unsafe(no_mangle)]
@@ -381,7 +383,7 @@ pub unsafe extern "C" fn nc_inq_var_endian(ncid: c_int, varid: c_int, endianp: *
 pub unsafe extern "C" fn nc_def_var_quantize(ncid: c_int, varid: c_int, quantize_mode: c_int, nsd: c_int) -> c_int {
     route!(nc_def_var_quantize(ncid, varid, quantize_mode, nsd): (c_int, c_int, c_int, c_int));
     api!("nc_def_var_quantize", (ncid, varid, quantize_mode, nsd), {
-        with(ncid, |ds, gid| ds.def_var_quantize(gid, varid, QuantizeMode::from_c(quantize_mode), nsd))
+        with(ncid, |ds, gid| ds.def_var_quantize(gid, VarRef::from_c(varid), QuantizeMode::from_c(quantize_mode), nsd))
     })
 }
 
@@ -414,10 +416,10 @@ pub unsafe extern "C" fn nc_set_var_chunk_cache(ncid: c_int, varid: c_int, size:
                 return err(Kind::NotVar, "NC_GLOBAL");
             }
             if !(0.0..=1.0).contains(&preemption) {
-                ds.model.var(gid, varid)?;
+                ds.model.var(gid, VarRef::from_c(varid))?;
                 return err(Kind::Invalid, "preemption outside [0, 1]");
             }
-            let v = ds.model.var_mut(gid, varid)?;
+            let v = ds.model.var_mut(gid, VarRef::from_c(varid))?;
             v.cache = crate::model::ChunkCache { size, nelems, preemption };
             Ok(())
         })
@@ -454,7 +456,7 @@ pub unsafe extern "C" fn nc_set_var_chunk_cache_ints(ncid: c_int, varid: c_int, 
                 return err(Kind::NotVar, "NC_GLOBAL");
             }
             let defaults = crate::dataset::cache_defaults();
-            let v = ds.model.var_mut(gid, varid)?;
+            let v = ds.model.var_mut(gid, VarRef::from_c(varid))?;
             if !(0..=100).contains(&preemption) || nelems < 0 {
                 return err(Kind::Invalid, "chunk cache parameters");
             }

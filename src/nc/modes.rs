@@ -5,6 +5,41 @@
 //! The numbers are netcdf.h's (`ffi::consts` holds them again for the C header; the unit test
 //! at the end of `ffi::consts` checks the two agree).
 
+/// What a `varid` argument names: a group's attributes (NC_GLOBAL) or a variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VarRef {
+    Global,
+    Var(usize),
+}
+
+impl VarRef {
+    /// `-1` is NC_GLOBAL. Any other negative id names no variable: it becomes an index no
+    /// group has, so lookups answer NC_ENOTVAR at the point netcdf-c checks the varid.
+    pub fn from_c(varid: i32) -> VarRef {
+        match varid {
+            -1 => VarRef::Global,
+            n => VarRef::Var(usize::try_from(n).unwrap_or(usize::MAX)),
+        }
+    }
+
+    /// The variable's index; NC_GLOBAL is not a variable (NC_ENOTVAR).
+    pub fn index(self) -> crate::error::Result<usize> {
+        match self {
+            VarRef::Var(i) => Ok(i),
+            VarRef::Global => crate::error::err(crate::error::Kind::NotVar, "NC_GLOBAL"),
+        }
+    }
+}
+
+impl std::fmt::Display for VarRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VarRef::Global => write!(f, "NC_GLOBAL"),
+            VarRef::Var(i) => write!(f, "varid {i}"),
+        }
+    }
+}
+
 /// The `cmode`/`omode` bits of `nc_create`/`nc_open`, kept whole because
 /// `nc_inq_format_extended` reports them back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,6 +204,10 @@ mod tests {
             assert_eq!(FillMode::from_c(m.to_c()), Some(m));
         }
         assert_eq!(FillMode::from_c(7), None);
+        assert_eq!(VarRef::from_c(-1), VarRef::Global);
+        assert_eq!(VarRef::from_c(3), VarRef::Var(3));
+        assert!(VarRef::from_c(-7).index().is_ok_and(|i| i == usize::MAX));
+        assert!(VarRef::Global.index().is_err());
         for n in -1..5 {
             assert_eq!(QuantizeMode::from_c(n).to_c(), n);
         }
