@@ -24,6 +24,9 @@ use std::sync::Mutex;
 mod attrs;
 mod data;
 mod define;
+mod inquire;
+
+pub use inquire::{GroupCounts, VarSummary};
 mod persist;
 
 /// The provenance string written into new datasets' `_NCProperties`.

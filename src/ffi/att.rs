@@ -191,17 +191,7 @@ pub unsafe extern "C" fn nc_inq_attid(ncid: c_int, varid: c_int, name: *const c_
     api!("nc_inq_attid", (ncid, varid, name), {
         // SAFETY: as above.
         let raw = unsafe { cstr(name) }?;
-        let id = with(ncid, |ds, gid| {
-            let name = names::lookup(raw)?;
-            let atts = ds.model.atts(gid, VarRef::from_c(varid))?;
-            match atts.iter().position(|a| a.name == name) {
-                Some(i) => Ok(i),
-                None if varid == -1 && name == "_NCProperties" && ds.virtual_att(gid, VarRef::from_c(varid), &name).is_some() => {
-                    err(Kind::AttMeta, "_NCProperties has no attribute number")
-                }
-                None => err(Kind::NotAtt, name.clone()),
-            }
-        })?;
+        let id = with(ncid, |ds, gid| ds.att_id(gid, VarRef::from_c(varid), &names::lookup(raw)?))?;
         // SAFETY: optional out-pointer.
         unsafe { put(idp, id as c_int) };
         Ok(())
@@ -212,14 +202,7 @@ pub unsafe extern "C" fn nc_inq_attid(ncid: c_int, varid: c_int, name: *const c_
 pub unsafe extern "C" fn nc_inq_attname(ncid: c_int, varid: c_int, attnum: c_int, name: *mut c_char) -> c_int {
     route!(nc_inq_attname(ncid, varid, attnum, name): (c_int, c_int, c_int, *mut c_char));
     api!("nc_inq_attname", (ncid, varid, attnum), {
-        let n = with(ncid, |ds, gid| {
-            let atts = ds.model.atts(gid, VarRef::from_c(varid))?;
-            usize::try_from(attnum)
-                .ok()
-                .and_then(|i| atts.get(i))
-                .map(|a| a.name.clone())
-                .ok_or_else(|| Error::new(Kind::NotAtt, format!("attnum {attnum}")))
-        })?;
+        let n = with(ncid, |ds, gid| Ok(ds.att_name(gid, VarRef::from_c(varid), attnum)?.to_string()))?;
         // SAFETY: caller buffer of NC_MAX_NAME+1 bytes.
         unsafe { put_name(name, &n) };
         Ok(())

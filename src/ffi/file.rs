@@ -279,14 +279,13 @@ pub unsafe extern "C" fn nc_inq(ncid: c_int, ndimsp: *mut c_int, nvarsp: *mut c_
     route!(nc_inq(ncid, ndimsp, nvarsp, nattsp, unlimdimidp): (c_int, *mut c_int, *mut c_int, *mut c_int, *mut c_int));
     api!("nc_inq", (ncid), {
         with(ncid, |ds, gid| {
-            let g = &ds.model.groups[gid];
-            let unlim = ds.model.first_unlimited(gid).map(|d| d as c_int).unwrap_or(-1);
+            let c = ds.group_counts(gid);
             // SAFETY: optional out-pointers.
             unsafe {
-                put(ndimsp, g.dims.len() as c_int);
-                put(nvarsp, g.vars.len() as c_int);
-                put(nattsp, g.atts.len() as c_int);
-                put(unlimdimidp, unlim);
+                put(ndimsp, c.ndims as c_int);
+                put(nvarsp, c.nvars as c_int);
+                put(nattsp, c.natts as c_int);
+                put(unlimdimidp, c.unlimited.map_or(-1, |d| d as c_int));
             }
             Ok(())
         })
@@ -326,8 +325,7 @@ pub unsafe extern "C" fn nc_inq_unlimdims(ncid: c_int, nunlimdimsp: *mut c_int, 
     route!(nc_inq_unlimdims(ncid, nunlimdimsp, unlimdimidsp): (c_int, *mut c_int, *mut c_int));
     api!("nc_inq_unlimdims", (ncid), {
         with(ncid, |ds, gid| {
-            let ids: Vec<c_int> =
-                ds.model.groups[gid].dims.iter().copied().filter(|&d| ds.model.dims[d].unlimited).map(|d| d as c_int).collect();
+            let ids: Vec<c_int> = ds.unlimited_dims(gid).into_iter().map(|d| d as c_int).collect();
             // SAFETY: optional out-pointers; the id array holds the unlimited dims of the group.
             unsafe {
                 put(nunlimdimsp, ids.len() as c_int);
@@ -344,7 +342,12 @@ pub unsafe extern "C" fn nc_inq_format(ncid: c_int, formatp: *mut c_int) -> c_in
     api!("nc_inq_format", (ncid), {
         with(ncid, |ds, _| {
             // SAFETY: optional out-pointer.
-            unsafe { put(formatp, if ds.classic { 4 } else { 3 }) };
+            unsafe {
+                put(
+                    formatp,
+                    if ds.is_classic_model() { super::consts::NC_FORMAT_NETCDF4_CLASSIC } else { super::consts::NC_FORMAT_NETCDF4 },
+                )
+            };
             Ok(())
         })
     })
@@ -370,7 +373,7 @@ pub unsafe extern "C" fn nc_inq_path(ncid: c_int, pathlen: *mut usize, path: *mu
     route!(nc_inq_path(ncid, pathlen, path): (c_int, *mut usize, *mut c_char));
     api!("nc_inq_path", (ncid), {
         with(ncid, |ds, _| {
-            let p = ds.spec.original.as_bytes();
+            let p = ds.path().as_bytes();
             // SAFETY: optional out-pointers; `path` must hold pathlen+1 bytes (netCDF contract).
             unsafe {
                 put(pathlen, p.len());

@@ -2,7 +2,7 @@
 
 use super::{cstr, put, put_name, put_slice, with};
 use crate::api;
-use crate::error::{Error, Kind, Result, err};
+use crate::error::Result;
 use crate::ffi::route::route;
 use crate::nc::names;
 use crate::registry::group_ncid;
@@ -30,24 +30,13 @@ pub unsafe extern "C" fn nc_rename_grp(grpid: c_int, name: *const c_char) -> c_i
     })
 }
 
-fn child_by_name(ds: &crate::dataset::Dataset, gid: usize, name: &str) -> Option<usize> {
-    let name = names::normalize(name);
-    ds.model.groups[gid].children.iter().copied().find(|&c| ds.model.groups[c].name == name)
-}
-
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_grp_ncid(ncid: c_int, grp_name: *const c_char, grp_ncid: *mut c_int) -> c_int {
     route!(nc_inq_grp_ncid(ncid, grp_name, grp_ncid): (c_int, *const c_char, *mut c_int));
     api!("nc_inq_grp_ncid", (ncid, grp_name), {
         // SAFETY: as above.
         let raw = unsafe { cstr(grp_name) }?;
-        let gid = with(ncid, |ds, gid| {
-            let name = names::lookup(raw)?;
-            if name.contains('/') || name.is_empty() {
-                return err(Kind::BadName, format!("group name {name:?}"));
-            }
-            child_by_name(ds, gid, &name).ok_or_else(|| Error::new(Kind::NoGroup, name.clone()))
-        })?;
+        let gid = with(ncid, |ds, gid| ds.child_group(gid, &names::lookup(raw)?))?;
         // SAFETY: optional out-pointer.
         unsafe { put(grp_ncid, group_ncid(ncid, gid)) };
         Ok(())
@@ -75,12 +64,7 @@ pub unsafe extern "C" fn nc_inq_grp_full_ncid(ncid: c_int, full_name: *const c_c
     api!("nc_inq_grp_full_ncid", (ncid, full_name), {
         // SAFETY: as above.
         let path = String::from_utf8_lossy(unsafe { cstr(full_name) }?).into_owned();
-        let gid = with(ncid, |ds, mut gid| {
-            for seg in path.split('/').filter(|s| !s.is_empty()) {
-                gid = child_by_name(ds, gid, seg).ok_or_else(|| Error::new(Kind::NoGroup, path.clone()))?;
-            }
-            Ok(gid)
-        })?;
+        let gid = with(ncid, |ds, gid| ds.group_by_path(gid, &path))?;
         // SAFETY: optional out-pointer.
         unsafe { put(grp_ncid, group_ncid(ncid, gid)) };
         Ok(())
@@ -91,7 +75,7 @@ pub unsafe extern "C" fn nc_inq_grp_full_ncid(ncid: c_int, full_name: *const c_c
 pub unsafe extern "C" fn nc_inq_grps(ncid: c_int, numgrps: *mut c_int, ncids: *mut c_int) -> c_int {
     route!(nc_inq_grps(ncid, numgrps, ncids): (c_int, *mut c_int, *mut c_int));
     api!("nc_inq_grps", (ncid), {
-        let ids: Vec<c_int> = with(ncid, |ds, gid| Ok(ds.model.groups[gid].children.iter().map(|&c| group_ncid(ncid, c)).collect()))?;
+        let ids: Vec<c_int> = with(ncid, |ds, gid| Ok(ds.child_groups(gid).iter().map(|&c| group_ncid(ncid, c)).collect()))?;
         // SAFETY: optional out-pointers sized by a previous count call.
         unsafe {
             put(numgrps, ids.len() as c_int);
@@ -105,7 +89,7 @@ pub unsafe extern "C" fn nc_inq_grps(ncid: c_int, numgrps: *mut c_int, ncids: *m
 pub unsafe extern "C" fn nc_inq_grpname(ncid: c_int, name: *mut c_char) -> c_int {
     route!(nc_inq_grpname(ncid, name): (c_int, *mut c_char));
     api!("nc_inq_grpname", (ncid), {
-        let n = with(ncid, |ds, gid| Ok(ds.model.groups[gid].name.clone()))?;
+        let n = with(ncid, |ds, gid| Ok(ds.group_name(gid).to_string()))?;
         // SAFETY: caller buffer of NC_MAX_NAME+1 bytes.
         unsafe { put_name(name, &n) };
         Ok(())
@@ -116,7 +100,7 @@ pub unsafe extern "C" fn nc_inq_grpname(ncid: c_int, name: *mut c_char) -> c_int
 pub unsafe extern "C" fn nc_inq_grpname_full(ncid: c_int, lenp: *mut usize, full_name: *mut c_char) -> c_int {
     route!(nc_inq_grpname_full(ncid, lenp, full_name): (c_int, *mut usize, *mut c_char));
     api!("nc_inq_grpname_full", (ncid), {
-        let n = with(ncid, |ds, gid| Ok(ds.model.full_name(gid)))?;
+        let n = with(ncid, |ds, gid| Ok(ds.group_full_name(gid)))?;
         // SAFETY: optional out-pointers; the buffer holds len+1 bytes.
         unsafe {
             put(lenp, n.len());
@@ -137,7 +121,7 @@ pub unsafe extern "C" fn nc_inq_grpname_len(ncid: c_int, lenp: *mut usize) -> c_
 pub unsafe extern "C" fn nc_inq_grp_parent(ncid: c_int, parent_ncid: *mut c_int) -> c_int {
     route!(nc_inq_grp_parent(ncid, parent_ncid): (c_int, *mut c_int));
     api!("nc_inq_grp_parent", (ncid), {
-        let parent = with(ncid, |ds, gid| ds.model.groups[gid].parent.ok_or_else(|| Error::new(Kind::NoGroup, "root has no parent")))?;
+        let parent = with(ncid, |ds, gid| ds.group_parent(gid))?;
         // SAFETY: optional out-pointer.
         unsafe { put(parent_ncid, group_ncid(ncid, parent)) };
         Ok(())
@@ -148,7 +132,7 @@ pub unsafe extern "C" fn nc_inq_grp_parent(ncid: c_int, parent_ncid: *mut c_int)
 pub unsafe extern "C" fn nc_inq_varids(ncid: c_int, nvars: *mut c_int, varids: *mut c_int) -> c_int {
     route!(nc_inq_varids(ncid, nvars, varids): (c_int, *mut c_int, *mut c_int));
     api!("nc_inq_varids", (ncid), {
-        let n = with(ncid, |ds, gid| Ok(ds.model.groups[gid].vars.len()))?;
+        let n = with(ncid, |ds, gid| Ok(ds.var_count(gid)))?;
         let ids: Vec<c_int> = (0..n as c_int).collect();
         // SAFETY: optional out-pointers.
         unsafe {
@@ -163,16 +147,7 @@ pub unsafe extern "C" fn nc_inq_varids(ncid: c_int, nvars: *mut c_int, varids: *
 pub unsafe extern "C" fn nc_inq_dimids(ncid: c_int, ndims: *mut c_int, dimids: *mut c_int, include_parents: c_int) -> c_int {
     route!(nc_inq_dimids(ncid, ndims, dimids, include_parents): (c_int, *mut c_int, *mut c_int, c_int));
     api!("nc_inq_dimids", (ncid, include_parents), {
-        let mut ids: Vec<c_int> = with(ncid, |ds, gid| {
-            let mut ids = Vec::new();
-            let mut cur = Some(gid);
-            while let Some(g) = cur {
-                ids.extend(ds.model.groups[g].dims.iter().map(|&d| d as c_int));
-                cur = if include_parents != 0 { ds.model.groups[g].parent } else { None };
-            }
-            Ok(ids)
-        })?;
-        ids.sort_unstable();
+        let ids: Vec<c_int> = with(ncid, |ds, gid| Ok(ds.dim_ids(gid, include_parents != 0).into_iter().map(|d| d as c_int).collect()))?;
         // SAFETY: optional out-pointers.
         unsafe {
             put(ndims, ids.len() as c_int);
@@ -206,10 +181,7 @@ pub unsafe extern "C" fn nc_inq_dimid(ncid: c_int, name: *const c_char, idp: *mu
         // Not validated beyond netcdf-c's own checks: a name that cannot exist is simply not
         // found (NC_EBADDIM); a '/' would make it a path, which netcdf-c rejects here.
         let name = names::lookup(raw)?;
-        if name.contains('/') {
-            return err(Kind::Invalid, format!("dimension path {name:?}"));
-        }
-        let id = with(ncid, |ds, gid| ds.model.find_dim(gid, &name).ok_or_else(|| Error::new(Kind::BadDim, name.clone())))?;
+        let id = with(ncid, |ds, gid| ds.dim_id(gid, &name))?;
         // SAFETY: optional out-pointer.
         unsafe { put(idp, id as c_int) };
         Ok(())
@@ -218,7 +190,7 @@ pub unsafe extern "C" fn nc_inq_dimid(ncid: c_int, name: *const c_char, idp: *mu
 
 fn dim_info(ncid: c_int, dimid: c_int) -> Result<(String, usize)> {
     with(ncid, |ds, _| {
-        let d = ds.model.dim(dimid)?;
+        let d = ds.dim_info(dimid)?;
         Ok((d.name.clone(), d.len as usize))
     })
 }

@@ -59,7 +59,7 @@ pub unsafe extern "C" fn nc_inq_var(
         if varid == -1 && !nattsp.is_null() {
             // netcdf-c answers NC_GLOBAL with the group's attribute count alone (and only
             // when that is asked for); nc_inq_varnatts relies on it.
-            let n = with(ncid, |ds, gid| Ok(ds.model.atts(gid, VarRef::Global)?.len() as c_int))?;
+            let n = with(ncid, |ds, gid| Ok(ds.att_count(gid, VarRef::Global)? as c_int))?;
             // SAFETY: checked non-NULL above.
             unsafe { put(nattsp, n) };
             return Ok(());
@@ -141,10 +141,7 @@ pub unsafe extern "C" fn nc_inq_varid(ncid: c_int, name: *const c_char, varidp: 
         if raw.len() > names::MAX_NAME {
             return err(Kind::MaxName, "name too long");
         }
-        let id = with(ncid, |ds, gid| {
-            let name = names::lookup(raw)?;
-            ds.model.groups[gid].vars.iter().position(|v| v.name == name).ok_or_else(|| Error::new(Kind::NotVar, name.clone()))
-        })?;
+        let id = with(ncid, |ds, gid| ds.var_id(gid, &names::lookup(raw)?))?;
         // SAFETY: optional out-pointer.
         unsafe { put(varidp, id as c_int) };
         Ok(())
@@ -219,12 +216,7 @@ pub unsafe extern "C" fn nc_def_var_fill(ncid: c_int, varid: c_int, no_fill: c_i
 pub unsafe extern "C" fn nc_inq_var_fill(ncid: c_int, varid: c_int, no_fill: *mut c_int, fill_valuep: *mut c_void) -> c_int {
     route!(nc_inq_var_fill(ncid, varid, no_fill, fill_valuep): (c_int, c_int, *mut c_int, *mut c_void));
     api!("nc_inq_var_fill", (ncid, varid), {
-        let (off, fill) = with(ncid, |ds, gid| {
-            let v = ds.model.var(gid, VarRef::from_c(varid))?;
-            // `_FillValue` if set, else the default: after deleting `_FillValue` the default is
-            // reported again (netcdf-c keeps reporting the deleted value, c-api.md §8.3).
-            Ok((v.no_fill, v.declared_fill()))
-        })?;
+        let (off, fill) = with(ncid, |ds, gid| ds.var_fill(gid, VarRef::from_c(varid)))?;
         // SAFETY: optional out-pointers; `fill_valuep` holds one element of the var's type.
         unsafe {
             put(no_fill, off as c_int);
