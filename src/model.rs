@@ -53,10 +53,18 @@ pub struct Var {
     pub locked: bool,
     pub quantize: (i32, i32),
     pub cache: ChunkCache,
+    /// How the variable is stored: Zarr facts the format writes and the engine reads.
+    pub stored: StoredArray,
+}
+
+/// The Zarr side of a variable, kept apart from its netCDF facts: written by `format`, read by
+/// `engine`; nothing here changes what the netCDF API reports.
+#[derive(Debug, Clone, Default)]
+pub struct StoredArray {
     /// Key under which the variable's objects live in storage; `None` until first flushed.
-    pub stored_key: Option<String>,
+    pub key: Option<String>,
     /// `/` or `.` between chunk indices.
-    pub dim_separator: char,
+    pub separator: char,
     /// Metadata members of `.zarray` we do not interpret, kept across rewrites.
     pub extra_zarray: serde_json::Map<String, Value>,
     /// Fixed byte width of NC_STRING elements on storage.
@@ -64,7 +72,7 @@ pub struct Var {
     /// `order: "F"` arrays read from other producers.
     pub fortran_order: bool,
     /// How elements are laid out in chunk bytes.
-    pub storage: StorageKind,
+    pub element: StorageKind,
     /// Zarr v3 details (`None` in v2 datasets).
     pub v3: Option<Box<V3Array>>,
 }
@@ -97,9 +105,10 @@ pub struct ShardIndex {
 }
 
 /// Chunk element layouts beyond plain fixed-size values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum StorageKind {
     /// Numbers, chars and booleans at their type size; strings NUL-padded to `maxstrlen`.
+    #[default]
     Native,
     /// NumPy `<U n` / `>U n` strings: n UCS-4 code points.
     Utf32(usize),
@@ -185,7 +194,7 @@ impl Model {
             })
         };
         from_att(&var.atts, "_nczarr_maxstrlen")
-            .or(var.maxstrlen)
+            .or(var.stored.maxstrlen)
             .or_else(|| from_att(&self.groups[0].atts, "_nczarr_default_maxstrlen"))
             .unwrap_or(DEFAULT_MAXSTRLEN)
             .min(MAX_STRLEN)

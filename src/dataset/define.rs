@@ -126,21 +126,23 @@ impl Dataset {
             locked: false,
             quantize: (0, 0),
             cache: cache_defaults(),
-            stored_key: None,
-            // The fragment, then `.ncrc` `ZARR.DIMENSION_SEPARATOR` (netcdf-c's key), then the
-            // format's default: `/` for v3 `default` keys (zarr-v3.md §5), netcdf-c's `.` for v2.
-            dim_separator: self.spec.dimension_separator.unwrap_or_else(|| {
-                match crate::config::rc_get("ZARR.DIMENSION_SEPARATOR").as_deref().map(str::trim) {
-                    Some("/") => '/',
-                    Some(".") => '.',
-                    _ => self.format.default_separator(),
-                }
-            }),
-            extra_zarray: Default::default(),
-            maxstrlen: None,
-            fortran_order: false,
-            storage: crate::model::StorageKind::Native,
-            v3: None,
+            stored: crate::model::StoredArray {
+                key: None,
+                // The fragment, then `.ncrc` `ZARR.DIMENSION_SEPARATOR` (netcdf-c's key), then the
+                // format's default: `/` for v3 `default` keys (zarr-v3.md §5), netcdf-c's `.` for v2.
+                separator: self.spec.dimension_separator.unwrap_or_else(|| {
+                    match crate::config::rc_get("ZARR.DIMENSION_SEPARATOR").as_deref().map(str::trim) {
+                        Some("/") => '/',
+                        Some(".") => '.',
+                        _ => self.format.default_separator(),
+                    }
+                }),
+                extra_zarray: Default::default(),
+                maxstrlen: None,
+                fortran_order: false,
+                element: crate::model::StorageKind::Native,
+                v3: None,
+            },
         };
         self.format.init_var(&mut var);
         var.chunks = self.default_chunks_for(&var);
@@ -305,7 +307,7 @@ impl Dataset {
                 return err(Kind::BadChunk, "shard sizes must be multiples of the chunk sizes");
             }
         }
-        let v3 = var.v3.get_or_insert_with(Default::default);
+        let v3 = var.stored.v3.get_or_insert_with(Default::default);
         v3.shard = shard.filter(|s| s.iter().zip(&var.chunks).any(|(s, c)| s != c));
         v3.shard_explicit = true;
         Ok(())

@@ -281,15 +281,15 @@ impl Dataset {
                     if var.locked {
                         continue;
                     }
-                    let explicit = var.v3.as_ref().is_some_and(|v| v.shard_explicit);
+                    let explicit = var.stored.v3.as_ref().is_some_and(|v| v.shard_explicit);
                     let wanted = match (explicit, target) {
                         (false, Some(t)) => self.auto_shard(var, t),
-                        _ => var.v3.as_ref().and_then(|v| v.shard.clone()),
+                        _ => var.stored.v3.as_ref().and_then(|v| v.shard.clone()),
                     };
                     // Chunk sizes may have changed after the shards were set: keep whole chunks.
                     let wanted = wanted.map(|s| s.iter().zip(&var.chunks).map(|(&s, &c)| s.div_ceil(c) * c).collect::<Vec<u64>>());
                     let var = &mut self.model.groups[gid].vars[varid];
-                    let v3 = var.v3.get_or_insert_with(Default::default);
+                    let v3 = var.stored.v3.get_or_insert_with(Default::default);
                     v3.shard = wanted.filter(|s| s != &var.chunks);
                     if v3.shard.is_some() {
                         v3.index = crate::model::ShardIndex { at_start: false, crc: true, big_endian: false };
@@ -308,9 +308,9 @@ impl Dataset {
                         v.atts.push(Att::new(name.into(), Values::Int(vec![v.quantize.1])));
                     }
                     v.storage_fill = if v.no_fill { None } else { Some(v.declared_fill()) };
-                    if v.nctype == NcType::String && v.storage == crate::model::StorageKind::Native {
+                    if v.nctype == NcType::String && v.stored.element == crate::model::StorageKind::Native {
                         // The width chunks are written with is fixed from here on.
-                        v.maxstrlen.get_or_insert(width);
+                        v.stored.maxstrlen.get_or_insert(width);
                     }
                 }
             }

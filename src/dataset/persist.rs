@@ -23,7 +23,7 @@ impl Dataset {
     /// The chunk layout of a variable, at the key its objects live under now.
     pub(super) fn chunk_layout(&self, gid: usize, varid: usize) -> Result<crate::engine::Layout> {
         let var = self.model.var(gid, VarRef::Var(varid))?;
-        let key = var.stored_key.clone().unwrap_or_else(|| self.model.var_key(gid, varid));
+        let key = var.stored.key.clone().unwrap_or_else(|| self.model.var_key(gid, varid));
         crate::engine::Layout::new(&self.model, var, key)
     }
 
@@ -53,7 +53,7 @@ impl Dataset {
             self.model.groups[gid].stored_key = Some(gkey);
             for varid in 0..self.model.groups[gid].vars.len() {
                 let vkey = self.model.var_key(gid, varid);
-                self.model.groups[gid].vars[varid].stored_key = Some(vkey);
+                self.model.groups[gid].vars[varid].stored.key = Some(vkey);
             }
         }
         self.dirty = false;
@@ -80,7 +80,7 @@ impl Dataset {
                 for g in &mut self.model.groups {
                     fix(&mut g.stored_key);
                     for v in &mut g.vars {
-                        fix(&mut v.stored_key);
+                        fix(&mut v.stored.key);
                     }
                 }
                 self.model.groups[gid].stored_key = Some(now.clone());
@@ -91,7 +91,7 @@ impl Dataset {
         for gid in 0..self.model.groups.len() {
             for varid in 0..self.model.groups[gid].vars.len() {
                 let now = self.model.var_key(gid, varid);
-                if let Some(old) = self.model.groups[gid].vars[varid].stored_key.clone()
+                if let Some(old) = self.model.groups[gid].vars[varid].stored.key.clone()
                     && old != now
                     && !old.is_empty()
                 {
@@ -99,7 +99,7 @@ impl Dataset {
                     let lead = format!("{old}/");
                     self.stored.retain(|k, _| !k.starts_with(&lead));
                     self.shard_indexes.forget_prefix(&lead);
-                    self.model.groups[gid].vars[varid].stored_key = Some(now);
+                    self.model.groups[gid].vars[varid].stored.key = Some(now);
                 }
             }
         }

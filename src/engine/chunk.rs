@@ -56,7 +56,7 @@ impl Layout {
             .iter()
             .try_fold(1usize, |a, &c| a.checked_mul(c as usize))
             .ok_or_else(|| Error::new(Kind::NoMem, "chunk too large"))?;
-        let sharded = var.v3.as_ref().is_some_and(|v| v.shard.is_some());
+        let sharded = var.stored.v3.as_ref().is_some_and(|v| v.shard.is_some());
         if let Some(f) = var.filters.iter().find(|f| !codec::is_supported(f) && !codec::is_object_codec(f)) {
             let id = f.raw.as_ref().and_then(|r| r.get("id")).map(|v| v.to_string()).unwrap_or_else(|| f.id.to_string());
             return err(Kind::NoFilter, format!("codec {id} is not available"));
@@ -67,26 +67,27 @@ impl Layout {
             nelems,
             item: var.nctype.size(),
             big_endian: var.endian == Endian::Big && var.nctype.is_numeric(),
-            storage: var.storage,
+            storage: var.stored.element,
             width: model.maxstrlen(var),
             filters: var
                 .filters
                 .iter()
                 .filter(|f| !codec::is_object_codec(f))
-                .map(|f| if var.v3.is_some() { codec::v3_effective(f) } else { f.clone() })
+                .map(|f| if var.stored.v3.is_some() { codec::v3_effective(f) } else { f.clone() })
                 .collect(),
             key,
             // Inner chunks of a shard go by virtual `c/i/j` keys that `ShardStore` maps.
-            sep: if sharded { '/' } else { var.dim_separator },
-            default_keys: sharded || var.v3.as_ref().is_some_and(|v| v.default_keys),
+            sep: if sharded { '/' } else { var.stored.separator },
+            default_keys: sharded || var.stored.v3.as_ref().is_some_and(|v| v.default_keys),
             sharded,
             fill: if var.no_fill { None } else { Some(var.fill_value()) },
-            fortran: var.fortran_order,
+            fortran: var.stored.fortran_order,
             perm: var
+                .stored
                 .v3
                 .as_ref()
                 .and_then(|v| v.transpose.clone())
-                .or_else(|| var.fortran_order.then(|| (0..var.dimids.len()).rev().collect())),
+                .or_else(|| var.stored.fortran_order.then(|| (0..var.dimids.len()).rev().collect())),
             quantize: {
                 let fill = match var.declared_fill() {
                     Values::Float(v) => v.first().map(|&f| f as f64),

@@ -295,8 +295,9 @@ pub unsafe extern "C" fn nczarr_def_var_shards(ncid: c_int, varid: c_int, shardp
 pub unsafe extern "C" fn nczarr_inq_var_shards(ncid: c_int, varid: c_int, shardedp: *mut c_int, shardp: *mut usize) -> c_int {
     route!(nczarr_inq_var_shards(ncid, varid, shardedp, shardp): (c_int, c_int, *mut c_int, *mut usize));
     api!("nczarr_inq_var_shards", (ncid, varid), {
-        let shard: Option<Vec<usize>> =
-            settings_var(ncid, varid, |v| v.v3.as_ref().and_then(|x| x.shard.as_ref()).map(|s| s.iter().map(|&c| c as usize).collect()))?;
+        let shard: Option<Vec<usize>> = settings_var(ncid, varid, |v| {
+            v.stored.v3.as_ref().and_then(|x| x.shard.as_ref()).map(|s| s.iter().map(|&c| c as usize).collect())
+        })?;
         // SAFETY: optional out-pointers; one size per dimension.
         unsafe {
             put(shardedp, shard.is_some() as c_int);

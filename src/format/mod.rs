@@ -99,9 +99,9 @@ impl ZarrFormat {
     /// `string` + `vlen-utf8` (zarr-v3.md V3): no width, no truncation.
     pub fn init_var(self, var: &mut crate::model::Var) {
         if self == ZarrFormat::V3 {
-            var.v3 = Some(Box::new(crate::model::V3Array { default_keys: true, ..Default::default() }));
+            var.stored.v3 = Some(Box::new(crate::model::V3Array { default_keys: true, ..Default::default() }));
             if var.nctype == crate::nc::types::NcType::String {
-                var.storage = crate::model::StorageKind::Vlen;
+                var.stored.element = crate::model::StorageKind::Vlen;
                 var.filters.push(crate::codec::Filter { id: 0, params: vec![], raw: Some(serde_json::json!({"id": "vlen-utf8"})) });
             }
         }
@@ -157,7 +157,7 @@ impl ZarrFormat {
     /// it into an uninitialised len+1 buffer and prints up to the first NUL); `None` when the
     /// variable has no filters.
     pub fn codecs_attribute(self, model: &crate::model::Model, var: &crate::model::Var) -> Option<Vec<u8>> {
-        let mut bytes = match &var.v3 {
+        let mut bytes = match &var.stored.v3 {
             // v3: the `codecs` list itself (sharding included), as stored or as we write it.
             Some(v3) => {
                 let list = match v3.doc.as_ref().and_then(|d| d.get("codecs")) {

@@ -75,7 +75,7 @@ pub struct ShardStore<'a> {
 
 /// The adapter for a sharded variable whose objects live under `key`; `None` when unsharded.
 pub fn for_var<'a>(inner: &'a dyn Zmap, cache: &'a IndexCache, var: &Var, key: &str) -> Option<ShardStore<'a>> {
-    let v3 = var.v3.as_ref()?;
+    let v3 = var.stored.v3.as_ref()?;
     let shard = v3.shard.as_ref()?;
     let per_shard = shard.iter().zip(&var.chunks).map(|(s, c)| s / c.max(&1)).collect();
     Some(ShardStore {
@@ -84,7 +84,7 @@ pub fn for_var<'a>(inner: &'a dyn Zmap, cache: &'a IndexCache, var: &Var, key: &
         var_key: key.to_string(),
         per_shard,
         default_keys: v3.default_keys,
-        sep: var.dim_separator,
+        sep: var.stored.separator,
         index: v3.index,
         outer: v3.outer.clone(),
         pending: Mutex::new(BTreeMap::new()),
@@ -492,18 +492,20 @@ mod tests {
             locked: true,
             quantize: (0, 0),
             cache: ChunkCache { size: 0, nelems: 0, preemption: 0.0 },
-            stored_key: Some("v".into()),
-            dim_separator: '/',
-            extra_zarray: Default::default(),
-            maxstrlen: None,
-            fortran_order: false,
-            storage: StorageKind::Native,
-            v3: Some(Box::new(V3Array {
-                default_keys: true,
-                shard: Some(vec![4, 12]),
-                index: ShardIndex { at_start: false, crc: true, big_endian: false },
-                ..Default::default()
-            })),
+            stored: crate::model::StoredArray {
+                key: Some("v".into()),
+                separator: '/',
+                extra_zarray: Default::default(),
+                maxstrlen: None,
+                fortran_order: false,
+                element: StorageKind::Native,
+                v3: Some(Box::new(V3Array {
+                    default_keys: true,
+                    shard: Some(vec![4, 12]),
+                    index: ShardIndex { at_start: false, crc: true, big_endian: false },
+                    ..Default::default()
+                })),
+            },
         }
     }
 

@@ -619,18 +619,20 @@ fn build_var(
         locked: true,
         quantize,
         cache: ChunkCache { size: 0, nelems: 0, preemption: 0.0 },
-        stored_key: Some(vkey),
-        dim_separator,
-        extra_zarray: extra,
-        maxstrlen,
-        fortran_order,
-        storage: match dt.storage {
-            Storage::Utf32(n) => crate::model::StorageKind::Utf32(n),
-            Storage::Object => crate::model::StorageKind::Vlen,
-            Storage::Bool => crate::model::StorageKind::Bool,
-            _ => crate::model::StorageKind::Native,
+        stored: crate::model::StoredArray {
+            key: Some(vkey),
+            separator: dim_separator,
+            extra_zarray: extra,
+            maxstrlen,
+            fortran_order,
+            element: match dt.storage {
+                Storage::Utf32(n) => crate::model::StorageKind::Utf32(n),
+                Storage::Object => crate::model::StorageKind::Vlen,
+                Storage::Bool => crate::model::StorageKind::Bool,
+                _ => crate::model::StorageKind::Native,
+            },
+            v3: None,
         },
-        v3: None,
     }))
 }
 

@@ -102,7 +102,7 @@ fn render_var(model: &Model, var: &Var, opts: &Options) -> (Value, Option<Value>
         }
     };
     zarray.insert("fill_value".into(), fill);
-    zarray.insert("order".into(), Value::String(if var.fortran_order { "F" } else { "C" }.into()));
+    zarray.insert("order".into(), Value::String(if var.stored.fortran_order { "F" } else { "C" }.into()));
     let elem = if var.nctype == NcType::String { width } else { var.nctype.size() };
     let codecs: Vec<Value> = var.filters.iter().map(|f| codec::to_zarr(f, elem)).collect();
     match codecs.split_last() {
@@ -115,10 +115,10 @@ fn render_var(model: &Model, var: &Var, opts: &Options) -> (Value, Option<Value>
             zarray.insert("filters".into(), if rest.is_empty() { Value::Null } else { Value::Array(rest.to_vec()) });
         }
     }
-    if var.dim_separator == '/' {
+    if var.stored.separator == '/' {
         zarray.insert("dimension_separator".into(), "/".into());
     }
-    for (k, v) in &var.extra_zarray {
+    for (k, v) in &var.stored.extra_zarray {
         zarray.entry(k.clone()).or_insert_with(|| v.clone());
     }
 

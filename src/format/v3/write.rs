@@ -46,7 +46,7 @@ fn atts_object(atts: &[Att], var: Option<&Var>, nczarr: bool) -> (Map<String, Va
 /// The codec list of a variable we defined (§6, §7).
 pub fn codecs_for(var: &Var, elem: usize) -> Value {
     let mut inner: Vec<Value> = Vec::new();
-    if var.fortran_order && var.dimids.len() > 1 {
+    if var.stored.fortran_order && var.dimids.len() > 1 {
         inner.push(json!({"name": "transpose", "configuration": {"order": (0..var.dimids.len()).rev().collect::<Vec<_>>()}}));
     }
     if var.nctype == NcType::String {
@@ -58,7 +58,7 @@ pub fn codecs_for(var: &Var, elem: usize) -> Value {
     }
     let elem = if var.nctype == NcType::String { 1 } else { elem };
     inner.extend(var.filters.iter().filter(|f| !crate::codec::is_object_codec(f)).map(|f| codec::to_v3(f, elem)));
-    match var.v3.as_ref().and_then(|v| v.shard.as_ref()) {
+    match var.stored.v3.as_ref().and_then(|v| v.shard.as_ref()) {
         Some(_) => json!([{"name": "sharding_indexed", "configuration": {
             "chunk_shape": var.chunks,
             "codecs": inner,
@@ -93,7 +93,7 @@ fn render_var(model: &Model, var: &Var, opts: &Options) -> Value {
         user.insert("_nczarr_attrs".into(), json!({"attribute_types": types}));
     }
     let names: Vec<Value> = var.dimids.iter().map(|&d| json!(model.dims[d].name)).collect();
-    if let Some(doc) = var.v3.as_ref().and_then(|v| v.doc.as_ref()) {
+    if let Some(doc) = var.stored.v3.as_ref().and_then(|v| v.doc.as_ref()) {
         // Read from storage: everything but the shape and attributes stays as the producer wrote it.
         let mut doc = doc.clone();
         doc.insert("shape".into(), json!(shape));
@@ -105,7 +105,7 @@ fn render_var(model: &Model, var: &Var, opts: &Options) -> Value {
     }
     let elem = var.nctype.size();
     let fill = if var.no_fill { zero_fill(var.nctype) } else { render_fill(&var.fill_value()) };
-    let grid: Vec<u64> = var.v3.as_ref().and_then(|v| v.shard.clone()).unwrap_or_else(|| var.chunks.clone());
+    let grid: Vec<u64> = var.stored.v3.as_ref().and_then(|v| v.shard.clone()).unwrap_or_else(|| var.chunks.clone());
     let mut doc = Map::new();
     doc.insert("shape".into(), json!(shape));
     doc.insert("data_type".into(), json!(render_data_type(var.nctype)));
@@ -113,7 +113,7 @@ fn render_var(model: &Model, var: &Var, opts: &Options) -> Value {
         "chunk_grid".into(),
         json!({"name": "regular", "configuration": {"chunk_shape": if var.dimids.is_empty() { vec![] } else { grid }}}),
     );
-    doc.insert("chunk_key_encoding".into(), json!({"name": "default", "configuration": {"separator": var.dim_separator.to_string()}}));
+    doc.insert("chunk_key_encoding".into(), json!({"name": "default", "configuration": {"separator": var.stored.separator.to_string()}}));
     doc.insert("fill_value".into(), fill);
     doc.insert("codecs".into(), codecs_for(var, elem));
     doc.insert("attributes".into(), Value::Object(user));
