@@ -391,3 +391,57 @@ fn set_filter(filters: &mut Vec<Filter>, id: u32, params: Vec<u32>) {
         None => filters.push(Filter { id, params, raw: None }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nc::modes::OpenFlags;
+
+    fn create(name: &str, cmode: i32) -> (Dataset, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("nczarr-define-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let spec = crate::url::parse(&format!("file://{}#mode=nczarr,file", dir.display())).unwrap().unwrap();
+        (Dataset::create(spec, OpenFlags::from_bits(cmode)).unwrap(), dir)
+    }
+
+    fn kind<T>(r: Result<T>) -> Kind {
+        r.err().map(|e| e.kind).expect("an error")
+    }
+
+    #[test]
+    fn netcdf4_define_rules() {
+        let (mut ds, dir) = create("nc4", 0);
+        let x = ds.def_dim(0, b"x", 3).unwrap() as i32;
+        assert_eq!(kind(ds.def_dim(0, b"x", 5)), Kind::NameInUse);
+        assert_eq!(kind(ds.def_dim(0, b"bad/name", 5)), Kind::BadName);
+        let v = VarRef::Var(ds.def_var(0, b"v", NcType::Int.id(), Some(&[x]), 1).unwrap());
+        assert_eq!(kind(ds.def_var(0, b"v", NcType::Int.id(), Some(&[x]), 1)), Kind::NameInUse);
+        assert_eq!(kind(ds.def_var(0, b"w", 0, None, 0)), Kind::BadType);
+        assert_eq!(kind(ds.def_var(0, b"w", NcType::Int.id(), Some(&[99]), 1)), Kind::BadDim);
+        assert_eq!(kind(ds.def_var(0, b"w", NcType::Int.id(), None, -1)), Kind::Invalid);
+        assert_eq!(kind(ds.def_var_deflate(0, v, false, true, 10)), Kind::Invalid);
+        assert_eq!(kind(ds.def_var_fill(0, VarRef::Global, true, None)), Kind::Global);
+        assert_eq!(kind(ds.def_var_deflate(0, VarRef::Global, false, true, 1)), Kind::NotVar);
+        ds.rename_dim(0, x, b"x").unwrap();
+        ds.enddef().unwrap();
+        // After enddef: storage settings are fixed, metadata still changes (implicit redef).
+        assert_eq!(kind(ds.def_var_deflate(0, v, false, true, 1)), Kind::LateDef);
+        ds.def_dim(0, b"y", 2).unwrap();
+        ds.close().unwrap();
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn classic_model_define_rules() {
+        let (mut ds, dir) = create("classic", 0x0100);
+        ds.def_dim(0, b"t", 0).unwrap();
+        assert_eq!(kind(ds.def_dim(0, b"t2", 0)), Kind::Unlimit);
+        assert_eq!(kind(ds.def_grp(0, b"g")), Kind::StrictNc3);
+        assert_eq!(kind(ds.def_var(0, b"u", NcType::UInt.id(), None, 0)), Kind::StrictNc3);
+        ds.enddef().unwrap();
+        // Classic model: no implicit redef.
+        assert_eq!(kind(ds.def_dim(0, b"z", 1)), Kind::NotInDefine);
+        ds.close().unwrap();
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -106,3 +106,111 @@ impl Dataset {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nc::modes::{FillMode, OpenFlags, QuantizeMode, Storage};
+    use crate::zmap::file::FileStore;
+
+    fn scratch(name: &str, mode: &str) -> (String, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("nczarr-persist-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        (format!("file://{}#mode={mode}", dir.display()), dir)
+    }
+
+    fn create(url: &str) -> Dataset {
+        Dataset::create(crate::url::parse(url).unwrap().unwrap(), OpenFlags::from_bits(0)).unwrap()
+    }
+
+    /// Defines a dataset touching every kind of metadata the writers render.
+    fn populate(ds: &mut Dataset) {
+        let t = ds.def_dim(0, b"time", 0).unwrap() as i32;
+        let x = ds.def_dim(0, b"x", 6).unwrap() as i32;
+        let g = ds.def_grp(0, b"obs").unwrap();
+        let v = VarRef::Var(ds.def_var(0, b"temp", NcType::Float.id(), Some(&[t, x]), 2).unwrap());
+        ds.def_var_chunking(0, v, Storage::Chunked, Some(vec![4, 3])).unwrap();
+        ds.def_var_deflate(0, v, true, true, 4).unwrap();
+        ds.def_var_quantize(0, v, QuantizeMode::BitRound, 10).unwrap();
+        ds.put_att(0, v, b"units", NcType::Char.id(), Values::Char(b"K".to_vec())).unwrap();
+        ds.put_att(0, v, b"_FillValue", NcType::Float.id(), Values::Float(vec![-999.0])).unwrap();
+        ds.put_att(0, VarRef::Global, b"title", NcType::Char.id(), Values::Char(b"round trip".to_vec())).unwrap();
+        ds.put_att(0, VarRef::Global, b"levels", NcType::Int64.id(), Values::Int64(vec![1, -2, 3])).unwrap();
+        let s = VarRef::Var(ds.def_var(g, b"station", NcType::String.id(), None, 0).unwrap());
+        ds.put_att(g, s, b"kind", NcType::String.id(), Values::Str(vec![Some("a".into()), Some("bb".into())])).unwrap();
+        ds.set_fill(FillMode::NoFill).unwrap();
+        ds.def_var(g, b"count", NcType::UShort.id(), Some(&[x]), 1).unwrap();
+        ds.enddef().unwrap();
+    }
+
+    /// What the writers must preserve, as one comparable value per variable and group.
+    fn summary(model: &Model) -> Vec<String> {
+        let mut out = Vec::new();
+        for (gid, g) in model.groups.iter().enumerate() {
+            let atts: Vec<String> = g.atts.iter().filter(|a| !a.synthetic).map(|a| format!("{}={:?}", a.name, a.value)).collect();
+            out.push(format!("group {} {:?}", model.full_name(gid), atts));
+            for &d in &g.dims {
+                let dim = &model.dims[d];
+                out.push(format!("  dim {} {} {}", dim.name, dim.len, dim.unlimited));
+            }
+            for v in &g.vars {
+                let dims: Vec<&str> = v.dimids.iter().map(|&d| model.dims[d].name.as_str()).collect();
+                let mut atts: Vec<String> = v.atts.iter().map(|a| format!("{}={:?}", a.name, a.value)).collect();
+                atts.sort();
+                let filters: Vec<(u32, Vec<u32>)> = v.filters.iter().map(|f| (f.id, f.params.clone())).collect();
+                out.push(format!(
+                    "  var {} {:?} {dims:?} chunks {:?} filters {filters:?} no_fill {} quantize {:?} atts {atts:?}",
+                    v.name, v.nctype, v.chunks, v.no_fill, v.quantize
+                ));
+            }
+        }
+        out
+    }
+
+    fn round_trip(name: &str, mode: &str, zarr_format: u8) {
+        let (url, dir) = scratch(name, mode);
+        let mut ds = create(&url);
+        populate(&mut ds);
+        let written = summary(&ds.model);
+        ds.close().unwrap();
+        let store = FileStore::open(&dir).unwrap();
+        let loaded = read::read(&store, None, None, "t", None).unwrap();
+        assert_eq!(loaded.zarr_format, zarr_format);
+        assert_eq!(summary(&loaded.model), written, "{mode}: what was read differs from what was written");
+        // A reopen that changes nothing writes nothing (C6): every object keeps its bytes.
+        let before = loaded.stored.clone();
+        let reopened = Dataset::open(crate::url::parse(&url).unwrap().unwrap(), OpenFlags::from_bits(0x0001)).unwrap();
+        reopened.close().unwrap();
+        let again = read::read(&FileStore::open(&dir).unwrap(), None, None, "t", None).unwrap();
+        assert_eq!(again.stored, before, "{mode}: an unchanged reopen rewrote metadata");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn nczarr_v2_metadata_round_trips() {
+        round_trip("v2", "nczarr,file", 2);
+    }
+
+    #[test]
+    fn nczarr_v3_metadata_round_trips() {
+        round_trip("v3", "nczarr,file,v3", 3);
+    }
+
+    #[test]
+    fn renamed_variables_keep_their_chunks() {
+        let (url, dir) = scratch("rename", "nczarr,file");
+        let mut ds = create(&url);
+        let x = ds.def_dim(0, b"x", 4).unwrap() as i32;
+        let v = VarRef::Var(ds.def_var(0, b"old", NcType::Int.id(), Some(&[x]), 1).unwrap());
+        ds.enddef().unwrap();
+        let req = crate::engine::Request { start: Some(&[0]), count: Some(&[4]), stride: None, imap: None };
+        let sel = ds.select(0, v, &req, true).unwrap();
+        let mut data: Vec<u8> = [1i32, 2, 3, 4].iter().flat_map(|i| i.to_ne_bytes()).collect();
+        ds.write(0, v, &sel, crate::engine::Mem::Bytes(&mut data, crate::engine::MemType::Num(NcType::Int))).unwrap();
+        ds.sync().unwrap();
+        ds.rename_var(0, v, b"new").unwrap();
+        ds.close().unwrap();
+        assert!(dir.join("new/0").exists() && !dir.join("old").exists(), "chunks move with the variable");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
