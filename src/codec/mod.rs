@@ -1,0 +1,406 @@
+//! Codecs: netCDF/HDF5 filters ↔ Zarr codecs, and the encoders and decoders that run them.
+//!
+//! `CODECS` is the one table: each row names a codec in every world (numcodecs id, HDF5 id,
+//! v2 and v3 JSON) and says how it transforms bytes; each codec lives in its own file. Adding
+//! a codec is one file and one row. Codecs without an HDF5 id (gzip, crc32c, lz4) are read
+//! with id 0 and kept as their stored JSON.
+
+mod blosc;
+mod bzip2;
+mod crc32c;
+mod fletcher32;
+mod lz4;
+mod shuffle;
+mod szip;
+mod zlib;
+mod zstd;
+
+pub use crc32c::{check_crc32c, crc32c};
+pub use fletcher32::fletcher32;
+
+use crate::error::{Kind, Result, err};
+use crate::json::{int_param, to_bytes};
+use serde_json::{Map, Value, json};
+
+/// One entry of a variable's filter chain, in encode order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filter {
+    /// HDF5 filter id, 0 for a codec with no HDF5 id (only ever read from storage).
+    pub id: u32,
+    pub params: Vec<u32>,
+    /// The codec JSON as stored, for codecs we did not create (kept verbatim).
+    pub raw: Option<Value>,
+}
+
+impl Filter {
+    /// The i-th netCDF parameter, 0 when absent.
+    pub fn param(&self, i: usize) -> u32 {
+        self.params.get(i).copied().unwrap_or(0)
+    }
+}
+
+/// Largest decoded chunk we accept (bytes): metadata asking for more is refused at open.
+pub const MAX_CHUNK_BYTES: u128 = 4_294_967_295;
+
+/// Codecs that turn array elements into bytes themselves (zarr's variable-length strings):
+/// they replace the fixed-width element layout instead of filtering its bytes.
+pub fn is_object_codec(f: &Filter) -> bool {
+    f.raw.as_ref().and_then(|r| r.get("id")).and_then(|v| v.as_str()).is_some_and(|id| id == "vlen-utf8" || id == "vlen-bytes")
+}
+
+pub(crate) const DEFLATE: u32 = 1;
+pub(crate) const SHUFFLE: u32 = 2;
+pub(crate) const FLETCHER32: u32 = 3;
+pub(crate) const SZIP: u32 = 4;
+pub(crate) const BZIP2: u32 = 307;
+pub(crate) const BLOSC: u32 = 32001;
+pub(crate) const ZSTD: u32 = 32015;
+
+/// Filters this library implements (what `nc_inq_filter_avail` reports).
+pub(crate) const AVAILABLE: &[u32] = &[DEFLATE, SHUFFLE, FLETCHER32, BZIP2, BLOSC, ZSTD];
+
+// ---- the codec table ------------------------------------------------------------------------
+
+/// One codec: its names and its parameters in each world, and how it runs.
+pub(crate) struct Codec {
+    /// numcodecs id: `id` in v2 metadata, and the name a stored codec goes by.
+    id: &'static str,
+    /// HDF5 filter id (netCDF's filter API); 0: none of its own.
+    hdf5_id: u32,
+    /// netCDF parameters from the v2 codec JSON.
+    params: fn(&Map<String, Value>) -> Vec<u32>,
+    /// The v2 codec JSON of a filter; the second argument is the element size.
+    v2_json: fn(&Filter, usize) -> Value,
+    /// The v3 codec JSON of a filter (zarr-v3.md §6).
+    v3_json: fn(&Filter, usize) -> Value,
+    /// `None`: metadata only, no encoder here (NC_ENOFILTER on data).
+    run: Option<Run>,
+}
+
+/// (filter, data, element size) → encoded bytes.
+type EncodeFn = fn(&Filter, &[u8], usize) -> Result<Vec<u8>>;
+/// (filter, stored bytes, element size, largest output allowed) → decoded bytes.
+type DecodeFn = fn(&Filter, Vec<u8>, usize, usize) -> Result<Vec<u8>>;
+
+struct Run {
+    encode: EncodeFn,
+    decode: DecodeFn,
+}
+
+const CODECS: &[Codec] = &[
+    zlib::ZLIB,
+    zlib::GZIP,
+    shuffle::SHUFFLE_CODEC,
+    fletcher32::FLETCHER32_CODEC,
+    crc32c::CRC32C,
+    bzip2::BZ2,
+    zstd::ZSTD_CODEC,
+    lz4::LZ4,
+    blosc::BLOSC_CODEC,
+    szip::SZIP_CODEC,
+];
+
+fn by_id(id: &str) -> Option<&'static Codec> {
+    CODECS.iter().find(|c| c.id == id)
+}
+
+fn by_hdf5_id(id: u32) -> Option<&'static Codec> {
+    CODECS.iter().find(|c| id != 0 && c.hdf5_id == id)
+}
+
+/// The stored JSON itself (codecs we never define).
+fn raw_json(f: &Filter, _: usize) -> Value {
+    f.raw.clone().unwrap_or(Value::Null)
+}
+
+/// v3 JSON from the stored v2-style JSON: bare names for codecs v3 defines, `numcodecs.` for
+/// the rest, the other members as configuration.
+fn generic_v3(f: &Filter, _: usize) -> Value {
+    let id = codec_id(f);
+    let mut conf = f.raw.clone().and_then(|r| r.as_object().cloned()).unwrap_or_default();
+    conf.remove("id");
+    let name = if id.contains('.') || ["gzip", "zstd", "blosc", "crc32c"].contains(&id.as_str()) { id } else { format!("numcodecs.{id}") };
+    if conf.is_empty() { json!({"name": name}) } else { json!({"name": name, "configuration": conf}) }
+}
+
+fn filter_error(what: impl std::fmt::Display) -> crate::error::Error {
+    crate::error::Error::new(Kind::Filter, what.to_string())
+}
+
+/// An integer member of the stored codec JSON.
+fn level_of(f: &Filter, key: &str, default: i64) -> i64 {
+    f.raw.as_ref().and_then(|r| int_param(r.get(key))).unwrap_or(default)
+}
+
+/// Reads a decompressor's output, refusing more than `cap` bytes.
+fn read_capped(mut r: impl std::io::Read, cap: usize) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::with_capacity(cap.min(1 << 26));
+    (&mut r).take(cap as u64 + 1).read_to_end(&mut out).map_err(filter_error)?;
+    if out.len() > cap {
+        return err(Kind::Filter, "decompressed data larger than the chunk");
+    }
+    Ok(out)
+}
+
+/// The numcodecs id of a filter: the stored codec's own id when there is one (so a `gzip`
+/// or `crc32c` read as deflate/fletcher32 keeps its framing), else by HDF5 id.
+fn codec_id(f: &Filter) -> String {
+    if let Some(id) = f.raw.as_ref().and_then(|r| r.get("id")).and_then(Value::as_str) {
+        return id.to_string();
+    }
+    by_hdf5_id(f.id).map(|c| c.id.to_string()).unwrap_or_default()
+}
+
+// ---- metadata -------------------------------------------------------------------------------
+
+/// A filter from its Zarr v2 JSON; unknown codecs (and those without an HDF5 id) become id 0
+/// with the JSON kept.
+pub fn from_zarr(v: &Value) -> Result<Filter> {
+    let obj = v.as_object().ok_or_else(|| crate::error::Error::new(Kind::NcZarr, "codec is not an object"))?;
+    let id = obj.get("id").and_then(Value::as_str).ok_or_else(|| crate::error::Error::new(Kind::NcZarr, "codec without string id"))?;
+    Ok(match by_id(id).filter(|c| c.hdf5_id != 0) {
+        Some(c) => Filter { id: c.hdf5_id, params: (c.params)(obj), raw: Some(v.clone()) },
+        None => Filter { id: 0, params: vec![], raw: Some(v.clone()) },
+    })
+}
+
+/// Validates a filter definition from the API (`nc_def_var_filter`).
+pub fn check_params(id: u32, params: &[u32]) -> Result<()> {
+    match id {
+        DEFLATE if params.len() != 1 || params[0] > 9 => err(Kind::Invalid, "deflate level"),
+        BZIP2 if params.len() != 1 || !(1..=9).contains(&params[0]) => err(Kind::Invalid, "bzip2 level"),
+        ZSTD if params.len() != 1 || !(-131072..=22).contains(&(params[0] as i32)) => err(Kind::Invalid, "zstd level"),
+        BLOSC if params.len() < 7 || params[5] > 2 || params[6] > 5 || params[6] == 3 => err(Kind::Invalid, "blosc parameters"),
+        SZIP if params.len() != 2 => err(Kind::Invalid, "szip parameters"),
+        _ if by_hdf5_id(id).is_some() => Ok(()),
+        _ => err(Kind::Invalid, format!("filter id {id} is not implemented")),
+    }
+}
+
+/// The Zarr v2 JSON for a filter; `elem_size` is the variable's element size (shuffle, C1).
+pub fn to_zarr(f: &Filter, elem_size: usize) -> Value {
+    if f.id == 0 || matches!(codec_id(f).as_str(), "gzip" | "crc32c") {
+        return raw_json(f, elem_size);
+    }
+    match by_hdf5_id(f.id) {
+        Some(c) => (c.v2_json)(f, elem_size),
+        None => raw_json(f, elem_size),
+    }
+}
+
+/// `_Codecs`: the codec list netcdf-c exposes as a virtual attribute, in its JSON style
+/// (`{"id": "zlib", "level": 3}`, list items joined by `,`); codecs read from storage are
+/// shown exactly as stored.
+pub fn codecs_text(filters: &[Filter], elem_size: usize) -> String {
+    let parts: Vec<String> = filters.iter().map(|f| netcdf_json(f.raw.as_ref().unwrap_or(&to_zarr(f, elem_size)))).collect();
+    format!("[{}]", parts.join(","))
+}
+
+pub fn netcdf_json(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let items: Vec<String> = m.iter().map(|(k, v)| format!("{}: {}", Value::String(k.clone()), netcdf_json(v))).collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        Value::Array(items) => format!("[{}]", items.iter().map(netcdf_json).collect::<Vec<_>>().join(",")),
+        other => String::from_utf8_lossy(&to_bytes(other)).into_owned(),
+    }
+}
+
+// ---- Zarr v3 codec names (zarr-v3.md §6) ---------------------------------------------------
+
+/// A v3 bytes→bytes codec as a filter. Known names map to HDF5 ids (gzip reports deflate,
+/// crc32c fletcher32); the codec's framing is kept in `raw` under a numcodecs-style id.
+pub fn from_v3(v: &Value) -> Result<Filter> {
+    let obj = v.as_object().ok_or_else(|| crate::error::Error::new(Kind::NcZarr, "codec is not an object"))?;
+    let name = obj.get("name").and_then(Value::as_str).ok_or_else(|| crate::error::Error::new(Kind::NcZarr, "codec without a name"))?;
+    let mut conf = match obj.get("configuration") {
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => return err(Kind::NcZarr, format!("codec {name}: configuration is not an object")),
+    };
+    let base = name.strip_prefix("numcodecs.").unwrap_or(name);
+    let level = int_param(conf.get("level")).unwrap_or(0);
+    Ok(match base {
+        "gzip" => Filter { id: DEFLATE, params: vec![level.clamp(0, 9) as u32], raw: Some(json!({"id": "gzip", "level": level})) },
+        "crc32c" => Filter { id: FLETCHER32, params: vec![], raw: Some(json!({"id": "crc32c"})) },
+        "blosc" => {
+            let shuffle = match conf.get("shuffle") {
+                Some(Value::String(s)) if s == "noshuffle" => 0,
+                Some(Value::String(s)) if s == "bitshuffle" => 2,
+                Some(Value::String(_)) => 1,
+                other => int_param(other).unwrap_or(1),
+            };
+            conf.insert("shuffle".into(), json!(shuffle));
+            conf.insert("id".into(), json!("blosc"));
+            from_zarr(&Value::Object(conf))?
+        }
+        _ => {
+            conf.insert("id".into(), json!(base));
+            let f = from_zarr(&Value::Object(conf))?;
+            // Unknown names keep the v3 spelling for messages and `_Codecs`.
+            if f.id == 0 && !is_supported(&f) { Filter { id: 0, params: vec![], raw: Some(json!({"id": name})) } } else { f }
+        }
+    })
+}
+
+/// The v3 JSON we write for a filter (§6 table); `elem_size` is the element size.
+pub fn to_v3(f: &Filter, elem_size: usize) -> Value {
+    match by_hdf5_id(f.id) {
+        Some(c) => (c.v3_json)(f, elem_size),
+        None => generic_v3(f, elem_size),
+    }
+}
+
+/// The codec a filter runs as in a v3 array: deflate is gzip, fletcher32 is crc32c there.
+pub fn v3_effective(f: &Filter) -> Filter {
+    match (f.id, &f.raw) {
+        (DEFLATE, None) => Filter { raw: Some(json!({"id": "gzip", "level": f.params.first().copied().unwrap_or(1)})), ..f.clone() },
+        (FLETCHER32, None) => Filter { raw: Some(json!({"id": "crc32c"})), ..f.clone() },
+        _ => f.clone(),
+    }
+}
+
+// ---- encoding and decoding -------------------------------------------------------------------
+
+/// Slack allowed above the decoded chunk size while a chain is being undone (fletcher32 adds
+/// 4 bytes per stage); anything larger is a decompression bomb or a wrong chunk.
+const DECODE_SLACK: usize = 64;
+
+/// Codecs whose data this library can encode and decode.
+pub fn is_supported(f: &Filter) -> bool {
+    by_id(&codec_id(f)).is_some_and(|c| c.run.is_some())
+}
+
+fn runner(f: &Filter) -> Result<&'static Run> {
+    let id = codec_id(f);
+    by_id(&id)
+        .and_then(|c| c.run.as_ref())
+        .ok_or_else(|| crate::error::Error::new(Kind::NoFilter, format!("codec {id:?} is not available")))
+}
+
+fn encode_one(f: &Filter, data: &[u8], elem_size: usize) -> Result<Vec<u8>> {
+    (runner(f)?.encode)(f, data, elem_size)
+}
+
+fn decode_one(f: &Filter, data: Vec<u8>, elem_size: usize, cap: usize) -> Result<Vec<u8>> {
+    (runner(f)?.decode)(f, data, elem_size, cap)
+}
+
+/// Encodes raw chunk bytes through the chain, in definition order.
+pub fn encode(filters: &[Filter], raw: &[u8], elem_size: usize) -> Result<Vec<u8>> {
+    let Some((first, rest)) = filters.split_first() else { return Ok(raw.to_vec()) };
+    rest.iter().try_fold(encode_one(first, raw, elem_size)?, |data, f| encode_one(f, &data, elem_size))
+}
+
+/// Decodes a stored chunk through the chain in reverse; the result must be exactly
+/// `expected` bytes, and no stage may grow past that (bounded memory on hostile input).
+pub fn decode(filters: &[Filter], stored: Vec<u8>, elem_size: usize, expected: usize) -> Result<Vec<u8>> {
+    let cap = expected + DECODE_SLACK;
+    let out = filters.iter().rev().try_fold(stored, |data, f| decode_one(f, data, elem_size, cap))?;
+    if out.len() != expected {
+        let kind = if filters.is_empty() { Kind::NcZarr } else { Kind::Filter };
+        return err(kind, format!("chunk decodes to {} bytes, expected {expected}", out.len()));
+    }
+    Ok(out)
+}
+
+/// Decodes straight into `out` (the chunk's exact size) when the chain allows it without an
+/// intermediate buffer: a single zlib or gzip stage. `Ok(false)`: use `decode`.
+pub fn decode_into(filters: &[Filter], stored: &[u8], out: &mut [u8]) -> Result<bool> {
+    let [f] = filters else { return Ok(false) };
+    let gzip = match codec_id(f).as_str() {
+        "zlib" => false,
+        "gzip" => true,
+        _ => return Ok(false),
+    };
+    let n = zlib::inflate_into(stored, out, gzip)?;
+    if n != out.len() {
+        return err(Kind::Filter, format!("chunk decodes to {n} bytes, expected {}", out.len()));
+    }
+    Ok(true)
+}
+
+/// Decodes a chunk whose size is not known in advance (variable-length strings); bounded by
+/// the largest chunk we accept.
+pub fn decode_unsized(filters: &[Filter], stored: Vec<u8>, elem_size: usize) -> Result<Vec<u8>> {
+    let cap = MAX_CHUNK_BYTES as usize;
+    filters.iter().rev().try_fold(stored, |data, f| decode_one(f, data, elem_size, cap))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filt(v: Value) -> Filter {
+        from_zarr(&v).unwrap()
+    }
+
+    #[test]
+    fn numcodecs_vectors() {
+        // numcodecs.Fletcher32().encode(b"abcde")
+        let f = filt(json!({"id": "fletcher32"}));
+        assert_eq!(encode(std::slice::from_ref(&f), b"abcde", 1).unwrap(), b"abcde\xc7\x29\xf0\x4f");
+        // numcodecs.LZ4().encode(b"abcdeabcde" * 3)
+        let lz = filt(json!({"id": "lz4", "acceleration": 1}));
+        let v = [0x1e, 0, 0, 0, 0x5f, 0x61, 0x62, 0x63, 0x64, 0x65, 0x05, 0x00, 0x01, 0x50, 0x61, 0x62, 0x63, 0x64, 0x65];
+        assert_eq!(decode(&[lz], v.to_vec(), 1, 30).unwrap(), b"abcdeabcde".repeat(3));
+    }
+
+    #[test]
+    fn v3_codecs() {
+        // The CRC-32C check value, and zarr-python's 48-byte chunk + 4 (zarr-v3.md §6).
+        assert_eq!(crc32c(b"123456789"), 0xE306_9283);
+        let g = from_v3(&json!({"name": "gzip", "configuration": {"level": 5}})).unwrap();
+        assert_eq!((g.id, g.params.clone()), (DEFLATE, vec![5]));
+        assert_eq!(to_v3(&g, 4), json!({"name": "gzip", "configuration": {"level": 5}}));
+        let b = from_v3(&json!({"name": "blosc", "configuration": {"typesize": 4, "cname": "zstd", "clevel": 1, "shuffle": "bitshuffle", "blocksize": 0}})).unwrap();
+        assert_eq!((b.id, b.params[5], b.params[6]), (BLOSC, 2, 5));
+        let data: Vec<u8> = (0..48u8).collect();
+        for f in [
+            g,
+            b,
+            from_v3(&json!({"name": "crc32c"})).unwrap(),
+            from_v3(&json!({"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}})).unwrap(),
+        ] {
+            let enc = encode(std::slice::from_ref(&f), &data, 4).unwrap();
+            assert_eq!(decode(&[f], enc, 4, 48).unwrap(), data);
+        }
+        let c = from_v3(&json!({"name": "crc32c"})).unwrap();
+        let mut enc = encode(std::slice::from_ref(&c), &data, 4).unwrap();
+        assert_eq!(enc.len(), 52);
+        enc[0] ^= 1;
+        assert_eq!(decode(&[c], enc, 4, 48).unwrap_err().kind, Kind::Filter);
+        let unknown = from_v3(&json!({"name": "mystery"})).unwrap();
+        assert_eq!(decode(&[unknown], vec![1], 1, 1).unwrap_err().kind, Kind::NoFilter);
+    }
+
+    #[test]
+    fn round_trips_and_bounds() {
+        let data: Vec<u8> = (0..4096u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
+        for chain in [
+            vec![json!({"id": "shuffle", "elementsize": 4}), json!({"id": "zlib", "level": 1})],
+            vec![json!({"id": "zstd", "level": 3})],
+            vec![json!({"id": "bz2", "level": 9})],
+            vec![json!({"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0})],
+            vec![json!({"id": "blosc", "cname": "zstd", "clevel": 5, "shuffle": 2, "blocksize": 0})],
+            vec![json!({"id": "gzip", "level": 5}), json!({"id": "fletcher32"})],
+            vec![json!({"id": "lz4", "acceleration": 1})],
+        ] {
+            let filters: Vec<Filter> = chain.into_iter().map(filt).collect();
+            let enc = encode(&filters, &data, 4).unwrap();
+            assert_eq!(decode(&filters, enc.clone(), 4, data.len()).unwrap(), data);
+            // A chunk declared smaller than its content is refused, not over-allocated.
+            assert!(decode(&filters, enc, 4, 100).is_err());
+        }
+        // A zlib bomb: 512 KiB of zeros for an expected 24-byte chunk.
+        let z = vec![filt(json!({"id": "zlib", "level": 9}))];
+        let bomb = encode(&z, &vec![0u8; 512 * 1024], 1).unwrap();
+        assert_eq!(decode(&z, bomb, 1, 24).unwrap_err().kind, Kind::Filter);
+        assert_eq!(decode(&z, b"not zlib".to_vec(), 1, 24).unwrap_err().kind, Kind::Filter);
+        let unknown = vec![filt(json!({"id": "evilcodec"}))];
+        assert_eq!(decode(&unknown, vec![1, 2], 1, 2).unwrap_err().kind, Kind::NoFilter);
+        assert_eq!(decode(&[], vec![1, 2, 3], 1, 4).unwrap_err().kind, Kind::NcZarr);
+    }
+}
