@@ -6,8 +6,8 @@
 
 They are generated (not macro-expanded at compile time) because cbindgen, which writes
 include/netcdf.h, only sees functions written out in the source. Each function is one line
-that hands its arguments and memory type to the generic implementation, behind the passthrough
-route (tools/add_routes.py). Run after editing:
+that hands its arguments and memory type to the generic implementation; `#[export]` puts the
+passthrough route in front. Run after editing:
     python3 tools/gen_ffi_matrix.py
 """
 from pathlib import Path
@@ -42,6 +42,7 @@ def data():
     out = [HEADER, "//! The data access matrix: every shape x every memory type, each a one-line call.\n",
            "use super::LONG_TYPE;",
            "use super::data::{Mem, Shape, get, put};",
+           "use nczarr_macros::export;",
            "use crate::nc::types::NcType;",
            "use std::ffi::{c_char, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_uint, c_ulonglong, c_ushort, c_void};\n"]
     for suffix, ctype, mem in MEM:
@@ -61,6 +62,7 @@ def data():
         for shape, args, sel in shapes:
             for direction, ptr_name, ptr_t, fn in (("put", "op", put_t, "put"), ("get", "ip", get_t, "get")):
                 name = f"nc_{direction}_{shape}{s}"
+                out.append("#[export]")
                 out.append("#[unsafe(no_mangle)]")
                 out.append(f"pub extern \"C\" fn {name}(ncid: c_int, varid: c_int, {args}{ptr_name}: {ptr_t}) -> c_int {{")
                 out.append(f"    // SAFETY: this export's own contract.\n    unsafe {{ {fn}(\"{name}\", ncid, varid, {sel}, {mem}, {ptr_name} as _) }}")
@@ -72,6 +74,7 @@ def atts():
     out = [HEADER, "//! The typed attribute matrix: `nc_put_att_<t>` / `nc_get_att_<t>`.\n",
            "use super::LONG_TYPE;",
            "use super::att::{get_att_typed, put_att_typed};",
+           "use nczarr_macros::export;",
            "use crate::nc::types::NcType;",
            "use super::consts::nc_type;",
            "use std::ffi::{c_char, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_uint, c_ulonglong, c_ushort};\n"]
@@ -79,10 +82,12 @@ def atts():
         if suffix in ("text", "string", ""):
             continue
         t = mem.replace("Mem::Typed(", "")[:-1]
+        out.append("#[export]")
         out.append("#[unsafe(no_mangle)]")
         out.append(f"pub extern \"C\" fn nc_put_att_{suffix}(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const {ctype}) -> c_int {{")
         out.append(f"    put_att_typed(\"nc_put_att_{suffix}\", ncid, varid, name, xtype, {t}, len, op as _)")
         out.append("}\n")
+        out.append("#[export]")
         out.append("#[unsafe(no_mangle)]")
         out.append(f"pub extern \"C\" fn nc_get_att_{suffix}(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut {ctype}) -> c_int {{")
         out.append(f"    get_att_typed(\"nc_get_att_{suffix}\", ncid, varid, name, {t}, ip as _)")
@@ -92,9 +97,7 @@ def atts():
 
 data()
 atts()
-# Route foreign ncids to the real library (passthrough), then format like the rest of the crate.
+# Format like the rest of the crate (`#[export]` adds the passthrough route to each).
 import subprocess
-import sys
-subprocess.run([sys.executable, str(ROOT / "tools/add_routes.py"), "-q"], check=True)
 subprocess.run(["rustfmt", "--edition", "2024", "--config-path", str(ROOT / "rustfmt.toml"),
                 str(ROOT / "src/ffi/data_matrix.rs"), str(ROOT / "src/ffi/att_matrix.rs")], check=True)

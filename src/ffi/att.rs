@@ -9,6 +9,7 @@ use crate::nc::modes::VarRef;
 use crate::nc::names;
 use crate::nc::types::NcType;
 use crate::nc::values::Values;
+use nczarr_macros::export;
 use std::ffi::{CStr, c_char, c_int, c_void};
 
 /// Reads `n` elements of type `t` from C memory (`char*` array for strings).
@@ -91,6 +92,7 @@ fn get_att_impl(ncid: c_int, varid: c_int, name: *const c_char, mem: Option<NcTy
     if range { err(Kind::Range, "attribute value out of range") } else { Ok(()) }
 }
 
+#[export(trace(ncid, varid, name, xtype, len))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_put_att(
     ncid: c_int,
@@ -100,41 +102,38 @@ pub unsafe extern "C" fn nc_put_att(
     len: usize,
     op: *const c_void,
 ) -> c_int {
-    route!(nc_put_att(ncid, varid, name, xtype, len, op): (c_int, c_int, *const c_char, nc_type, usize, *const c_void));
-    api!("nc_put_att", (ncid, varid, name, xtype, len), {
-        let mem = if xtype >= 32 { return with(ncid, |_, _| err(Kind::BadTypeId, "user type")) } else { NcType::from_id(xtype)? };
-        put_att_impl(ncid, varid, name, xtype, mem, len, op)
-    })
+    let mem = if xtype >= 32 { return with(ncid, |_, _| err(Kind::BadTypeId, "user type")) } else { NcType::from_id(xtype)? };
+    put_att_impl(ncid, varid, name, xtype, mem, len, op)
 }
 
+#[export(trace(ncid, varid, name, len))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_put_att_text(ncid: c_int, varid: c_int, name: *const c_char, len: usize, op: *const c_char) -> c_int {
-    route!(nc_put_att_text(ncid, varid, name, len, op): (c_int, c_int, *const c_char, usize, *const c_char));
-    api!("nc_put_att_text", (ncid, varid, name, len), { put_att_impl(ncid, varid, name, 2, NcType::Char, len, op as *const c_void) })
+    put_att_impl(ncid, varid, name, 2, NcType::Char, len, op as *const c_void)
 }
 
+#[export(trace(ncid, varid, name, len))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_put_att_string(ncid: c_int, varid: c_int, name: *const c_char, len: usize, op: *mut *const c_char) -> c_int {
-    route!(nc_put_att_string(ncid, varid, name, len, op): (c_int, c_int, *const c_char, usize, *mut *const c_char));
-    api!("nc_put_att_string", (ncid, varid, name, len), { put_att_impl(ncid, varid, name, 12, NcType::String, len, op as *const c_void) })
+    put_att_impl(ncid, varid, name, 12, NcType::String, len, op as *const c_void)
 }
 
+#[export(trace(ncid, varid, name))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_att(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_void) -> c_int {
-    route!(nc_get_att(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut c_void));
-    api!("nc_get_att", (ncid, varid, name), { get_att_impl(ncid, varid, name, None, ip) })
+    get_att_impl(ncid, varid, name, None, ip)
 }
 
+#[export(trace(ncid, varid, name))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_att_text(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_char) -> c_int {
-    route!(nc_get_att_text(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut c_char));
-    api!("nc_get_att_text", (ncid, varid, name), { get_att_impl(ncid, varid, name, Some(NcType::Char), ip as *mut c_void) })
+    get_att_impl(ncid, varid, name, Some(NcType::Char), ip as *mut c_void)
 }
 
+#[export(trace(ncid, varid, name))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_att_string(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut *mut c_char) -> c_int {
-    route!(nc_get_att_string(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut *mut c_char));
-    api!("nc_get_att_string", (ncid, varid, name), { get_att_impl(ncid, varid, name, Some(NcType::String), ip as *mut c_void) })
+    get_att_impl(ncid, varid, name, Some(NcType::String), ip as *mut c_void)
 }
 
 #[allow(clippy::too_many_arguments)] // the C signature plus the call name and memory type
@@ -155,60 +154,55 @@ pub(crate) fn get_att_typed(call: &str, ncid: c_int, varid: c_int, name: *const 
     api!(call, (ncid, varid, name), { get_att_impl(ncid, varid, name, Some(mem), ip) })
 }
 
+#[export(trace(ncid, varid, name))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_att(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type, lenp: *mut usize) -> c_int {
-    route!(nc_inq_att(ncid, varid, name, xtypep, lenp): (c_int, c_int, *const c_char, *mut nc_type, *mut usize));
-    api!("nc_inq_att", (ncid, varid, name), {
-        // SAFETY: as above.
-        let raw = unsafe { cstr(name) }?;
-        let att = with(ncid, |ds, gid| ds.get_att(gid, VarRef::from_c(varid), &names::lookup(raw)?))?;
-        // SAFETY: optional out-pointers.
-        unsafe {
-            put(xtypep, att.value.nctype().id());
-            put(lenp, att.value.len());
-        }
-        Ok(())
-    })
+    // SAFETY: as above.
+    let raw = unsafe { cstr(name) }?;
+    let att = with(ncid, |ds, gid| ds.get_att(gid, VarRef::from_c(varid), &names::lookup(raw)?))?;
+    // SAFETY: optional out-pointers.
+    unsafe {
+        put(xtypep, att.value.nctype().id());
+        put(lenp, att.value.len());
+    }
+    Ok(())
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_atttype(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type) -> c_int {
-    route!(nc_inq_atttype(ncid, varid, name, xtypep): (c_int, c_int, *const c_char, *mut nc_type));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe { nc_inq_att(ncid, varid, name, xtypep, std::ptr::null_mut()) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_attlen(ncid: c_int, varid: c_int, name: *const c_char, lenp: *mut usize) -> c_int {
-    route!(nc_inq_attlen(ncid, varid, name, lenp): (c_int, c_int, *const c_char, *mut usize));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe { nc_inq_att(ncid, varid, name, std::ptr::null_mut(), lenp) }
 }
 
+#[export(trace(ncid, varid, name))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_attid(ncid: c_int, varid: c_int, name: *const c_char, idp: *mut c_int) -> c_int {
-    route!(nc_inq_attid(ncid, varid, name, idp): (c_int, c_int, *const c_char, *mut c_int));
-    api!("nc_inq_attid", (ncid, varid, name), {
-        // SAFETY: as above.
-        let raw = unsafe { cstr(name) }?;
-        let id = with(ncid, |ds, gid| ds.att_id(gid, VarRef::from_c(varid), &names::lookup(raw)?))?;
-        // SAFETY: optional out-pointer.
-        unsafe { put(idp, id as c_int) };
-        Ok(())
-    })
+    // SAFETY: as above.
+    let raw = unsafe { cstr(name) }?;
+    let id = with(ncid, |ds, gid| ds.att_id(gid, VarRef::from_c(varid), &names::lookup(raw)?))?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(idp, id as c_int) };
+    Ok(())
 }
 
+#[export(trace(ncid, varid, attnum))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_attname(ncid: c_int, varid: c_int, attnum: c_int, name: *mut c_char) -> c_int {
-    route!(nc_inq_attname(ncid, varid, attnum, name): (c_int, c_int, c_int, *mut c_char));
-    api!("nc_inq_attname", (ncid, varid, attnum), {
-        let n = with(ncid, |ds, gid| Ok(ds.att_name(gid, VarRef::from_c(varid), attnum)?.to_string()))?;
-        // SAFETY: caller buffer of NC_MAX_NAME+1 bytes.
-        unsafe { put_name(name, &n) };
-        Ok(())
-    })
+    let n = with(ncid, |ds, gid| Ok(ds.att_name(gid, VarRef::from_c(varid), attnum)?.to_string()))?;
+    // SAFETY: caller buffer of NC_MAX_NAME+1 bytes.
+    unsafe { put_name(name, &n) };
+    Ok(())
 }
 
+#[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *const c_char, ncid_out: c_int, varid_out: c_int) -> c_int {
     match (super::route::is_foreign(ncid_in), super::route::is_foreign(ncid_out)) {
@@ -237,22 +231,18 @@ pub unsafe extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *con
     })
 }
 
+#[export(trace(ncid, varid, name, newname))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_rename_att(ncid: c_int, varid: c_int, name: *const c_char, newname: *const c_char) -> c_int {
-    route!(nc_rename_att(ncid, varid, name, newname): (c_int, c_int, *const c_char, *const c_char));
-    api!("nc_rename_att", (ncid, varid, name, newname), {
-        // SAFETY: as above.
-        let (old, new) = unsafe { (cstr(name)?, cstr(newname)?) };
-        with(ncid, |ds, gid| ds.rename_att(gid, VarRef::from_c(varid), old, new))
-    })
+    // SAFETY: as above.
+    let (old, new) = unsafe { (cstr(name)?, cstr(newname)?) };
+    with(ncid, |ds, gid| ds.rename_att(gid, VarRef::from_c(varid), old, new))
 }
 
+#[export(trace(ncid, varid, name))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_del_att(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
-    route!(nc_del_att(ncid, varid, name): (c_int, c_int, *const c_char));
-    api!("nc_del_att", (ncid, varid, name), {
-        // SAFETY: as above.
-        let name = unsafe { cstr(name) }?;
-        with(ncid, |ds, gid| ds.del_att(gid, VarRef::from_c(varid), name))
-    })
+    // SAFETY: as above.
+    let name = unsafe { cstr(name) }?;
+    with(ncid, |ds, gid| ds.del_att(gid, VarRef::from_c(varid), name))
 }

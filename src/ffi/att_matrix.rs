@@ -6,10 +6,11 @@
 use super::LONG_TYPE;
 use super::att::{get_att_typed, put_att_typed};
 use super::consts::nc_type;
-use crate::ffi::route::route;
 use crate::nc::types::NcType;
+use nczarr_macros::export;
 use std::ffi::{c_char, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_uint, c_ulonglong, c_ushort};
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_att_schar(
     ncid: c_int,
@@ -19,16 +20,16 @@ pub extern "C" fn nc_put_att_schar(
     len: usize,
     op: *const c_schar,
 ) -> c_int {
-    route!(nc_put_att_schar(ncid, varid, name, xtype, len, op): (c_int, c_int, *const c_char, nc_type, usize, *const c_schar));
     put_att_typed("nc_put_att_schar", ncid, varid, name, xtype, NcType::Byte, len, op as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_att_schar(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_schar) -> c_int {
-    route!(nc_get_att_schar(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut c_schar));
     get_att_typed("nc_get_att_schar", ncid, varid, name, NcType::Byte, ip as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_att_uchar(
     ncid: c_int,
@@ -38,16 +39,16 @@ pub extern "C" fn nc_put_att_uchar(
     len: usize,
     op: *const c_uchar,
 ) -> c_int {
-    route!(nc_put_att_uchar(ncid, varid, name, xtype, len, op): (c_int, c_int, *const c_char, nc_type, usize, *const c_uchar));
     put_att_typed("nc_put_att_uchar", ncid, varid, name, xtype, NcType::UByte, len, op as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_att_uchar(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_uchar) -> c_int {
-    route!(nc_get_att_uchar(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut c_uchar));
     get_att_typed("nc_get_att_uchar", ncid, varid, name, NcType::UByte, ip as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_att_short(
     ncid: c_int,
@@ -57,64 +58,64 @@ pub extern "C" fn nc_put_att_short(
     len: usize,
     op: *const c_short,
 ) -> c_int {
-    route!(nc_put_att_short(ncid, varid, name, xtype, len, op): (c_int, c_int, *const c_char, nc_type, usize, *const c_short));
     put_att_typed("nc_put_att_short", ncid, varid, name, xtype, NcType::Short, len, op as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_att_short(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_short) -> c_int {
-    route!(nc_get_att_short(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut c_short));
     get_att_typed("nc_get_att_short", ncid, varid, name, NcType::Short, ip as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_att_int(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const c_int) -> c_int {
-    route!(nc_put_att_int(ncid, varid, name, xtype, len, op): (c_int, c_int, *const c_char, nc_type, usize, *const c_int));
     put_att_typed("nc_put_att_int", ncid, varid, name, xtype, NcType::Int, len, op as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_att_int(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_int) -> c_int {
-    route!(nc_get_att_int(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut c_int));
     get_att_typed("nc_get_att_int", ncid, varid, name, NcType::Int, ip as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_att_long(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const c_long) -> c_int {
-    route!(nc_put_att_long(ncid, varid, name, xtype, len, op): (c_int, c_int, *const c_char, nc_type, usize, *const c_long));
     put_att_typed("nc_put_att_long", ncid, varid, name, xtype, LONG_TYPE, len, op as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_att_long(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_long) -> c_int {
-    route!(nc_get_att_long(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut c_long));
     get_att_typed("nc_get_att_long", ncid, varid, name, LONG_TYPE, ip as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_att_float(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const f32) -> c_int {
-    route!(nc_put_att_float(ncid, varid, name, xtype, len, op): (c_int, c_int, *const c_char, nc_type, usize, *const f32));
     put_att_typed("nc_put_att_float", ncid, varid, name, xtype, NcType::Float, len, op as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_att_float(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut f32) -> c_int {
-    route!(nc_get_att_float(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut f32));
     get_att_typed("nc_get_att_float", ncid, varid, name, NcType::Float, ip as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_att_double(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const f64) -> c_int {
-    route!(nc_put_att_double(ncid, varid, name, xtype, len, op): (c_int, c_int, *const c_char, nc_type, usize, *const f64));
     put_att_typed("nc_put_att_double", ncid, varid, name, xtype, NcType::Double, len, op as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_att_double(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut f64) -> c_int {
-    route!(nc_get_att_double(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut f64));
     get_att_typed("nc_get_att_double", ncid, varid, name, NcType::Double, ip as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_att_ushort(
     ncid: c_int,
@@ -124,28 +125,28 @@ pub extern "C" fn nc_put_att_ushort(
     len: usize,
     op: *const c_ushort,
 ) -> c_int {
-    route!(nc_put_att_ushort(ncid, varid, name, xtype, len, op): (c_int, c_int, *const c_char, nc_type, usize, *const c_ushort));
     put_att_typed("nc_put_att_ushort", ncid, varid, name, xtype, NcType::UShort, len, op as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_att_ushort(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_ushort) -> c_int {
-    route!(nc_get_att_ushort(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut c_ushort));
     get_att_typed("nc_get_att_ushort", ncid, varid, name, NcType::UShort, ip as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_att_uint(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const c_uint) -> c_int {
-    route!(nc_put_att_uint(ncid, varid, name, xtype, len, op): (c_int, c_int, *const c_char, nc_type, usize, *const c_uint));
     put_att_typed("nc_put_att_uint", ncid, varid, name, xtype, NcType::UInt, len, op as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_att_uint(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_uint) -> c_int {
-    route!(nc_get_att_uint(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut c_uint));
     get_att_typed("nc_get_att_uint", ncid, varid, name, NcType::UInt, ip as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_att_longlong(
     ncid: c_int,
@@ -155,16 +156,16 @@ pub extern "C" fn nc_put_att_longlong(
     len: usize,
     op: *const c_longlong,
 ) -> c_int {
-    route!(nc_put_att_longlong(ncid, varid, name, xtype, len, op): (c_int, c_int, *const c_char, nc_type, usize, *const c_longlong));
     put_att_typed("nc_put_att_longlong", ncid, varid, name, xtype, NcType::Int64, len, op as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_att_longlong(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_longlong) -> c_int {
-    route!(nc_get_att_longlong(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut c_longlong));
     get_att_typed("nc_get_att_longlong", ncid, varid, name, NcType::Int64, ip as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_att_ulonglong(
     ncid: c_int,
@@ -174,16 +175,16 @@ pub extern "C" fn nc_put_att_ulonglong(
     len: usize,
     op: *const c_ulonglong,
 ) -> c_int {
-    route!(nc_put_att_ulonglong(ncid, varid, name, xtype, len, op): (c_int, c_int, *const c_char, nc_type, usize, *const c_ulonglong));
     put_att_typed("nc_put_att_ulonglong", ncid, varid, name, xtype, NcType::UInt64, len, op as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_att_ulonglong(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_ulonglong) -> c_int {
-    route!(nc_get_att_ulonglong(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut c_ulonglong));
     get_att_typed("nc_get_att_ulonglong", ncid, varid, name, NcType::UInt64, ip as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_att_ubyte(
     ncid: c_int,
@@ -193,12 +194,11 @@ pub extern "C" fn nc_put_att_ubyte(
     len: usize,
     op: *const c_uchar,
 ) -> c_int {
-    route!(nc_put_att_ubyte(ncid, varid, name, xtype, len, op): (c_int, c_int, *const c_char, nc_type, usize, *const c_uchar));
     put_att_typed("nc_put_att_ubyte", ncid, varid, name, xtype, NcType::UByte, len, op as _)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_att_ubyte(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_uchar) -> c_int {
-    route!(nc_get_att_ubyte(ncid, varid, name, ip): (c_int, c_int, *const c_char, *mut c_uchar));
     get_att_typed("nc_get_att_ubyte", ncid, varid, name, NcType::UByte, ip as _)
 }

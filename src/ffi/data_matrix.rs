@@ -5,52 +5,53 @@
 
 use super::LONG_TYPE;
 use super::data::{Mem, Shape, get, put};
-use crate::ffi::route::route;
 use crate::nc::types::NcType;
+use nczarr_macros::export;
 use std::ffi::{c_char, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_uint, c_ulonglong, c_ushort, c_void};
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_text(ncid: c_int, varid: c_int, op: *const c_char) -> c_int {
-    route!(nc_put_var_text(ncid, varid, op): (c_int, c_int, *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_text", ncid, varid, Shape::Var, Mem::Text, op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_text(ncid: c_int, varid: c_int, ip: *mut c_char) -> c_int {
-    route!(nc_get_var_text(ncid, varid, ip): (c_int, c_int, *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_text", ncid, varid, Shape::Var, Mem::Text, ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_text(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_char) -> c_int {
-    route!(nc_put_var1_text(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_text", ncid, varid, Shape::Var1(indexp), Mem::Text, op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_text(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_char) -> c_int {
-    route!(nc_get_var1_text(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_text", ncid, varid, Shape::Var1(indexp), Mem::Text, ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_text(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_char) -> c_int {
-    route!(nc_put_vara_text(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_text", ncid, varid, Shape::Vara(startp, countp), Mem::Text, op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_text(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_char) -> c_int {
-    route!(nc_get_vara_text(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_text", ncid, varid, Shape::Vara(startp, countp), Mem::Text, ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vars_text(
     ncid: c_int,
@@ -60,11 +61,11 @@ pub extern "C" fn nc_put_vars_text(
     stridep: *const isize,
     op: *const c_char,
 ) -> c_int {
-    route!(nc_put_vars_text(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_text", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Text, op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vars_text(
     ncid: c_int,
@@ -74,11 +75,11 @@ pub extern "C" fn nc_get_vars_text(
     stridep: *const isize,
     ip: *mut c_char,
 ) -> c_int {
-    route!(nc_get_vars_text(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_text", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Text, ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_varm_text(
     ncid: c_int,
@@ -89,11 +90,11 @@ pub extern "C" fn nc_put_varm_text(
     imapp: *const isize,
     op: *const c_char,
 ) -> c_int {
-    route!(nc_put_varm_text(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_text", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Text, op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_varm_text(
     ncid: c_int,
@@ -104,53 +105,53 @@ pub extern "C" fn nc_get_varm_text(
     imapp: *const isize,
     ip: *mut c_char,
 ) -> c_int {
-    route!(nc_get_varm_text(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_text", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Text, ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_schar(ncid: c_int, varid: c_int, op: *const c_schar) -> c_int {
-    route!(nc_put_var_schar(ncid, varid, op): (c_int, c_int, *const c_schar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_schar", ncid, varid, Shape::Var, Mem::Typed(NcType::Byte), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_schar(ncid: c_int, varid: c_int, ip: *mut c_schar) -> c_int {
-    route!(nc_get_var_schar(ncid, varid, ip): (c_int, c_int, *mut c_schar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_schar", ncid, varid, Shape::Var, Mem::Typed(NcType::Byte), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_schar(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_schar) -> c_int {
-    route!(nc_put_var1_schar(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_schar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_schar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Byte), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_schar(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_schar) -> c_int {
-    route!(nc_get_var1_schar(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_schar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_schar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Byte), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_schar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_schar) -> c_int {
-    route!(nc_put_vara_schar(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_schar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_schar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Byte), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_schar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_schar) -> c_int {
-    route!(nc_get_vara_schar(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_schar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_schar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Byte), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vars_schar(
     ncid: c_int,
@@ -160,11 +161,11 @@ pub extern "C" fn nc_put_vars_schar(
     stridep: *const isize,
     op: *const c_schar,
 ) -> c_int {
-    route!(nc_put_vars_schar(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_schar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_schar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Byte), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vars_schar(
     ncid: c_int,
@@ -174,11 +175,11 @@ pub extern "C" fn nc_get_vars_schar(
     stridep: *const isize,
     ip: *mut c_schar,
 ) -> c_int {
-    route!(nc_get_vars_schar(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_schar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_schar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Byte), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_varm_schar(
     ncid: c_int,
@@ -189,11 +190,11 @@ pub extern "C" fn nc_put_varm_schar(
     imapp: *const isize,
     op: *const c_schar,
 ) -> c_int {
-    route!(nc_put_varm_schar(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_schar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_schar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Byte), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_varm_schar(
     ncid: c_int,
@@ -204,53 +205,53 @@ pub extern "C" fn nc_get_varm_schar(
     imapp: *const isize,
     ip: *mut c_schar,
 ) -> c_int {
-    route!(nc_get_varm_schar(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_schar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_schar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Byte), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_uchar(ncid: c_int, varid: c_int, op: *const c_uchar) -> c_int {
-    route!(nc_put_var_uchar(ncid, varid, op): (c_int, c_int, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_uchar", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_uchar(ncid: c_int, varid: c_int, ip: *mut c_uchar) -> c_int {
-    route!(nc_get_var_uchar(ncid, varid, ip): (c_int, c_int, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_uchar", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_uchar(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_uchar) -> c_int {
-    route!(nc_put_var1_uchar(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_uchar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_uchar(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_uchar) -> c_int {
-    route!(nc_get_var1_uchar(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_uchar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_uchar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_uchar) -> c_int {
-    route!(nc_put_vara_uchar(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_uchar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_uchar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_uchar) -> c_int {
-    route!(nc_get_vara_uchar(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_uchar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vars_uchar(
     ncid: c_int,
@@ -260,11 +261,11 @@ pub extern "C" fn nc_put_vars_uchar(
     stridep: *const isize,
     op: *const c_uchar,
 ) -> c_int {
-    route!(nc_put_vars_uchar(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_uchar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vars_uchar(
     ncid: c_int,
@@ -274,11 +275,11 @@ pub extern "C" fn nc_get_vars_uchar(
     stridep: *const isize,
     ip: *mut c_uchar,
 ) -> c_int {
-    route!(nc_get_vars_uchar(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_uchar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_varm_uchar(
     ncid: c_int,
@@ -289,11 +290,11 @@ pub extern "C" fn nc_put_varm_uchar(
     imapp: *const isize,
     op: *const c_uchar,
 ) -> c_int {
-    route!(nc_put_varm_uchar(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_uchar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_varm_uchar(
     ncid: c_int,
@@ -304,53 +305,53 @@ pub extern "C" fn nc_get_varm_uchar(
     imapp: *const isize,
     ip: *mut c_uchar,
 ) -> c_int {
-    route!(nc_get_varm_uchar(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_uchar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_short(ncid: c_int, varid: c_int, op: *const c_short) -> c_int {
-    route!(nc_put_var_short(ncid, varid, op): (c_int, c_int, *const c_short));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_short", ncid, varid, Shape::Var, Mem::Typed(NcType::Short), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_short(ncid: c_int, varid: c_int, ip: *mut c_short) -> c_int {
-    route!(nc_get_var_short(ncid, varid, ip): (c_int, c_int, *mut c_short));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_short", ncid, varid, Shape::Var, Mem::Typed(NcType::Short), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_short(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_short) -> c_int {
-    route!(nc_put_var1_short(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_short));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_short", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Short), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_short(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_short) -> c_int {
-    route!(nc_get_var1_short(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_short));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_short", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Short), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_short(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_short) -> c_int {
-    route!(nc_put_vara_short(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_short));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_short", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Short), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_short(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_short) -> c_int {
-    route!(nc_get_vara_short(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_short));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_short", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Short), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vars_short(
     ncid: c_int,
@@ -360,11 +361,11 @@ pub extern "C" fn nc_put_vars_short(
     stridep: *const isize,
     op: *const c_short,
 ) -> c_int {
-    route!(nc_put_vars_short(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_short));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_short", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Short), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vars_short(
     ncid: c_int,
@@ -374,11 +375,11 @@ pub extern "C" fn nc_get_vars_short(
     stridep: *const isize,
     ip: *mut c_short,
 ) -> c_int {
-    route!(nc_get_vars_short(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_short));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_short", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Short), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_varm_short(
     ncid: c_int,
@@ -389,11 +390,11 @@ pub extern "C" fn nc_put_varm_short(
     imapp: *const isize,
     op: *const c_short,
 ) -> c_int {
-    route!(nc_put_varm_short(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_short));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_short", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Short), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_varm_short(
     ncid: c_int,
@@ -404,53 +405,53 @@ pub extern "C" fn nc_get_varm_short(
     imapp: *const isize,
     ip: *mut c_short,
 ) -> c_int {
-    route!(nc_get_varm_short(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_short));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_short", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Short), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_int(ncid: c_int, varid: c_int, op: *const c_int) -> c_int {
-    route!(nc_put_var_int(ncid, varid, op): (c_int, c_int, *const c_int));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_int", ncid, varid, Shape::Var, Mem::Typed(NcType::Int), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_int(ncid: c_int, varid: c_int, ip: *mut c_int) -> c_int {
-    route!(nc_get_var_int(ncid, varid, ip): (c_int, c_int, *mut c_int));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_int", ncid, varid, Shape::Var, Mem::Typed(NcType::Int), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_int(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_int) -> c_int {
-    route!(nc_put_var1_int(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_int));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_int", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_int(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_int) -> c_int {
-    route!(nc_get_var1_int(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_int));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_int", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_int(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_int) -> c_int {
-    route!(nc_put_vara_int(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_int));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_int", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_int(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_int) -> c_int {
-    route!(nc_get_vara_int(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_int));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_int", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vars_int(
     ncid: c_int,
@@ -460,11 +461,11 @@ pub extern "C" fn nc_put_vars_int(
     stridep: *const isize,
     op: *const c_int,
 ) -> c_int {
-    route!(nc_put_vars_int(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_int));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_int", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vars_int(
     ncid: c_int,
@@ -474,11 +475,11 @@ pub extern "C" fn nc_get_vars_int(
     stridep: *const isize,
     ip: *mut c_int,
 ) -> c_int {
-    route!(nc_get_vars_int(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_int));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_int", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_varm_int(
     ncid: c_int,
@@ -489,11 +490,11 @@ pub extern "C" fn nc_put_varm_int(
     imapp: *const isize,
     op: *const c_int,
 ) -> c_int {
-    route!(nc_put_varm_int(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_int));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_int", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_varm_int(
     ncid: c_int,
@@ -504,53 +505,53 @@ pub extern "C" fn nc_get_varm_int(
     imapp: *const isize,
     ip: *mut c_int,
 ) -> c_int {
-    route!(nc_get_varm_int(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_int));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_int", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_long(ncid: c_int, varid: c_int, op: *const c_long) -> c_int {
-    route!(nc_put_var_long(ncid, varid, op): (c_int, c_int, *const c_long));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_long", ncid, varid, Shape::Var, Mem::Typed(LONG_TYPE), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_long(ncid: c_int, varid: c_int, ip: *mut c_long) -> c_int {
-    route!(nc_get_var_long(ncid, varid, ip): (c_int, c_int, *mut c_long));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_long", ncid, varid, Shape::Var, Mem::Typed(LONG_TYPE), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_long(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_long) -> c_int {
-    route!(nc_put_var1_long(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_long));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_long", ncid, varid, Shape::Var1(indexp), Mem::Typed(LONG_TYPE), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_long(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_long) -> c_int {
-    route!(nc_get_var1_long(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_long));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_long", ncid, varid, Shape::Var1(indexp), Mem::Typed(LONG_TYPE), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_long(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_long) -> c_int {
-    route!(nc_put_vara_long(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_long));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_long", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(LONG_TYPE), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_long(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_long) -> c_int {
-    route!(nc_get_vara_long(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_long));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_long", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(LONG_TYPE), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vars_long(
     ncid: c_int,
@@ -560,11 +561,11 @@ pub extern "C" fn nc_put_vars_long(
     stridep: *const isize,
     op: *const c_long,
 ) -> c_int {
-    route!(nc_put_vars_long(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_long));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_long", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(LONG_TYPE), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vars_long(
     ncid: c_int,
@@ -574,11 +575,11 @@ pub extern "C" fn nc_get_vars_long(
     stridep: *const isize,
     ip: *mut c_long,
 ) -> c_int {
-    route!(nc_get_vars_long(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_long));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_long", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(LONG_TYPE), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_varm_long(
     ncid: c_int,
@@ -589,11 +590,11 @@ pub extern "C" fn nc_put_varm_long(
     imapp: *const isize,
     op: *const c_long,
 ) -> c_int {
-    route!(nc_put_varm_long(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_long));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_long", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(LONG_TYPE), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_varm_long(
     ncid: c_int,
@@ -604,53 +605,53 @@ pub extern "C" fn nc_get_varm_long(
     imapp: *const isize,
     ip: *mut c_long,
 ) -> c_int {
-    route!(nc_get_varm_long(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_long));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_long", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(LONG_TYPE), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_float(ncid: c_int, varid: c_int, op: *const f32) -> c_int {
-    route!(nc_put_var_float(ncid, varid, op): (c_int, c_int, *const f32));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_float", ncid, varid, Shape::Var, Mem::Typed(NcType::Float), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_float(ncid: c_int, varid: c_int, ip: *mut f32) -> c_int {
-    route!(nc_get_var_float(ncid, varid, ip): (c_int, c_int, *mut f32));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_float", ncid, varid, Shape::Var, Mem::Typed(NcType::Float), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_float(ncid: c_int, varid: c_int, indexp: *const usize, op: *const f32) -> c_int {
-    route!(nc_put_var1_float(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const f32));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_float", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Float), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_float(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut f32) -> c_int {
-    route!(nc_get_var1_float(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut f32));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_float", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Float), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_float(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const f32) -> c_int {
-    route!(nc_put_vara_float(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const f32));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_float", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Float), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_float(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut f32) -> c_int {
-    route!(nc_get_vara_float(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut f32));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_float", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Float), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vars_float(
     ncid: c_int,
@@ -660,11 +661,11 @@ pub extern "C" fn nc_put_vars_float(
     stridep: *const isize,
     op: *const f32,
 ) -> c_int {
-    route!(nc_put_vars_float(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const f32));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_float", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Float), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vars_float(
     ncid: c_int,
@@ -674,11 +675,11 @@ pub extern "C" fn nc_get_vars_float(
     stridep: *const isize,
     ip: *mut f32,
 ) -> c_int {
-    route!(nc_get_vars_float(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut f32));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_float", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Float), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_varm_float(
     ncid: c_int,
@@ -689,11 +690,11 @@ pub extern "C" fn nc_put_varm_float(
     imapp: *const isize,
     op: *const f32,
 ) -> c_int {
-    route!(nc_put_varm_float(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const f32));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_float", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Float), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_varm_float(
     ncid: c_int,
@@ -704,53 +705,53 @@ pub extern "C" fn nc_get_varm_float(
     imapp: *const isize,
     ip: *mut f32,
 ) -> c_int {
-    route!(nc_get_varm_float(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut f32));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_float", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Float), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_double(ncid: c_int, varid: c_int, op: *const f64) -> c_int {
-    route!(nc_put_var_double(ncid, varid, op): (c_int, c_int, *const f64));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_double", ncid, varid, Shape::Var, Mem::Typed(NcType::Double), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_double(ncid: c_int, varid: c_int, ip: *mut f64) -> c_int {
-    route!(nc_get_var_double(ncid, varid, ip): (c_int, c_int, *mut f64));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_double", ncid, varid, Shape::Var, Mem::Typed(NcType::Double), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_double(ncid: c_int, varid: c_int, indexp: *const usize, op: *const f64) -> c_int {
-    route!(nc_put_var1_double(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const f64));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_double", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Double), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_double(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut f64) -> c_int {
-    route!(nc_get_var1_double(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut f64));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_double", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Double), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_double(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const f64) -> c_int {
-    route!(nc_put_vara_double(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const f64));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_double", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Double), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_double(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut f64) -> c_int {
-    route!(nc_get_vara_double(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut f64));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_double", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Double), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vars_double(
     ncid: c_int,
@@ -760,11 +761,11 @@ pub extern "C" fn nc_put_vars_double(
     stridep: *const isize,
     op: *const f64,
 ) -> c_int {
-    route!(nc_put_vars_double(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const f64));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_double", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Double), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vars_double(
     ncid: c_int,
@@ -774,11 +775,11 @@ pub extern "C" fn nc_get_vars_double(
     stridep: *const isize,
     ip: *mut f64,
 ) -> c_int {
-    route!(nc_get_vars_double(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut f64));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_double", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Double), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_varm_double(
     ncid: c_int,
@@ -789,11 +790,11 @@ pub extern "C" fn nc_put_varm_double(
     imapp: *const isize,
     op: *const f64,
 ) -> c_int {
-    route!(nc_put_varm_double(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const f64));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_double", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Double), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_varm_double(
     ncid: c_int,
@@ -804,53 +805,53 @@ pub extern "C" fn nc_get_varm_double(
     imapp: *const isize,
     ip: *mut f64,
 ) -> c_int {
-    route!(nc_get_varm_double(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut f64));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_double", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Double), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_ushort(ncid: c_int, varid: c_int, op: *const c_ushort) -> c_int {
-    route!(nc_put_var_ushort(ncid, varid, op): (c_int, c_int, *const c_ushort));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_ushort", ncid, varid, Shape::Var, Mem::Typed(NcType::UShort), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_ushort(ncid: c_int, varid: c_int, ip: *mut c_ushort) -> c_int {
-    route!(nc_get_var_ushort(ncid, varid, ip): (c_int, c_int, *mut c_ushort));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_ushort", ncid, varid, Shape::Var, Mem::Typed(NcType::UShort), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_ushort(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_ushort) -> c_int {
-    route!(nc_put_var1_ushort(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_ushort));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_ushort", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UShort), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_ushort(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_ushort) -> c_int {
-    route!(nc_get_var1_ushort(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_ushort));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_ushort", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UShort), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_ushort(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_ushort) -> c_int {
-    route!(nc_put_vara_ushort(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_ushort));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_ushort", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UShort), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_ushort(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_ushort) -> c_int {
-    route!(nc_get_vara_ushort(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_ushort));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_ushort", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UShort), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vars_ushort(
     ncid: c_int,
@@ -860,11 +861,11 @@ pub extern "C" fn nc_put_vars_ushort(
     stridep: *const isize,
     op: *const c_ushort,
 ) -> c_int {
-    route!(nc_put_vars_ushort(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_ushort));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_ushort", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UShort), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vars_ushort(
     ncid: c_int,
@@ -874,11 +875,11 @@ pub extern "C" fn nc_get_vars_ushort(
     stridep: *const isize,
     ip: *mut c_ushort,
 ) -> c_int {
-    route!(nc_get_vars_ushort(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_ushort));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_ushort", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UShort), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_varm_ushort(
     ncid: c_int,
@@ -889,11 +890,11 @@ pub extern "C" fn nc_put_varm_ushort(
     imapp: *const isize,
     op: *const c_ushort,
 ) -> c_int {
-    route!(nc_put_varm_ushort(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_ushort));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_ushort", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UShort), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_varm_ushort(
     ncid: c_int,
@@ -904,53 +905,53 @@ pub extern "C" fn nc_get_varm_ushort(
     imapp: *const isize,
     ip: *mut c_ushort,
 ) -> c_int {
-    route!(nc_get_varm_ushort(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_ushort));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_ushort", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UShort), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_uint(ncid: c_int, varid: c_int, op: *const c_uint) -> c_int {
-    route!(nc_put_var_uint(ncid, varid, op): (c_int, c_int, *const c_uint));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_uint", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_uint(ncid: c_int, varid: c_int, ip: *mut c_uint) -> c_int {
-    route!(nc_get_var_uint(ncid, varid, ip): (c_int, c_int, *mut c_uint));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_uint", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_uint(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_uint) -> c_int {
-    route!(nc_put_var1_uint(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_uint));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_uint", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_uint(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_uint) -> c_int {
-    route!(nc_get_var1_uint(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_uint));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_uint", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_uint(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_uint) -> c_int {
-    route!(nc_put_vara_uint(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_uint));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_uint", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_uint(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_uint) -> c_int {
-    route!(nc_get_vara_uint(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_uint));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_uint", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vars_uint(
     ncid: c_int,
@@ -960,11 +961,11 @@ pub extern "C" fn nc_put_vars_uint(
     stridep: *const isize,
     op: *const c_uint,
 ) -> c_int {
-    route!(nc_put_vars_uint(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_uint));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_uint", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vars_uint(
     ncid: c_int,
@@ -974,11 +975,11 @@ pub extern "C" fn nc_get_vars_uint(
     stridep: *const isize,
     ip: *mut c_uint,
 ) -> c_int {
-    route!(nc_get_vars_uint(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_uint));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_uint", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_varm_uint(
     ncid: c_int,
@@ -989,11 +990,11 @@ pub extern "C" fn nc_put_varm_uint(
     imapp: *const isize,
     op: *const c_uint,
 ) -> c_int {
-    route!(nc_put_varm_uint(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_uint));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_uint", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_varm_uint(
     ncid: c_int,
@@ -1004,39 +1005,39 @@ pub extern "C" fn nc_get_varm_uint(
     imapp: *const isize,
     ip: *mut c_uint,
 ) -> c_int {
-    route!(nc_get_varm_uint(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_uint));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_uint", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_longlong(ncid: c_int, varid: c_int, op: *const c_longlong) -> c_int {
-    route!(nc_put_var_longlong(ncid, varid, op): (c_int, c_int, *const c_longlong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_longlong", ncid, varid, Shape::Var, Mem::Typed(NcType::Int64), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_longlong(ncid: c_int, varid: c_int, ip: *mut c_longlong) -> c_int {
-    route!(nc_get_var_longlong(ncid, varid, ip): (c_int, c_int, *mut c_longlong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_longlong", ncid, varid, Shape::Var, Mem::Typed(NcType::Int64), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_longlong(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_longlong) -> c_int {
-    route!(nc_put_var1_longlong(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_longlong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_longlong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int64), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_longlong(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_longlong) -> c_int {
-    route!(nc_get_var1_longlong(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_longlong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_longlong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int64), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_longlong(
     ncid: c_int,
@@ -1045,11 +1046,11 @@ pub extern "C" fn nc_put_vara_longlong(
     countp: *const usize,
     op: *const c_longlong,
 ) -> c_int {
-    route!(nc_put_vara_longlong(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_longlong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_longlong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int64), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_longlong(
     ncid: c_int,
@@ -1058,11 +1059,11 @@ pub extern "C" fn nc_get_vara_longlong(
     countp: *const usize,
     ip: *mut c_longlong,
 ) -> c_int {
-    route!(nc_get_vara_longlong(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_longlong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_longlong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int64), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vars_longlong(
     ncid: c_int,
@@ -1072,11 +1073,11 @@ pub extern "C" fn nc_put_vars_longlong(
     stridep: *const isize,
     op: *const c_longlong,
 ) -> c_int {
-    route!(nc_put_vars_longlong(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_longlong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_longlong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int64), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vars_longlong(
     ncid: c_int,
@@ -1086,11 +1087,11 @@ pub extern "C" fn nc_get_vars_longlong(
     stridep: *const isize,
     ip: *mut c_longlong,
 ) -> c_int {
-    route!(nc_get_vars_longlong(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_longlong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_longlong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int64), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_varm_longlong(
     ncid: c_int,
@@ -1101,11 +1102,11 @@ pub extern "C" fn nc_put_varm_longlong(
     imapp: *const isize,
     op: *const c_longlong,
 ) -> c_int {
-    route!(nc_put_varm_longlong(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_longlong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_longlong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int64), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_varm_longlong(
     ncid: c_int,
@@ -1116,39 +1117,39 @@ pub extern "C" fn nc_get_varm_longlong(
     imapp: *const isize,
     ip: *mut c_longlong,
 ) -> c_int {
-    route!(nc_get_varm_longlong(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_longlong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_longlong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int64), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_ulonglong(ncid: c_int, varid: c_int, op: *const c_ulonglong) -> c_int {
-    route!(nc_put_var_ulonglong(ncid, varid, op): (c_int, c_int, *const c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_ulonglong", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt64), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_ulonglong(ncid: c_int, varid: c_int, ip: *mut c_ulonglong) -> c_int {
-    route!(nc_get_var_ulonglong(ncid, varid, ip): (c_int, c_int, *mut c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_ulonglong", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt64), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_ulonglong(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_ulonglong) -> c_int {
-    route!(nc_put_var1_ulonglong(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_ulonglong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt64), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_ulonglong(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_ulonglong) -> c_int {
-    route!(nc_get_var1_ulonglong(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_ulonglong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt64), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_ulonglong(
     ncid: c_int,
@@ -1157,11 +1158,11 @@ pub extern "C" fn nc_put_vara_ulonglong(
     countp: *const usize,
     op: *const c_ulonglong,
 ) -> c_int {
-    route!(nc_put_vara_ulonglong(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_ulonglong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt64), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_ulonglong(
     ncid: c_int,
@@ -1170,11 +1171,11 @@ pub extern "C" fn nc_get_vara_ulonglong(
     countp: *const usize,
     ip: *mut c_ulonglong,
 ) -> c_int {
-    route!(nc_get_vara_ulonglong(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_ulonglong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt64), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vars_ulonglong(
     ncid: c_int,
@@ -1184,11 +1185,11 @@ pub extern "C" fn nc_put_vars_ulonglong(
     stridep: *const isize,
     op: *const c_ulonglong,
 ) -> c_int {
-    route!(nc_put_vars_ulonglong(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_ulonglong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt64), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vars_ulonglong(
     ncid: c_int,
@@ -1198,11 +1199,11 @@ pub extern "C" fn nc_get_vars_ulonglong(
     stridep: *const isize,
     ip: *mut c_ulonglong,
 ) -> c_int {
-    route!(nc_get_vars_ulonglong(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_ulonglong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt64), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_varm_ulonglong(
     ncid: c_int,
@@ -1213,11 +1214,11 @@ pub extern "C" fn nc_put_varm_ulonglong(
     imapp: *const isize,
     op: *const c_ulonglong,
 ) -> c_int {
-    route!(nc_put_varm_ulonglong(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_ulonglong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt64), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_varm_ulonglong(
     ncid: c_int,
@@ -1228,39 +1229,39 @@ pub extern "C" fn nc_get_varm_ulonglong(
     imapp: *const isize,
     ip: *mut c_ulonglong,
 ) -> c_int {
-    route!(nc_get_varm_ulonglong(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_ulonglong));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_ulonglong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt64), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_string(ncid: c_int, varid: c_int, op: *mut *const c_char) -> c_int {
-    route!(nc_put_var_string(ncid, varid, op): (c_int, c_int, *mut *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_string", ncid, varid, Shape::Var, Mem::Typed(NcType::String), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_string(ncid: c_int, varid: c_int, ip: *mut *mut c_char) -> c_int {
-    route!(nc_get_var_string(ncid, varid, ip): (c_int, c_int, *mut *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_string", ncid, varid, Shape::Var, Mem::Typed(NcType::String), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_string(ncid: c_int, varid: c_int, indexp: *const usize, op: *mut *const c_char) -> c_int {
-    route!(nc_put_var1_string(ncid, varid, indexp, op): (c_int, c_int, *const usize, *mut *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_string", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::String), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_string(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut *mut c_char) -> c_int {
-    route!(nc_get_var1_string(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_string", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::String), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_string(
     ncid: c_int,
@@ -1269,18 +1270,18 @@ pub extern "C" fn nc_put_vara_string(
     countp: *const usize,
     op: *mut *const c_char,
 ) -> c_int {
-    route!(nc_put_vara_string(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *mut *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_string", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::String), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_string(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut *mut c_char) -> c_int {
-    route!(nc_get_vara_string(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_string", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::String), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vars_string(
     ncid: c_int,
@@ -1290,11 +1291,11 @@ pub extern "C" fn nc_put_vars_string(
     stridep: *const isize,
     op: *mut *const c_char,
 ) -> c_int {
-    route!(nc_put_vars_string(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *mut *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_string", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::String), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vars_string(
     ncid: c_int,
@@ -1304,11 +1305,11 @@ pub extern "C" fn nc_get_vars_string(
     stridep: *const isize,
     ip: *mut *mut c_char,
 ) -> c_int {
-    route!(nc_get_vars_string(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_string", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::String), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_varm_string(
     ncid: c_int,
@@ -1319,11 +1320,11 @@ pub extern "C" fn nc_put_varm_string(
     imapp: *const isize,
     op: *mut *const c_char,
 ) -> c_int {
-    route!(nc_put_varm_string(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut *const c_char));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_string", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::String), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_varm_string(
     ncid: c_int,
@@ -1334,53 +1335,53 @@ pub extern "C" fn nc_get_varm_string(
     imapp: *const isize,
     ip: *mut *mut c_char,
 ) -> c_int {
-    route!(nc_get_varm_string(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut *mut c_char));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_string", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::String), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var_ubyte(ncid: c_int, varid: c_int, op: *const c_uchar) -> c_int {
-    route!(nc_put_var_ubyte(ncid, varid, op): (c_int, c_int, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var_ubyte", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var_ubyte(ncid: c_int, varid: c_int, ip: *mut c_uchar) -> c_int {
-    route!(nc_get_var_ubyte(ncid, varid, ip): (c_int, c_int, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var_ubyte", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1_ubyte(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_uchar) -> c_int {
-    route!(nc_put_var1_ubyte(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1_ubyte", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1_ubyte(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_uchar) -> c_int {
-    route!(nc_get_var1_ubyte(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1_ubyte", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara_ubyte(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_uchar) -> c_int {
-    route!(nc_put_vara_ubyte(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara_ubyte", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara_ubyte(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_uchar) -> c_int {
-    route!(nc_get_vara_ubyte(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara_ubyte", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vars_ubyte(
     ncid: c_int,
@@ -1390,11 +1391,11 @@ pub extern "C" fn nc_put_vars_ubyte(
     stridep: *const isize,
     op: *const c_uchar,
 ) -> c_int {
-    route!(nc_put_vars_ubyte(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars_ubyte", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vars_ubyte(
     ncid: c_int,
@@ -1404,11 +1405,11 @@ pub extern "C" fn nc_get_vars_ubyte(
     stridep: *const isize,
     ip: *mut c_uchar,
 ) -> c_int {
-    route!(nc_get_vars_ubyte(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars_ubyte", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_varm_ubyte(
     ncid: c_int,
@@ -1419,11 +1420,11 @@ pub extern "C" fn nc_put_varm_ubyte(
     imapp: *const isize,
     op: *const c_uchar,
 ) -> c_int {
-    route!(nc_put_varm_ubyte(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_uchar));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm_ubyte", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_varm_ubyte(
     ncid: c_int,
@@ -1434,53 +1435,53 @@ pub extern "C" fn nc_get_varm_ubyte(
     imapp: *const isize,
     ip: *mut c_uchar,
 ) -> c_int {
-    route!(nc_get_varm_ubyte(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_uchar));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm_ubyte", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var(ncid: c_int, varid: c_int, op: *const c_void) -> c_int {
-    route!(nc_put_var(ncid, varid, op): (c_int, c_int, *const c_void));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var", ncid, varid, Shape::Var, Mem::Native, op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var(ncid: c_int, varid: c_int, ip: *mut c_void) -> c_int {
-    route!(nc_get_var(ncid, varid, ip): (c_int, c_int, *mut c_void));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var", ncid, varid, Shape::Var, Mem::Native, ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_var1(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_void) -> c_int {
-    route!(nc_put_var1(ncid, varid, indexp, op): (c_int, c_int, *const usize, *const c_void));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_var1", ncid, varid, Shape::Var1(indexp), Mem::Native, op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_var1(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_void) -> c_int {
-    route!(nc_get_var1(ncid, varid, indexp, ip): (c_int, c_int, *const usize, *mut c_void));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_var1", ncid, varid, Shape::Var1(indexp), Mem::Native, ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vara(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_void) -> c_int {
-    route!(nc_put_vara(ncid, varid, startp, countp, op): (c_int, c_int, *const usize, *const usize, *const c_void));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vara", ncid, varid, Shape::Vara(startp, countp), Mem::Native, op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vara(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_void) -> c_int {
-    route!(nc_get_vara(ncid, varid, startp, countp, ip): (c_int, c_int, *const usize, *const usize, *mut c_void));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vara", ncid, varid, Shape::Vara(startp, countp), Mem::Native, ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_vars(
     ncid: c_int,
@@ -1490,11 +1491,11 @@ pub extern "C" fn nc_put_vars(
     stridep: *const isize,
     op: *const c_void,
 ) -> c_int {
-    route!(nc_put_vars(ncid, varid, startp, countp, stridep, op): (c_int, c_int, *const usize, *const usize, *const isize, *const c_void));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_vars", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Native, op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_vars(
     ncid: c_int,
@@ -1504,11 +1505,11 @@ pub extern "C" fn nc_get_vars(
     stridep: *const isize,
     ip: *mut c_void,
 ) -> c_int {
-    route!(nc_get_vars(ncid, varid, startp, countp, stridep, ip): (c_int, c_int, *const usize, *const usize, *const isize, *mut c_void));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_vars", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Native, ip as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_put_varm(
     ncid: c_int,
@@ -1519,11 +1520,11 @@ pub extern "C" fn nc_put_varm(
     imapp: *const isize,
     op: *const c_void,
 ) -> c_int {
-    route!(nc_put_varm(ncid, varid, startp, countp, stridep, imapp, op): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *const c_void));
     // SAFETY: this export's own contract.
     unsafe { put("nc_put_varm", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Native, op as _) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub extern "C" fn nc_get_varm(
     ncid: c_int,
@@ -1534,7 +1535,6 @@ pub extern "C" fn nc_get_varm(
     imapp: *const isize,
     ip: *mut c_void,
 ) -> c_int {
-    route!(nc_get_varm(ncid, varid, startp, countp, stridep, imapp, ip): (c_int, c_int, *const usize, *const usize, *const isize, *const isize, *mut c_void));
     // SAFETY: this export's own contract.
     unsafe { get("nc_get_varm", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Native, ip as _) }
 }

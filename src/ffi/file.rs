@@ -8,6 +8,7 @@ use crate::ffi::route::route;
 use crate::nc::modes::{FillMode, OpenFlags};
 use crate::registry;
 use crate::url::{self, OpenSpec};
+use nczarr_macros::export;
 use std::ffi::{c_char, c_int};
 
 /// Dataset name → spec. Names that are not ours: a missing path is errno 2 (as netcdf-c),
@@ -60,6 +61,7 @@ pub unsafe fn open_impl(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> 
     Ok(())
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_create(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> c_int {
     super::route::route_path!(true, nc_create(path, cmode, ncidp): (*const c_char, c_int, *mut c_int), claim ncidp);
@@ -69,6 +71,7 @@ pub unsafe extern "C" fn nc_create(path: *const c_char, cmode: c_int, ncidp: *mu
     })
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc__create(
     path: *const c_char,
@@ -87,6 +90,7 @@ pub unsafe extern "C" fn nc__create(
     })
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc__create_mp(
     path: *const c_char,
@@ -104,12 +108,14 @@ pub unsafe extern "C" fn nc__create_mp(
     }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_create_mem(path: *const c_char, mode: c_int, initialsize: usize, ncidp: *mut c_int) -> c_int {
     super::route::route_memory!(true, nc_create_mem(path, mode, initialsize, ncidp): (*const c_char, c_int, usize, *mut c_int), claim ncidp);
     api!("nc_create_mem", (path, mode, initialsize, ncidp), { err(Kind::Invalid, "in-memory Zarr datasets are not supported") })
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int {
     super::route::route_path!(false, nc_open(path, mode, ncidp): (*const c_char, c_int, *mut c_int), claim ncidp);
@@ -119,6 +125,7 @@ pub unsafe extern "C" fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c
     })
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc__open(path: *const c_char, mode: c_int, chunksizehintp: *mut usize, ncidp: *mut c_int) -> c_int {
     super::route::route_path!(false, nc__open(path, mode, chunksizehintp, ncidp): (*const c_char, c_int, *mut usize, *mut c_int), claim ncidp);
@@ -131,6 +138,7 @@ pub unsafe extern "C" fn nc__open(path: *const c_char, mode: c_int, chunksizehin
     })
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc__open_mp(
     path: *const c_char,
@@ -147,6 +155,7 @@ pub unsafe extern "C" fn nc__open_mp(
     }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_open_mem(
     path: *const c_char,
@@ -164,6 +173,7 @@ pub unsafe extern "C" fn nc_open_mem(
     })
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_open_memio(path: *const c_char, mode: c_int, info: *mut super::consts::NC_memio, ncidp: *mut c_int) -> c_int {
     super::route::route_memory!(false, nc_open_memio(path, mode, info, ncidp): (*const c_char, c_int, *mut super::consts::NC_memio, *mut c_int), claim ncidp);
@@ -175,70 +185,73 @@ pub unsafe extern "C" fn nc_open_memio(path: *const c_char, mode: c_int, info: *
     })
 }
 
+#[export(trace(ncid, info))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_close_memio(ncid: c_int, info: *mut super::consts::NC_memio) -> c_int {
-    route!(nc_close_memio(ncid, info): (c_int, *mut super::consts::NC_memio));
-    api!("nc_close_memio", (ncid, info), {
-        // No dataset of ours lives in memory: this is a plain close and `info` is left
-        // untouched, as netcdf-c's NCZarr close ignores it.
-        registry::remove(ncid)?.close()
-    })
+    // No dataset of ours lives in memory: this is a plain close and `info` is left
+    // untouched, as netcdf-c's NCZarr close ignores it.
+    registry::remove(ncid)?.close()
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_create_par_fortran(path: *const c_char, cmode: c_int, comm: c_int, info: c_int, ncidp: *mut c_int) -> c_int {
     super::route::route_path!(true, nc_create_par_fortran(path, cmode, comm, info, ncidp): (*const c_char, c_int, c_int, c_int, *mut c_int), claim ncidp);
     api!("nc_create_par_fortran", (path, cmode, comm, info, ncidp), { err(Kind::NoPar, "parallel I/O is not built") })
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_open_par_fortran(path: *const c_char, mode: c_int, comm: c_int, info: c_int, ncidp: *mut c_int) -> c_int {
     super::route::route_path!(false, nc_open_par_fortran(path, mode, comm, info, ncidp): (*const c_char, c_int, c_int, c_int, *mut c_int), claim ncidp);
     api!("nc_open_par_fortran", (path, mode, comm, info, ncidp), { err(Kind::NoPar, "parallel I/O is not built") })
 }
 
+#[export(trace(ncid, varid, par_access))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_var_par_access(ncid: c_int, varid: c_int, par_access: c_int) -> c_int {
-    route!(nc_var_par_access(ncid, varid, par_access): (c_int, c_int, c_int));
-    api!("nc_var_par_access", (ncid, varid, par_access), { err(Kind::NoPar, "parallel I/O is not built") })
+    err(Kind::NoPar, "parallel I/O is not built")
 }
 
+#[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_redef(ncid: c_int) -> c_int {
-    route!(nc_redef(ncid): (c_int));
-    api!("nc_redef", (ncid), { with(ncid, |ds, _| ds.redef()) })
+    with(ncid, |ds, _| ds.redef())
 }
 
+#[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_enddef(ncid: c_int) -> c_int {
-    route!(nc_enddef(ncid): (c_int));
-    api!("nc_enddef", (ncid), { with(ncid, |ds, _| ds.enddef()) })
+    with(ncid, |ds, _| ds.enddef())
 }
 
+#[export(trace(ncid, h_minfree, v_align, v_minfree, r_align))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc__enddef(ncid: c_int, h_minfree: usize, v_align: usize, v_minfree: usize, r_align: usize) -> c_int {
-    route!(nc__enddef(ncid, h_minfree, v_align, v_minfree, r_align): (c_int, usize, usize, usize, usize));
-    api!("nc__enddef", (ncid, h_minfree, v_align, v_minfree, r_align), { with(ncid, |ds, _| ds.enddef()) })
+    with(ncid, |ds, _| ds.enddef())
 }
 
+#[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_sync(ncid: c_int) -> c_int {
-    route!(nc_sync(ncid): (c_int));
-    api!("nc_sync", (ncid), { with(ncid, |ds, _| ds.sync()) })
+    with(ncid, |ds, _| ds.sync())
 }
 
+#[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_close(ncid: c_int) -> c_int {
     route!(nc_close(ncid): (c_int) => |status| super::route::release_real(status, ncid));
     api!("nc_close", (ncid), { registry::remove(ncid)?.close() })
 }
 
+#[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_abort(ncid: c_int) -> c_int {
     route!(nc_abort(ncid): (c_int) => |status| super::route::release_real(status, ncid));
     api!("nc_abort", (ncid), { registry::remove(ncid)?.abort() })
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_delete(path: *const c_char) -> c_int {
     super::route::route_path!(false, nc_delete(path): (*const c_char));
@@ -248,6 +261,7 @@ pub unsafe extern "C" fn nc_delete(path: *const c_char) -> c_int {
     })
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_delete_mp(path: *const c_char, basepe: c_int) -> c_int {
     // The real nc_delete calls nc_delete_mp through its PLT, i.e. us: forward to the real
@@ -260,161 +274,142 @@ pub unsafe extern "C" fn nc_delete_mp(path: *const c_char, basepe: c_int) -> c_i
     }
 }
 
+#[export(trace(ncid, fillmode))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_fill(ncid: c_int, fillmode: c_int, old_modep: *mut c_int) -> c_int {
-    route!(nc_set_fill(ncid, fillmode, old_modep): (c_int, c_int, *mut c_int));
-    api!("nc_set_fill", (ncid, fillmode), {
-        let old = with(ncid, |ds, _| {
-            let mode = FillMode::from_c(fillmode).ok_or_else(|| Error::new(Kind::Invalid, format!("fill mode {fillmode}")))?;
-            ds.set_fill(mode)
-        })?;
-        // SAFETY: optional out-pointer.
-        unsafe { put(old_modep, old.to_c()) };
+    let old = with(ncid, |ds, _| {
+        let mode = FillMode::from_c(fillmode).ok_or_else(|| Error::new(Kind::Invalid, format!("fill mode {fillmode}")))?;
+        ds.set_fill(mode)
+    })?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(old_modep, old.to_c()) };
+    Ok(())
+}
+
+#[export(trace(ncid))]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_inq(ncid: c_int, ndimsp: *mut c_int, nvarsp: *mut c_int, nattsp: *mut c_int, unlimdimidp: *mut c_int) -> c_int {
+    with(ncid, |ds, gid| {
+        let c = ds.group_counts(gid);
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(ndimsp, c.ndims as c_int);
+            put(nvarsp, c.nvars as c_int);
+            put(nattsp, c.natts as c_int);
+            put(unlimdimidp, c.unlimited.map_or(-1, |d| d as c_int));
+        }
         Ok(())
     })
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc_inq(ncid: c_int, ndimsp: *mut c_int, nvarsp: *mut c_int, nattsp: *mut c_int, unlimdimidp: *mut c_int) -> c_int {
-    route!(nc_inq(ncid, ndimsp, nvarsp, nattsp, unlimdimidp): (c_int, *mut c_int, *mut c_int, *mut c_int, *mut c_int));
-    api!("nc_inq", (ncid), {
-        with(ncid, |ds, gid| {
-            let c = ds.group_counts(gid);
-            // SAFETY: optional out-pointers.
-            unsafe {
-                put(ndimsp, c.ndims as c_int);
-                put(nvarsp, c.nvars as c_int);
-                put(nattsp, c.natts as c_int);
-                put(unlimdimidp, c.unlimited.map_or(-1, |d| d as c_int));
-            }
-            Ok(())
-        })
-    })
-}
-
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_ndims(ncid: c_int, ndimsp: *mut c_int) -> c_int {
-    route!(nc_inq_ndims(ncid, ndimsp): (c_int, *mut c_int));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe { nc_inq(ncid, ndimsp, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_nvars(ncid: c_int, nvarsp: *mut c_int) -> c_int {
-    route!(nc_inq_nvars(ncid, nvarsp): (c_int, *mut c_int));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe { nc_inq(ncid, std::ptr::null_mut(), nvarsp, std::ptr::null_mut(), std::ptr::null_mut()) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_natts(ncid: c_int, nattsp: *mut c_int) -> c_int {
-    route!(nc_inq_natts(ncid, nattsp): (c_int, *mut c_int));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe { nc_inq(ncid, std::ptr::null_mut(), std::ptr::null_mut(), nattsp, std::ptr::null_mut()) }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_unlimdim(ncid: c_int, unlimdimidp: *mut c_int) -> c_int {
-    route!(nc_inq_unlimdim(ncid, unlimdimidp): (c_int, *mut c_int));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe { nc_inq(ncid, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), unlimdimidp) }
 }
 
+#[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_unlimdims(ncid: c_int, nunlimdimsp: *mut c_int, unlimdimidsp: *mut c_int) -> c_int {
-    route!(nc_inq_unlimdims(ncid, nunlimdimsp, unlimdimidsp): (c_int, *mut c_int, *mut c_int));
-    api!("nc_inq_unlimdims", (ncid), {
-        with(ncid, |ds, gid| {
-            let ids: Vec<c_int> = ds.unlimited_dims(gid).into_iter().map(|d| d as c_int).collect();
-            // SAFETY: optional out-pointers; the id array holds the unlimited dims of the group.
-            unsafe {
-                put(nunlimdimsp, ids.len() as c_int);
-                put_slice(unlimdimidsp, &ids);
-            }
-            Ok(())
-        })
+    with(ncid, |ds, gid| {
+        let ids: Vec<c_int> = ds.unlimited_dims(gid).into_iter().map(|d| d as c_int).collect();
+        // SAFETY: optional out-pointers; the id array holds the unlimited dims of the group.
+        unsafe {
+            put(nunlimdimsp, ids.len() as c_int);
+            put_slice(unlimdimidsp, &ids);
+        }
+        Ok(())
     })
 }
 
+#[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_format(ncid: c_int, formatp: *mut c_int) -> c_int {
-    route!(nc_inq_format(ncid, formatp): (c_int, *mut c_int));
-    api!("nc_inq_format", (ncid), {
-        with(ncid, |ds, _| {
-            // SAFETY: optional out-pointer.
-            unsafe {
-                put(
-                    formatp,
-                    if ds.is_classic_model() { super::consts::NC_FORMAT_NETCDF4_CLASSIC } else { super::consts::NC_FORMAT_NETCDF4 },
-                )
-            };
-            Ok(())
-        })
+    with(ncid, |ds, _| {
+        // SAFETY: optional out-pointer.
+        unsafe {
+            put(formatp, if ds.is_classic_model() { super::consts::NC_FORMAT_NETCDF4_CLASSIC } else { super::consts::NC_FORMAT_NETCDF4 })
+        };
+        Ok(())
     })
 }
 
+#[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_format_extended(ncid: c_int, formatp: *mut c_int, modep: *mut c_int) -> c_int {
-    route!(nc_inq_format_extended(ncid, formatp, modep): (c_int, *mut c_int, *mut c_int));
-    api!("nc_inq_format_extended", (ncid), {
-        with(ncid, |ds, _| {
-            // SAFETY: optional out-pointers.
-            unsafe {
-                put(formatp, super::consts::NC_FORMATX_NCZARR);
-                put(modep, ds.mode.reported());
-            }
-            Ok(())
-        })
+    with(ncid, |ds, _| {
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(formatp, super::consts::NC_FORMATX_NCZARR);
+            put(modep, ds.mode.reported());
+        }
+        Ok(())
     })
 }
 
+#[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_path(ncid: c_int, pathlen: *mut usize, path: *mut c_char) -> c_int {
-    route!(nc_inq_path(ncid, pathlen, path): (c_int, *mut usize, *mut c_char));
-    api!("nc_inq_path", (ncid), {
-        with(ncid, |ds, _| {
-            let p = ds.path().as_bytes();
-            // SAFETY: optional out-pointers; `path` must hold pathlen+1 bytes (netCDF contract).
-            unsafe {
-                put(pathlen, p.len());
-                if !path.is_null() {
-                    super::put_slice(path as *mut u8, p);
-                    path.add(p.len()).write(0);
-                }
+    with(ncid, |ds, _| {
+        let p = ds.path().as_bytes();
+        // SAFETY: optional out-pointers; `path` must hold pathlen+1 bytes (netCDF contract).
+        unsafe {
+            put(pathlen, p.len());
+            if !path.is_null() {
+                super::put_slice(path as *mut u8, p);
+                path.add(p.len()).write(0);
             }
-            Ok(())
-        })
+        }
+        Ok(())
     })
 }
 
+#[export(trace(ncid, pe))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_base_pe(ncid: c_int, pe: c_int) -> c_int {
-    route!(nc_set_base_pe(ncid, pe): (c_int, c_int));
-    api!("nc_set_base_pe", (ncid, pe), { with(ncid, |_, _| Ok(())) })
+    with(ncid, |_, _| Ok(()))
 }
 
+#[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_base_pe(ncid: c_int, pe: *mut c_int) -> c_int {
-    route!(nc_inq_base_pe(ncid, pe): (c_int, *mut c_int));
-    api!("nc_inq_base_pe", (ncid), {
-        with(ncid, |_, _| {
-            // SAFETY: optional out-pointer.
-            unsafe { put(pe, 0) };
-            Ok(())
-        })
+    with(ncid, |_, _| {
+        // SAFETY: optional out-pointer.
+        unsafe { put(pe, 0) };
+        Ok(())
     })
 }
 
+#[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_show_metadata(ncid: c_int) -> c_int {
-    route!(nc_show_metadata(ncid): (c_int));
-    api!("nc_show_metadata", (ncid), {
-        // netcdf-c shows metadata only through its log (at a log level); ours is NCTRACING.
-        with(ncid, |ds, _| {
-            if crate::trace::enabled(1) {
-                crate::trace::emit(1, &format!("{:#?}", ds.model));
-            }
-            Ok(())
-        })
+    // netcdf-c shows metadata only through its log (at a log level); ours is NCTRACING.
+    with(ncid, |ds, _| {
+        if crate::trace::enabled(1) {
+            crate::trace::emit(1, &format!("{:#?}", ds.model));
+        }
+        Ok(())
     })
 }

@@ -6,23 +6,22 @@ use super::{put, put_slice, slice, with};
 use crate::api;
 use crate::codec;
 use crate::error::{Error, Kind, err};
-use crate::ffi::route::route;
 use crate::model::Var;
 use crate::nc::modes::VarRef;
+use nczarr_macros::export;
 use std::ffi::{c_int, c_uint};
 
+#[export(trace(ncid, varid, shuffle, deflate, deflate_level))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_deflate(ncid: c_int, varid: c_int, shuffle: c_int, deflate: c_int, deflate_level: c_int) -> c_int {
-    route!(nc_def_var_deflate(ncid, varid, shuffle, deflate, deflate_level): (c_int, c_int, c_int, c_int, c_int));
-    api!("nc_def_var_deflate", (ncid, varid, shuffle, deflate, deflate_level), {
-        with(ncid, |ds, gid| ds.def_var_deflate(gid, VarRef::from_c(varid), shuffle != 0, deflate != 0, deflate_level))
-    })
+    with(ncid, |ds, gid| ds.def_var_deflate(gid, VarRef::from_c(varid), shuffle != 0, deflate != 0, deflate_level))
 }
 
 fn filter_params(v: &Var, id: u32) -> Option<Vec<u32>> {
     v.filters.iter().find(|f| f.id == id).map(|f| f.params.clone())
 }
 
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_deflate(
     ncid: c_int,
@@ -31,163 +30,138 @@ pub unsafe extern "C" fn nc_inq_var_deflate(
     deflatep: *mut c_int,
     deflate_levelp: *mut c_int,
 ) -> c_int {
-    route!(nc_inq_var_deflate(ncid, varid, shufflep, deflatep, deflate_levelp): (c_int, c_int, *mut c_int, *mut c_int, *mut c_int));
-    api!("nc_inq_var_deflate", (ncid, varid), {
-        let (sh, de) = settings_var(ncid, varid, |v| (filter_params(v, codec::SHUFFLE).is_some(), filter_params(v, codec::DEFLATE)))?;
-        // SAFETY: optional out-pointers.
-        unsafe {
-            put(shufflep, sh as c_int);
-            put(deflatep, de.is_some() as c_int);
-            put(deflate_levelp, de.and_then(|p| p.first().copied()).unwrap_or(0) as c_int);
-        }
-        Ok(())
-    })
+    let (sh, de) = settings_var(ncid, varid, |v| (filter_params(v, codec::SHUFFLE).is_some(), filter_params(v, codec::DEFLATE)))?;
+    // SAFETY: optional out-pointers.
+    unsafe {
+        put(shufflep, sh as c_int);
+        put(deflatep, de.is_some() as c_int);
+        put(deflate_levelp, de.and_then(|p| p.first().copied()).unwrap_or(0) as c_int);
+    }
+    Ok(())
 }
 
+#[export(trace(ncid, varid, fletcher32))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_fletcher32(ncid: c_int, varid: c_int, fletcher32: c_int) -> c_int {
-    route!(nc_def_var_fletcher32(ncid, varid, fletcher32): (c_int, c_int, c_int));
-    api!("nc_def_var_fletcher32", (ncid, varid, fletcher32), {
-        with(ncid, |ds, gid| ds.def_var_fletcher32(gid, VarRef::from_c(varid), fletcher32 != 0))
-    })
+    with(ncid, |ds, gid| ds.def_var_fletcher32(gid, VarRef::from_c(varid), fletcher32 != 0))
 }
 
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_fletcher32(ncid: c_int, varid: c_int, fletcher32p: *mut c_int) -> c_int {
-    route!(nc_inq_var_fletcher32(ncid, varid, fletcher32p): (c_int, c_int, *mut c_int));
-    api!("nc_inq_var_fletcher32", (ncid, varid), {
-        let on = settings_var(ncid, varid, |v| filter_params(v, codec::FLETCHER32).is_some())?;
-        // SAFETY: optional out-pointer.
-        unsafe { put(fletcher32p, on as c_int) };
-        Ok(())
-    })
+    let on = settings_var(ncid, varid, |v| filter_params(v, codec::FLETCHER32).is_some())?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(fletcher32p, on as c_int) };
+    Ok(())
 }
 
+#[export(trace(ncid, varid, options_mask, pixels_per_block))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_szip(ncid: c_int, varid: c_int, options_mask: c_int, pixels_per_block: c_int) -> c_int {
-    route!(nc_def_var_szip(ncid, varid, options_mask, pixels_per_block): (c_int, c_int, c_int, c_int));
-    api!("nc_def_var_szip", (ncid, varid, options_mask, pixels_per_block), {
-        with(ncid, |ds, gid| ds.def_var_filter(gid, VarRef::from_c(varid), codec::SZIP, vec![options_mask as u32, pixels_per_block as u32]))
-    })
+    with(ncid, |ds, gid| ds.def_var_filter(gid, VarRef::from_c(varid), codec::SZIP, vec![options_mask as u32, pixels_per_block as u32]))
 }
 
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_szip(ncid: c_int, varid: c_int, options_maskp: *mut c_int, pixels_per_blockp: *mut c_int) -> c_int {
-    route!(nc_inq_var_szip(ncid, varid, options_maskp, pixels_per_blockp): (c_int, c_int, *mut c_int, *mut c_int));
-    api!("nc_inq_var_szip", (ncid, varid), {
-        let p = settings_var(ncid, varid, |v| filter_params(v, codec::SZIP))?.unwrap_or_default();
-        // SAFETY: optional out-pointers.
-        unsafe {
-            put(options_maskp, p.first().copied().unwrap_or(0) as c_int);
-            put(pixels_per_blockp, p.get(1).copied().unwrap_or(0) as c_int);
-        }
-        Ok(())
-    })
+    let p = settings_var(ncid, varid, |v| filter_params(v, codec::SZIP))?.unwrap_or_default();
+    // SAFETY: optional out-pointers.
+    unsafe {
+        put(options_maskp, p.first().copied().unwrap_or(0) as c_int);
+        put(pixels_per_blockp, p.get(1).copied().unwrap_or(0) as c_int);
+    }
+    Ok(())
 }
 
+#[export(trace(ncid, varid, id, nparams))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_filter(ncid: c_int, varid: c_int, id: c_uint, nparams: usize, parms: *const c_uint) -> c_int {
-    route!(nc_def_var_filter(ncid, varid, id, nparams, parms): (c_int, c_int, c_uint, usize, *const c_uint));
-    api!("nc_def_var_filter", (ncid, varid, id, nparams), {
-        // SAFETY: `parms` holds `nparams` values.
-        let params = unsafe { slice(parms, nparams) }?.to_vec();
-        with(ncid, |ds, gid| ds.def_var_filter(gid, VarRef::from_c(varid), id, params))
-    })
+    // SAFETY: `parms` holds `nparams` values.
+    let params = unsafe { slice(parms, nparams) }?.to_vec();
+    with(ncid, |ds, gid| ds.def_var_filter(gid, VarRef::from_c(varid), id, params))
 }
 
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_filter(ncid: c_int, varid: c_int, idp: *mut c_uint, nparams: *mut usize, params: *mut c_uint) -> c_int {
-    route!(nc_inq_var_filter(ncid, varid, idp, nparams, params): (c_int, c_int, *mut c_uint, *mut usize, *mut c_uint));
-    api!("nc_inq_var_filter", (ncid, varid), {
-        let first = settings_var(ncid, varid, |v| v.filters.iter().find(|f| f.id != 0).map(|f| (f.id, f.params.clone())))?;
-        // SAFETY: optional out-pointers; `params` sized by a previous call.
-        unsafe {
-            match first {
-                None => put(idp, 0),
-                Some((id, p)) => {
-                    put(idp, id);
-                    put(nparams, p.len());
-                    put_slice(params, &p);
-                }
+    let first = settings_var(ncid, varid, |v| v.filters.iter().find(|f| f.id != 0).map(|f| (f.id, f.params.clone())))?;
+    // SAFETY: optional out-pointers; `params` sized by a previous call.
+    unsafe {
+        match first {
+            None => put(idp, 0),
+            Some((id, p)) => {
+                put(idp, id);
+                put(nparams, p.len());
+                put_slice(params, &p);
             }
         }
-        Ok(())
-    })
+    }
+    Ok(())
 }
 
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_filter_ids(ncid: c_int, varid: c_int, nfilters: *mut usize, filterids: *mut c_uint) -> c_int {
-    route!(nc_inq_var_filter_ids(ncid, varid, nfilters, filterids): (c_int, c_int, *mut usize, *mut c_uint));
-    api!("nc_inq_var_filter_ids", (ncid, varid), {
-        let ids: Vec<u32> = settings_var(ncid, varid, |v| v.filters.iter().filter(|f| f.id != 0).map(|f| f.id).collect())?;
-        // SAFETY: optional out-pointers.
-        unsafe {
-            put(nfilters, ids.len());
-            put_slice(filterids, &ids);
-        }
-        Ok(())
-    })
+    let ids: Vec<u32> = settings_var(ncid, varid, |v| v.filters.iter().filter(|f| f.id != 0).map(|f| f.id).collect())?;
+    // SAFETY: optional out-pointers.
+    unsafe {
+        put(nfilters, ids.len());
+        put_slice(filterids, &ids);
+    }
+    Ok(())
 }
 
+#[export(trace(ncid, varid, id))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_filter_info(ncid: c_int, varid: c_int, id: c_uint, nparams: *mut usize, params: *mut c_uint) -> c_int {
-    route!(nc_inq_var_filter_info(ncid, varid, id, nparams, params): (c_int, c_int, c_uint, *mut usize, *mut c_uint));
-    api!("nc_inq_var_filter_info", (ncid, varid, id), {
-        let p = settings_var(ncid, varid, |v| filter_params(v, id))?.ok_or_else(|| Error::new(Kind::NoFilter, format!("filter {id}")))?;
-        // SAFETY: optional out-pointers.
-        unsafe {
-            put(nparams, p.len());
-            put_slice(params, &p);
-        }
-        Ok(())
-    })
+    let p = settings_var(ncid, varid, |v| filter_params(v, id))?.ok_or_else(|| Error::new(Kind::NoFilter, format!("filter {id}")))?;
+    // SAFETY: optional out-pointers.
+    unsafe {
+        put(nparams, p.len());
+        put_slice(params, &p);
+    }
+    Ok(())
 }
 
+#[export(trace(ncid, id))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_filter_avail(ncid: c_int, id: c_uint) -> c_int {
-    route!(nc_inq_filter_avail(ncid, id): (c_int, c_uint));
-    api!("nc_inq_filter_avail", (ncid, id), {
-        with(ncid, |_, _| Ok(()))?;
-        if id == 0 {
-            return err(Kind::Invalid, "filter id 0");
-        }
-        if codec::AVAILABLE.contains(&id) { Ok(()) } else { err(Kind::NoFilter, format!("filter {id}")) }
-    })
+    with(ncid, |_, _| Ok(()))?;
+    if id == 0 {
+        return err(Kind::Invalid, "filter id 0");
+    }
+    if codec::AVAILABLE.contains(&id) { Ok(()) } else { err(Kind::NoFilter, format!("filter {id}")) }
 }
 
+#[export(trace(ncid, varid, level))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_bzip2(ncid: c_int, varid: c_int, level: c_int) -> c_int {
-    route!(nc_def_var_bzip2(ncid, varid, level): (c_int, c_int, c_int));
-    api!("nc_def_var_bzip2", (ncid, varid, level), {
-        if !(1..=9).contains(&level) {
-            with(ncid, |_, _| Ok(()))?;
-            return err(Kind::Invalid, "bzip2 level");
-        }
-        with(ncid, |ds, gid| ds.def_var_filter(gid, VarRef::from_c(varid), codec::BZIP2, vec![level as u32]))
-    })
+    if !(1..=9).contains(&level) {
+        with(ncid, |_, _| Ok(()))?;
+        return err(Kind::Invalid, "bzip2 level");
+    }
+    with(ncid, |ds, gid| ds.def_var_filter(gid, VarRef::from_c(varid), codec::BZIP2, vec![level as u32]))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_bzip2(ncid: c_int, varid: c_int, hasfilterp: *mut c_int, levelp: *mut c_int) -> c_int {
-    route!(nc_inq_var_bzip2(ncid, varid, hasfilterp, levelp): (c_int, c_int, *mut c_int, *mut c_int));
     inq_one_param(ncid, varid, codec::BZIP2, hasfilterp, levelp)
 }
 
+#[export(trace(ncid, varid, level))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_zstandard(ncid: c_int, varid: c_int, level: c_int) -> c_int {
-    route!(nc_def_var_zstandard(ncid, varid, level): (c_int, c_int, c_int));
-    api!("nc_def_var_zstandard", (ncid, varid, level), {
-        if !(-131072..=22).contains(&level) {
-            with(ncid, |_, _| Ok(()))?;
-            return err(Kind::Invalid, "zstd level");
-        }
-        with(ncid, |ds, gid| ds.def_var_filter(gid, VarRef::from_c(varid), codec::ZSTD, vec![level as u32]))
-    })
+    if !(-131072..=22).contains(&level) {
+        with(ncid, |_, _| Ok(()))?;
+        return err(Kind::Invalid, "zstd level");
+    }
+    with(ncid, |ds, gid| ds.def_var_filter(gid, VarRef::from_c(varid), codec::ZSTD, vec![level as u32]))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_zstandard(ncid: c_int, varid: c_int, hasfilterp: *mut c_int, levelp: *mut c_int) -> c_int {
-    route!(nc_inq_var_zstandard(ncid, varid, hasfilterp, levelp): (c_int, c_int, *mut c_int, *mut c_int));
     inq_one_param(ncid, varid, codec::ZSTD, hasfilterp, levelp)
 }
 
@@ -209,6 +183,7 @@ fn inq_one_param(ncid: c_int, varid: c_int, id: u32, hasfilterp: *mut c_int, lev
     })
 }
 
+#[export(trace(ncid, varid, subcompressor, level, blocksize, addshuffle))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_blosc(
     ncid: c_int,
@@ -218,18 +193,16 @@ pub unsafe extern "C" fn nc_def_var_blosc(
     blocksize: c_uint,
     addshuffle: c_uint,
 ) -> c_int {
-    route!(nc_def_var_blosc(ncid, varid, subcompressor, level, blocksize, addshuffle): (c_int, c_int, c_uint, c_uint, c_uint, c_uint));
-    api!("nc_def_var_blosc", (ncid, varid, subcompressor, level, blocksize, addshuffle), {
-        if addshuffle > 2 || subcompressor > 5 {
-            with(ncid, |_, _| Ok(()))?;
-            return err(Kind::Invalid, "blosc parameters");
-        }
-        with(ncid, |ds, gid| {
-            ds.def_var_filter(gid, VarRef::from_c(varid), codec::BLOSC, vec![0, 0, 0, blocksize, level, addshuffle, subcompressor])
-        })
+    if addshuffle > 2 || subcompressor > 5 {
+        with(ncid, |_, _| Ok(()))?;
+        return err(Kind::Invalid, "blosc parameters");
+    }
+    with(ncid, |ds, gid| {
+        ds.def_var_filter(gid, VarRef::from_c(varid), codec::BLOSC, vec![0, 0, 0, blocksize, level, addshuffle, subcompressor])
     })
 }
 
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_blosc(
     ncid: c_int,
@@ -240,23 +213,20 @@ pub unsafe extern "C" fn nc_inq_var_blosc(
     blocksizep: *mut c_uint,
     addshufflep: *mut c_uint,
 ) -> c_int {
-    route!(nc_inq_var_blosc(ncid, varid, hasfilterp, subcompressorp, levelp, blocksizep, addshufflep): (c_int, c_int, *mut c_int, *mut c_uint, *mut c_uint, *mut c_uint, *mut c_uint));
-    api!("nc_inq_var_blosc", (ncid, varid), {
-        let p = settings_var(ncid, varid, |v| filter_params(v, codec::BLOSC))?;
-        // SAFETY: optional out-pointers.
-        unsafe {
-            match p {
-                None => put(hasfilterp, 0),
-                Some(p) if p.len() != 7 => return err(Kind::Filter, "wrong parameter count"),
-                Some(p) => {
-                    put(hasfilterp, 1);
-                    put(blocksizep, p[3]);
-                    put(levelp, p[4]);
-                    put(addshufflep, p[5]);
-                    put(subcompressorp, p[6]);
-                }
+    let p = settings_var(ncid, varid, |v| filter_params(v, codec::BLOSC))?;
+    // SAFETY: optional out-pointers.
+    unsafe {
+        match p {
+            None => put(hasfilterp, 0),
+            Some(p) if p.len() != 7 => return err(Kind::Filter, "wrong parameter count"),
+            Some(p) => {
+                put(hasfilterp, 1);
+                put(blocksizep, p[3]);
+                put(levelp, p[4]);
+                put(addshufflep, p[5]);
+                put(subcompressorp, p[6]);
             }
         }
-        Ok(())
-    })
+    }
+    Ok(())
 }

@@ -2,11 +2,12 @@
 //! defaults (format, chunk cache, alignment), logging, initialize/finalize.
 
 use super::{cstr, malloc_string, put};
-use crate::api;
 use crate::error::{Kind, err};
+use nczarr_macros::export;
 use std::ffi::{CStr, c_char, c_int};
 use std::sync::Mutex;
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_strerror(ncerr1: c_int) -> *const c_char {
     if ncerr1 > 0 {
@@ -20,6 +21,7 @@ pub unsafe extern "C" fn nc_strerror(ncerr1: c_int) -> *const c_char {
 /// First word a netcdf-c version (netCDF4-python parses it); our identity follows.
 const LIBVERS: &CStr = c"4.9.2 of Nov 20 2026 00:00:00 $ nczarr-rs";
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_libvers() -> *const c_char {
     LIBVERS.as_ptr()
@@ -27,18 +29,18 @@ pub unsafe extern "C" fn nc_inq_libvers() -> *const c_char {
 
 // ---- .ncrc settings (kept in crate::config) ---------------------------------------------
 
+#[export(trace(key, value))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_rc_set(key: *const c_char, value: *const c_char) -> c_int {
-    api!("nc_rc_set", (key, value), {
-        // SAFETY: NUL-terminated strings (NULL key → NC_EINVAL).
-        let k = String::from_utf8_lossy(unsafe { cstr(key) }?).into_owned();
-        let v = if value.is_null() { String::new() } else { String::from_utf8_lossy(unsafe { cstr(value) }?).into_owned() };
-        crate::config::rc_set(k, v);
-        // Both libraries hold rc keys (passthrough.md §9); Debian's 4.9.0 has no nc_rc_set.
-        real_share(super::route::also_real!(nc_rc_set(key, value): (*const c_char, *const c_char)))
-    })
+    // SAFETY: NUL-terminated strings (NULL key → NC_EINVAL).
+    let k = String::from_utf8_lossy(unsafe { cstr(key) }?).into_owned();
+    let v = if value.is_null() { String::new() } else { String::from_utf8_lossy(unsafe { cstr(value) }?).into_owned() };
+    crate::config::rc_set(k, v);
+    // Both libraries hold rc keys (passthrough.md §9); Debian's 4.9.0 has no nc_rc_set.
+    real_share(super::route::also_real!(nc_rc_set(key, value): (*const c_char, *const c_char)))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_rc_get(key: *const c_char) -> *mut c_char {
     if key.is_null() {
@@ -66,49 +68,47 @@ static DEFAULT_FORMAT: Mutex<c_int> = Mutex::new(1);
 static ALIGNMENT: Mutex<(c_int, c_int)> = Mutex::new((0, 0));
 static META_BLOCK: Mutex<usize> = Mutex::new(0);
 
+#[export(trace(format))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_default_format(format: c_int, old_formatp: *mut c_int) -> c_int {
-    api!("nc_set_default_format", (format), {
-        if !(1..=5).contains(&format) {
-            return err(Kind::Invalid, format!("format {format}"));
-        }
-        {
-            let mut f = DEFAULT_FORMAT.lock().unwrap_or_else(|p| p.into_inner());
-            // SAFETY: optional out-pointer.
-            unsafe { put(old_formatp, *f) };
-            *f = format;
-        }
-        // The real library creates plain paths with it; the old value reported is ours.
-        let mut real_old = 0;
-        real_share(super::route::also_real!(nc_set_default_format(format, &mut real_old): (c_int, *mut c_int)))
-    })
+    if !(1..=5).contains(&format) {
+        return err(Kind::Invalid, format!("format {format}"));
+    }
+    {
+        let mut f = DEFAULT_FORMAT.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: optional out-pointer.
+        unsafe { put(old_formatp, *f) };
+        *f = format;
+    }
+    // The real library creates plain paths with it; the old value reported is ours.
+    let mut real_old = 0;
+    real_share(super::route::also_real!(nc_set_default_format(format, &mut real_old): (c_int, *mut c_int)))
 }
 
+#[export(trace(size, nelems, preemption))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_chunk_cache(size: usize, nelems: usize, preemption: f32) -> c_int {
-    api!("nc_set_chunk_cache", (size, nelems, preemption), {
-        if !(0.0..=1.0).contains(&preemption) {
-            return err(Kind::Invalid, "preemption outside [0, 1]");
-        }
-        *crate::dataset::CACHE_DEFAULTS.lock().unwrap_or_else(|p| p.into_inner()) = crate::model::ChunkCache { size, nelems, preemption };
-        real_share(super::route::also_real!(nc_set_chunk_cache(size, nelems, preemption): (usize, usize, f32)))
-    })
+    if !(0.0..=1.0).contains(&preemption) {
+        return err(Kind::Invalid, "preemption outside [0, 1]");
+    }
+    *crate::dataset::CACHE_DEFAULTS.lock().unwrap_or_else(|p| p.into_inner()) = crate::model::ChunkCache { size, nelems, preemption };
+    real_share(super::route::also_real!(nc_set_chunk_cache(size, nelems, preemption): (usize, usize, f32)))
 }
 
+#[export(trace(sizep, nelemsp, preemptionp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_chunk_cache(sizep: *mut usize, nelemsp: *mut usize, preemptionp: *mut f32) -> c_int {
-    api!("nc_get_chunk_cache", (sizep, nelemsp, preemptionp), {
-        let c = crate::dataset::cache_defaults();
-        // SAFETY: optional out-pointers.
-        unsafe {
-            put(sizep, c.size);
-            put(nelemsp, c.nelems);
-            put(preemptionp, c.preemption);
-        }
-        Ok(())
-    })
+    let c = crate::dataset::cache_defaults();
+    // SAFETY: optional out-pointers.
+    unsafe {
+        put(sizep, c.size);
+        put(nelemsp, c.nelems);
+        put(preemptionp, c.preemption);
+    }
+    Ok(())
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_chunk_cache_ints(size: c_int, nelems: c_int, preemption: c_int) -> c_int {
     // SAFETY: forwards the caller's pointers under this function's own contract.
@@ -120,26 +120,27 @@ pub unsafe extern "C" fn nc_set_chunk_cache_ints(size: c_int, nelems: c_int, pre
     }
 }
 
+#[export(trace(sizep, nelemsp, preemptionp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_chunk_cache_ints(sizep: *mut c_int, nelemsp: *mut c_int, preemptionp: *mut c_int) -> c_int {
-    api!("nc_get_chunk_cache_ints", (sizep, nelemsp, preemptionp), {
-        let c = crate::dataset::cache_defaults();
-        // SAFETY: optional out-pointers.
-        unsafe {
-            put(sizep, c.size as c_int);
-            put(nelemsp, c.nelems as c_int);
-            put(preemptionp, (c.preemption * 100.0).round() as c_int);
-        }
-        Ok(())
-    })
+    let c = crate::dataset::cache_defaults();
+    // SAFETY: optional out-pointers.
+    unsafe {
+        put(sizep, c.size as c_int);
+        put(nelemsp, c.nelems as c_int);
+        put(preemptionp, (c.preemption * 100.0).round() as c_int);
+    }
+    Ok(())
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_alignment(threshold: c_int, alignment: c_int) -> c_int {
     *ALIGNMENT.lock().unwrap_or_else(|p| p.into_inner()) = (threshold, alignment);
     super::route::also_real!(nc_set_alignment(threshold, alignment): (c_int, c_int)).unwrap_or(0)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_alignment(thresholdp: *mut c_int, alignmentp: *mut c_int) -> c_int {
     // Alignment only means something to the real library's HDF5 files: ask it when present.
@@ -155,12 +156,14 @@ pub unsafe extern "C" fn nc_get_alignment(thresholdp: *mut c_int, alignmentp: *m
     0
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_meta_block_size(size: usize) -> c_int {
     *META_BLOCK.lock().unwrap_or_else(|p| p.into_inner()) = size;
     0
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_meta_block_size(sizep: *mut usize) -> c_int {
     // SAFETY: optional out-pointer.
@@ -168,6 +171,7 @@ pub unsafe extern "C" fn nc_get_meta_block_size(sizep: *mut usize) -> c_int {
     0
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_log_level(new_level: c_int) -> c_int {
     // Our logging is NCTRACING; a real library behind us gets the level for its own.
@@ -178,6 +182,7 @@ static INITIALIZED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBoo
 static FINALIZED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Idempotent; forwarded to a real library once per process.
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_initialize() -> c_int {
     if INITIALIZED.swap(true, std::sync::atomic::Ordering::AcqRel) {
@@ -188,6 +193,7 @@ pub unsafe extern "C" fn nc_initialize() -> c_int {
 
 /// Idempotent: tools call it and the real library's atexit handler calls it again (through
 /// our export); the real one runs once.
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_finalize() -> c_int {
     if FINALIZED.swap(true, std::sync::atomic::Ordering::AcqRel) {
@@ -197,6 +203,7 @@ pub unsafe extern "C" fn nc_finalize() -> c_int {
 }
 
 /// Used by the preload library's constructor (csrc/preload_init.c); not exported there.
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nczarr_use_passthrough_numbering() {
     crate::registry::set_passthrough();

@@ -2,6 +2,11 @@
 //! `NC_*` code through `call`, which also turns a panic into NC_EINTERNAL and traces the call
 //! when `NCTRACING` is set. Nothing outside this module sees a raw pointer or a C type.
 //!
+//! Each export is written once, under `#[export]` (the `nczarr-macros` crate): the attribute
+//! adds the passthrough route for foreign ncids and, with `trace(args)`, runs the body inside
+//! `call`. The exports whose routing is not by ncid (paths, two ncids, close) keep `route!` /
+//! `route_path!` and `api!` in their bodies.
+//!
 //! # Safety
 //! Every export is `unsafe extern "C"` with one contract, netcdf-c's documented one: each
 //! pointer argument is NULL (where netcdf-c allows it, checked here) or valid for what the

@@ -1,9 +1,10 @@
 //! Passthrough routing (passthrough.md): which datasets are ours, which belong to a real
 //! netcdf-c loaded behind us, and how calls reach that library.
 //!
-//! * Every ncid-taking export starts with `route!`, which looks up the slot's owner in a
-//!   lock-free table and, for anything not ours, calls the real library's function of the
-//!   same name with the arguments unchanged. The forwarding path takes no lock and allocates
+//! * Every ncid-taking export starts with the check `#[export]` writes (or, for the few
+//!   that route by hand, `route!`): it looks up the slot's owner in the registry's lock-free
+//!   table and, for anything not ours, calls the real library's function of the same name
+//!   with the arguments unchanged. The forwarding path takes no lock and allocates
 //!   nothing: the real library calls its own exports (`nc_inq_var` from `nc_inq_varndims`, …)
 //!   and those calls arrive here with its ncids, often while we are forwarding.
 //! * Paths are classified before anything else: Zarr (by URL mode, `s3:` scheme, or a
@@ -221,8 +222,9 @@ impl Sym {
     }
 }
 
-/// `route!(nc_x(ncid, a, b): (c_int, T1, T2))` at the top of an export: when `ncid` is not
-/// ours, returns the real library's `nc_x(ncid, a, b)`. With `=> |status| expr` the real
+/// `route!(nc_x(ncid, a, b): (c_int, T1, T2))` in an `#[export(by_hand)]` export (the ones
+/// taking two ncids, close and abort): when `ncid` is not ours, returns the real library's
+/// `nc_x(ncid, a, b)`. With `=> |status| expr` the real
 /// status passes through `expr` first (bookkeeping after a forwarded close).
 macro_rules! route {
     ($name:ident($ncid:expr $(, $arg:expr)*): ($($ty:ty),*)) => {

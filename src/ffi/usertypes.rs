@@ -9,51 +9,47 @@ use crate::api;
 use crate::error::{Kind, Result, err};
 use crate::ffi::route::route;
 use crate::nc::types::NcType;
+use nczarr_macros::export;
 use std::ffi::{c_char, c_int, c_longlong, c_void};
 
+#[export(trace(ncid, xtype))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_type(ncid: c_int, xtype: nc_type, name: *mut c_char, size: *mut usize) -> c_int {
-    route!(nc_inq_type(ncid, xtype, name, size): (c_int, nc_type, *mut c_char, *mut usize));
-    api!("nc_inq_type", (ncid, xtype), {
-        // Atomic types are answered whatever the ncid, as netcdf-c does for compatibility.
-        let t = NcType::from_id(xtype)?;
-        // SAFETY: optional out-pointers.
-        unsafe {
-            put_name(name, t.name());
-            put(size, t.size());
-        }
-        Ok(())
-    })
+    // Atomic types are answered whatever the ncid, as netcdf-c does for compatibility.
+    let t = NcType::from_id(xtype)?;
+    // SAFETY: optional out-pointers.
+    unsafe {
+        put_name(name, t.name());
+        put(size, t.size());
+    }
+    Ok(())
 }
 
+#[export(trace(ncid, name))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_typeid(ncid: c_int, name: *const c_char, typeidp: *mut nc_type) -> c_int {
-    route!(nc_inq_typeid(ncid, name, typeidp): (c_int, *const c_char, *mut nc_type));
-    api!("nc_inq_typeid", (ncid, name), {
-        with(ncid, |_, _| Ok(()))?;
-        // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
-        let n = crate::nc::names::lookup(unsafe { cstr(name) }?)?;
-        if n.contains('/') {
-            return err(Kind::Invalid, format!("type path {n:?}"));
-        }
-        let t = NcType::from_name(&n).ok_or_else(|| crate::error::Error::new(Kind::BadType, n))?;
-        // SAFETY: optional out-pointer.
-        unsafe { put(typeidp, t.id()) };
-        Ok(())
-    })
+    with(ncid, |_, _| Ok(()))?;
+    // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
+    let n = crate::nc::names::lookup(unsafe { cstr(name) }?)?;
+    if n.contains('/') {
+        return err(Kind::Invalid, format!("type path {n:?}"));
+    }
+    let t = NcType::from_name(&n).ok_or_else(|| crate::error::Error::new(Kind::BadType, n))?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(typeidp, t.id()) };
+    Ok(())
 }
 
+#[export(trace(ncid, typeids))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_typeids(ncid: c_int, ntypes: *mut c_int, typeids: *mut c_int) -> c_int {
-    route!(nc_inq_typeids(ncid, ntypes, typeids): (c_int, *mut c_int, *mut c_int));
-    api!("nc_inq_typeids", (ncid, typeids), {
-        with(ncid, |_, _| Ok(()))?;
-        // SAFETY: optional out-pointer; there are no user types to list.
-        unsafe { put(ntypes, 0) };
-        Ok(())
-    })
+    with(ncid, |_, _| Ok(()))?;
+    // SAFETY: optional out-pointer; there are no user types to list.
+    unsafe { put(ntypes, 0) };
+    Ok(())
 }
 
+#[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_type_equal(ncid1: c_int, typeid1: nc_type, ncid2: c_int, typeid2: nc_type, equal: *mut c_int) -> c_int {
     match (super::route::is_foreign(ncid1), super::route::is_foreign(ncid2)) {
@@ -74,6 +70,7 @@ pub unsafe extern "C" fn nc_inq_type_equal(ncid1: c_int, typeid1: nc_type, ncid2
     })
 }
 
+#[export(trace(ncid, xtype, name, size, base_nc_typep, nfieldsp, classp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_user_type(
     ncid: c_int,
@@ -84,8 +81,7 @@ pub unsafe extern "C" fn nc_inq_user_type(
     nfieldsp: *mut usize,
     classp: *mut c_int,
 ) -> c_int {
-    route!(nc_inq_user_type(ncid, xtype, name, size, base_nc_typep, nfieldsp, classp): (c_int, nc_type, *mut c_char, *mut usize, *mut nc_type, *mut usize, *mut c_int));
-    api!("nc_inq_user_type", (ncid, xtype, name, size, base_nc_typep, nfieldsp, classp), { no_such_type(ncid) })
+    no_such_type(ncid)
 }
 
 fn no_user_types(ncid: c_int) -> Result<()> {
@@ -100,30 +96,31 @@ fn no_such_type(ncid: c_int) -> Result<()> {
     err(Kind::BadType, "no user-defined types exist")
 }
 
+#[export(trace(ncid, size, name, typeidp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_compound(ncid: c_int, size: usize, name: *const c_char, typeidp: *mut nc_type) -> c_int {
-    route!(nc_def_compound(ncid, size, name, typeidp): (c_int, usize, *const c_char, *mut nc_type));
-    api!("nc_def_compound", (ncid, size, name, typeidp), { no_user_types(ncid) })
+    no_user_types(ncid)
 }
 
+#[export(trace(ncid, name, base_typeid, xtypep))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_vlen(ncid: c_int, name: *const c_char, base_typeid: nc_type, xtypep: *mut nc_type) -> c_int {
-    route!(nc_def_vlen(ncid, name, base_typeid, xtypep): (c_int, *const c_char, nc_type, *mut nc_type));
-    api!("nc_def_vlen", (ncid, name, base_typeid, xtypep), { no_user_types(ncid) })
+    no_user_types(ncid)
 }
 
+#[export(trace(ncid, base_typeid, name, typeidp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_enum(ncid: c_int, base_typeid: nc_type, name: *const c_char, typeidp: *mut nc_type) -> c_int {
-    route!(nc_def_enum(ncid, base_typeid, name, typeidp): (c_int, nc_type, *const c_char, *mut nc_type));
-    api!("nc_def_enum", (ncid, base_typeid, name, typeidp), { no_user_types(ncid) })
+    no_user_types(ncid)
 }
 
+#[export(trace(ncid, size, name, xtypep))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_opaque(ncid: c_int, size: usize, name: *const c_char, xtypep: *mut nc_type) -> c_int {
-    route!(nc_def_opaque(ncid, size, name, xtypep): (c_int, usize, *const c_char, *mut nc_type));
-    api!("nc_def_opaque", (ncid, size, name, xtypep), { no_user_types(ncid) })
+    no_user_types(ncid)
 }
 
+#[export(trace(ncid, xtype, name, offset, field_typeid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_insert_compound(
     ncid: c_int,
@@ -132,10 +129,10 @@ pub unsafe extern "C" fn nc_insert_compound(
     offset: usize,
     field_typeid: nc_type,
 ) -> c_int {
-    route!(nc_insert_compound(ncid, xtype, name, offset, field_typeid): (c_int, nc_type, *const c_char, usize, nc_type));
-    api!("nc_insert_compound", (ncid, xtype, name, offset, field_typeid), { no_user_types(ncid) })
+    no_user_types(ncid)
 }
 
+#[export(trace(ncid, xtype, name, offset, field_typeid, ndims, dim_sizes))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_insert_array_compound(
     ncid: c_int,
@@ -146,34 +143,34 @@ pub unsafe extern "C" fn nc_insert_array_compound(
     ndims: c_int,
     dim_sizes: *const c_int,
 ) -> c_int {
-    route!(nc_insert_array_compound(ncid, xtype, name, offset, field_typeid, ndims, dim_sizes): (c_int, nc_type, *const c_char, usize, nc_type, c_int, *const c_int));
-    api!("nc_insert_array_compound", (ncid, xtype, name, offset, field_typeid, ndims, dim_sizes), { no_user_types(ncid) })
+    no_user_types(ncid)
 }
 
+#[export(trace(ncid, xtype, name, sizep, nfieldsp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound(ncid: c_int, xtype: nc_type, name: *mut c_char, sizep: *mut usize, nfieldsp: *mut usize) -> c_int {
-    route!(nc_inq_compound(ncid, xtype, name, sizep, nfieldsp): (c_int, nc_type, *mut c_char, *mut usize, *mut usize));
-    api!("nc_inq_compound", (ncid, xtype, name, sizep, nfieldsp), { no_such_type(ncid) })
+    no_such_type(ncid)
 }
 
+#[export(trace(ncid, xtype, name))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_name(ncid: c_int, xtype: nc_type, name: *mut c_char) -> c_int {
-    route!(nc_inq_compound_name(ncid, xtype, name): (c_int, nc_type, *mut c_char));
-    api!("nc_inq_compound_name", (ncid, xtype, name), { no_such_type(ncid) })
+    no_such_type(ncid)
 }
 
+#[export(trace(ncid, xtype, sizep))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_size(ncid: c_int, xtype: nc_type, sizep: *mut usize) -> c_int {
-    route!(nc_inq_compound_size(ncid, xtype, sizep): (c_int, nc_type, *mut usize));
-    api!("nc_inq_compound_size", (ncid, xtype, sizep), { no_such_type(ncid) })
+    no_such_type(ncid)
 }
 
+#[export(trace(ncid, xtype, nfieldsp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_nfields(ncid: c_int, xtype: nc_type, nfieldsp: *mut usize) -> c_int {
-    route!(nc_inq_compound_nfields(ncid, xtype, nfieldsp): (c_int, nc_type, *mut usize));
-    api!("nc_inq_compound_nfields", (ncid, xtype, nfieldsp), { no_such_type(ncid) })
+    no_such_type(ncid)
 }
 
+#[export(trace(ncid, xtype, fieldid, name, offsetp, field_typeidp, ndimsp, dim_sizesp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_field(
     ncid: c_int,
@@ -185,46 +182,46 @@ pub unsafe extern "C" fn nc_inq_compound_field(
     ndimsp: *mut c_int,
     dim_sizesp: *mut c_int,
 ) -> c_int {
-    route!(nc_inq_compound_field(ncid, xtype, fieldid, name, offsetp, field_typeidp, ndimsp, dim_sizesp): (c_int, nc_type, c_int, *mut c_char, *mut usize, *mut nc_type, *mut c_int, *mut c_int));
-    api!("nc_inq_compound_field", (ncid, xtype, fieldid, name, offsetp, field_typeidp, ndimsp, dim_sizesp), { no_user_types(ncid) })
+    no_user_types(ncid)
 }
 
+#[export(trace(ncid, xtype, fieldid, name))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fieldname(ncid: c_int, xtype: nc_type, fieldid: c_int, name: *mut c_char) -> c_int {
-    route!(nc_inq_compound_fieldname(ncid, xtype, fieldid, name): (c_int, nc_type, c_int, *mut c_char));
-    api!("nc_inq_compound_fieldname", (ncid, xtype, fieldid, name), { no_user_types(ncid) })
+    no_user_types(ncid)
 }
 
+#[export(trace(ncid, xtype, name, fieldidp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fieldindex(ncid: c_int, xtype: nc_type, name: *const c_char, fieldidp: *mut c_int) -> c_int {
-    route!(nc_inq_compound_fieldindex(ncid, xtype, name, fieldidp): (c_int, nc_type, *const c_char, *mut c_int));
-    api!("nc_inq_compound_fieldindex", (ncid, xtype, name, fieldidp), { no_user_types(ncid) })
+    no_user_types(ncid)
 }
 
+#[export(trace(ncid, xtype, fieldid, offsetp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fieldoffset(ncid: c_int, xtype: nc_type, fieldid: c_int, offsetp: *mut usize) -> c_int {
-    route!(nc_inq_compound_fieldoffset(ncid, xtype, fieldid, offsetp): (c_int, nc_type, c_int, *mut usize));
-    api!("nc_inq_compound_fieldoffset", (ncid, xtype, fieldid, offsetp), { no_user_types(ncid) })
+    no_user_types(ncid)
 }
 
+#[export(trace(ncid, xtype, fieldid, field_typeidp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fieldtype(ncid: c_int, xtype: nc_type, fieldid: c_int, field_typeidp: *mut nc_type) -> c_int {
-    route!(nc_inq_compound_fieldtype(ncid, xtype, fieldid, field_typeidp): (c_int, nc_type, c_int, *mut nc_type));
-    api!("nc_inq_compound_fieldtype", (ncid, xtype, fieldid, field_typeidp), { no_user_types(ncid) })
+    no_user_types(ncid)
 }
 
+#[export(trace(ncid, xtype, fieldid, ndimsp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fieldndims(ncid: c_int, xtype: nc_type, fieldid: c_int, ndimsp: *mut c_int) -> c_int {
-    route!(nc_inq_compound_fieldndims(ncid, xtype, fieldid, ndimsp): (c_int, nc_type, c_int, *mut c_int));
-    api!("nc_inq_compound_fieldndims", (ncid, xtype, fieldid, ndimsp), { no_user_types(ncid) })
+    no_user_types(ncid)
 }
 
+#[export(trace(ncid, xtype, fieldid, dim_sizes))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_compound_fielddim_sizes(ncid: c_int, xtype: nc_type, fieldid: c_int, dim_sizes: *mut c_int) -> c_int {
-    route!(nc_inq_compound_fielddim_sizes(ncid, xtype, fieldid, dim_sizes): (c_int, nc_type, c_int, *mut c_int));
-    api!("nc_inq_compound_fielddim_sizes", (ncid, xtype, fieldid, dim_sizes), { no_user_types(ncid) })
+    no_user_types(ncid)
 }
 
+#[export(trace(ncid, xtype, name, datum_sizep, base_nc_typep))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_vlen(
     ncid: c_int,
@@ -233,10 +230,10 @@ pub unsafe extern "C" fn nc_inq_vlen(
     datum_sizep: *mut usize,
     base_nc_typep: *mut nc_type,
 ) -> c_int {
-    route!(nc_inq_vlen(ncid, xtype, name, datum_sizep, base_nc_typep): (c_int, nc_type, *mut c_char, *mut usize, *mut nc_type));
-    api!("nc_inq_vlen", (ncid, xtype, name, datum_sizep, base_nc_typep), { no_such_type(ncid) })
+    no_such_type(ncid)
 }
 
+#[export(trace(ncid, typeid1, vlen_element, len, data))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_put_vlen_element(
     ncid: c_int,
@@ -245,10 +242,10 @@ pub unsafe extern "C" fn nc_put_vlen_element(
     len: usize,
     data: *const c_void,
 ) -> c_int {
-    route!(nc_put_vlen_element(ncid, typeid1, vlen_element, len, data): (c_int, nc_type, *mut c_void, usize, *const c_void));
-    api!("nc_put_vlen_element", (ncid, typeid1, vlen_element, len, data), { no_such_type(ncid) })
+    no_such_type(ncid)
 }
 
+#[export(trace(ncid, typeid1, vlen_element, len, data))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_vlen_element(
     ncid: c_int,
@@ -257,16 +254,16 @@ pub unsafe extern "C" fn nc_get_vlen_element(
     len: *mut usize,
     data: *mut c_void,
 ) -> c_int {
-    route!(nc_get_vlen_element(ncid, typeid1, vlen_element, len, data): (c_int, nc_type, *const c_void, *mut usize, *mut c_void));
-    api!("nc_get_vlen_element", (ncid, typeid1, vlen_element, len, data), { no_such_type(ncid) })
+    no_such_type(ncid)
 }
 
+#[export(trace(ncid, xtype, name, value))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_insert_enum(ncid: c_int, xtype: nc_type, name: *const c_char, value: *const c_void) -> c_int {
-    route!(nc_insert_enum(ncid, xtype, name, value): (c_int, nc_type, *const c_char, *const c_void));
-    api!("nc_insert_enum", (ncid, xtype, name, value), { no_user_types(ncid) })
+    no_user_types(ncid)
 }
 
+#[export(trace(ncid, xtype, name, base_nc_typep, base_sizep, num_membersp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_enum(
     ncid: c_int,
@@ -276,69 +273,65 @@ pub unsafe extern "C" fn nc_inq_enum(
     base_sizep: *mut usize,
     num_membersp: *mut usize,
 ) -> c_int {
-    route!(nc_inq_enum(ncid, xtype, name, base_nc_typep, base_sizep, num_membersp): (c_int, nc_type, *mut c_char, *mut nc_type, *mut usize, *mut usize));
-    api!("nc_inq_enum", (ncid, xtype, name, base_nc_typep, base_sizep, num_membersp), { no_such_type(ncid) })
+    no_such_type(ncid)
 }
 
+#[export(trace(ncid, xtype, idx, name, value))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_enum_member(ncid: c_int, xtype: nc_type, idx: c_int, name: *mut c_char, value: *mut c_void) -> c_int {
-    route!(nc_inq_enum_member(ncid, xtype, idx, name, value): (c_int, nc_type, c_int, *mut c_char, *mut c_void));
-    api!("nc_inq_enum_member", (ncid, xtype, idx, name, value), { no_user_types(ncid) })
+    no_user_types(ncid)
 }
 
+#[export(trace(ncid, xtype, value, identifier))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_enum_ident(ncid: c_int, xtype: nc_type, value: c_longlong, identifier: *mut c_char) -> c_int {
-    route!(nc_inq_enum_ident(ncid, xtype, value, identifier): (c_int, nc_type, c_longlong, *mut c_char));
-    api!("nc_inq_enum_ident", (ncid, xtype, value, identifier), { no_user_types(ncid) })
+    no_user_types(ncid)
 }
 
+#[export(trace(ncid, xtype, name, sizep))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_opaque(ncid: c_int, xtype: nc_type, name: *mut c_char, sizep: *mut usize) -> c_int {
-    route!(nc_inq_opaque(ncid, xtype, name, sizep): (c_int, nc_type, *mut c_char, *mut usize));
-    api!("nc_inq_opaque", (ncid, xtype, name, sizep), { no_such_type(ncid) })
+    no_such_type(ncid)
 }
 
 /// Frees each non-NULL string of an array filled by a get call (not the array itself).
+#[export(trace(len, data))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_free_string(len: usize, data: *mut *mut c_char) -> c_int {
-    api!("nc_free_string", (len, data), {
-        if data.is_null() {
-            return if len == 0 { Ok(()) } else { err(Kind::Invalid, "NULL array") };
-        }
-        for i in 0..len {
-            // SAFETY: `data` holds `len` pointers from `malloc` (or NULL).
-            unsafe { libc::free(*data.add(i) as *mut c_void) };
-        }
-        Ok(())
-    })
+    if data.is_null() {
+        return if len == 0 { Ok(()) } else { err(Kind::Invalid, "NULL array") };
+    }
+    for i in 0..len {
+        // SAFETY: `data` holds `len` pointers from `malloc` (or NULL).
+        unsafe { libc::free(*data.add(i) as *mut c_void) };
+    }
+    Ok(())
 }
 
+#[export(trace(vl))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_free_vlen(vl: *mut nc_vlen_t) -> c_int {
-    api!("nc_free_vlen", (vl), {
-        if !vl.is_null() {
-            // SAFETY: `vl` points to a vlen whose `p` came from malloc.
-            unsafe {
-                libc::free((*vl).p);
-                (*vl).p = std::ptr::null_mut();
-            }
+    if !vl.is_null() {
+        // SAFETY: `vl` points to a vlen whose `p` came from malloc.
+        unsafe {
+            libc::free((*vl).p);
+            (*vl).p = std::ptr::null_mut();
         }
-        Ok(())
-    })
+    }
+    Ok(())
 }
 
+#[export(trace(len, vlens))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_free_vlens(len: usize, vlens: *mut nc_vlen_t) -> c_int {
-    api!("nc_free_vlens", (len, vlens), {
-        if vlens.is_null() {
-            return Ok(());
-        }
-        for i in 0..len {
-            // SAFETY: `vlens` holds `len` entries.
-            unsafe { libc::free((*vlens.add(i)).p) };
-        }
-        Ok(())
-    })
+    if vlens.is_null() {
+        return Ok(());
+    }
+    for i in 0..len {
+        // SAFETY: `vlens` holds `len` entries.
+        unsafe { libc::free((*vlens.add(i)).p) };
+    }
+    Ok(())
 }
 
 fn reclaim(xtype: nc_type, memory: *mut c_void, count: usize) -> Result<()> {
@@ -354,25 +347,21 @@ fn reclaim(xtype: nc_type, memory: *mut c_void, count: usize) -> Result<()> {
     }
 }
 
+#[export(trace(ncid, xtypeid, memory, count))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_reclaim_data(ncid: c_int, xtypeid: nc_type, memory: *mut c_void, count: usize) -> c_int {
-    route!(nc_reclaim_data(ncid, xtypeid, memory, count): (c_int, nc_type, *mut c_void, usize));
-    api!("nc_reclaim_data", (ncid, xtypeid, memory, count), {
-        instance_args(ncid, xtypeid)?;
-        reclaim(xtypeid, memory, count)
-    })
+    instance_args(ncid, xtypeid)?;
+    reclaim(xtypeid, memory, count)
 }
 
+#[export(trace(ncid, xtypeid, memory, count))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_reclaim_data_all(ncid: c_int, xtypeid: nc_type, memory: *mut c_void, count: usize) -> c_int {
-    route!(nc_reclaim_data_all(ncid, xtypeid, memory, count): (c_int, nc_type, *mut c_void, usize));
-    api!("nc_reclaim_data_all", (ncid, xtypeid, memory, count), {
-        instance_args(ncid, xtypeid)?;
-        reclaim(xtypeid, memory, count)?;
-        // SAFETY: the top-level array came from malloc.
-        unsafe { libc::free(memory) };
-        Ok(())
-    })
+    instance_args(ncid, xtypeid)?;
+    reclaim(xtypeid, memory, count)?;
+    // SAFETY: the top-level array came from malloc.
+    unsafe { libc::free(memory) };
+    Ok(())
 }
 
 /// netcdf-c's first test in the reclaim/copy family: a negative ncid or a non-type is
@@ -396,15 +385,14 @@ fn copy_data(xtype: nc_type, src: *const c_void, count: usize, dst: *mut c_void)
     }
 }
 
+#[export(trace(ncid, xtypeid, memory, count, copy))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_copy_data(ncid: c_int, xtypeid: nc_type, memory: *const c_void, count: usize, copy: *mut c_void) -> c_int {
-    route!(nc_copy_data(ncid, xtypeid, memory, count, copy): (c_int, nc_type, *const c_void, usize, *mut c_void));
-    api!("nc_copy_data", (ncid, xtypeid, memory, count, copy), {
-        instance_args(ncid, xtypeid)?;
-        copy_data(xtypeid, memory, count, copy)
-    })
+    instance_args(ncid, xtypeid)?;
+    copy_data(xtypeid, memory, count, copy)
 }
 
+#[export(trace(ncid, xtypeid, memory, count, copyp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_copy_data_all(
     ncid: c_int,
@@ -413,27 +401,25 @@ pub unsafe extern "C" fn nc_copy_data_all(
     count: usize,
     copyp: *mut *mut c_void,
 ) -> c_int {
-    route!(nc_copy_data_all(ncid, xtypeid, memory, count, copyp): (c_int, nc_type, *const c_void, usize, *mut *mut c_void));
-    api!("nc_copy_data_all", (ncid, xtypeid, memory, count, copyp), {
-        instance_args(ncid, xtypeid)?;
-        let t = NcType::from_id(xtypeid).map_err(|_| crate::error::Error::new(Kind::BadTypeId, format!("type {xtypeid}")))?;
-        let bytes = count.checked_mul(t.size()).ok_or_else(|| crate::error::Error::new(Kind::NoMem, "size"))?;
-        // SAFETY: malloc of the array, filled by copy_data.
-        let dst = unsafe { libc::malloc(bytes.max(1)) };
-        if dst.is_null() {
-            return err(Kind::NoMem, "malloc");
-        }
-        if let Err(e) = copy_data(xtypeid, memory, count, dst) {
-            // SAFETY: allocated just above.
-            unsafe { libc::free(dst) };
-            return Err(e);
-        }
-        // SAFETY: optional out-pointer.
-        unsafe { put(copyp, dst) };
-        Ok(())
-    })
+    instance_args(ncid, xtypeid)?;
+    let t = NcType::from_id(xtypeid).map_err(|_| crate::error::Error::new(Kind::BadTypeId, format!("type {xtypeid}")))?;
+    let bytes = count.checked_mul(t.size()).ok_or_else(|| crate::error::Error::new(Kind::NoMem, "size"))?;
+    // SAFETY: malloc of the array, filled by copy_data.
+    let dst = unsafe { libc::malloc(bytes.max(1)) };
+    if dst.is_null() {
+        return err(Kind::NoMem, "malloc");
+    }
+    if let Err(e) = copy_data(xtypeid, memory, count, dst) {
+        // SAFETY: allocated just above.
+        unsafe { libc::free(dst) };
+        return Err(e);
+    }
+    // SAFETY: optional out-pointer.
+    unsafe { put(copyp, dst) };
+    Ok(())
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nctypelen(datatype: nc_type) -> c_int {
     NcType::from_id(datatype).map(|t| t.size() as c_int).unwrap_or(-1)

@@ -4,6 +4,7 @@
 use super::consts::nc_type;
 use super::{put, with};
 use crate::error::Result;
+use nczarr_macros::export;
 use std::ffi::{CStr, c_char, c_int, c_long, c_void};
 
 unsafe extern "C" {
@@ -38,6 +39,7 @@ fn shown(p: *const c_char) -> String {
 
 // Every v2 wrapper forwards the caller's pointers to the nc_ function under the same contract.
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nccreate(path: *const c_char, cmode: c_int) -> c_int {
     let mut id = -1;
@@ -46,6 +48,7 @@ pub unsafe extern "C" fn nccreate(path: *const c_char, cmode: c_int) -> c_int {
     v2(c"nccreate", s, id, || format!("filename \"{}\"", shown(path)))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncopen(path: *const c_char, mode: c_int) -> c_int {
     let mut id = -1;
@@ -54,6 +57,7 @@ pub unsafe extern "C" fn ncopen(path: *const c_char, mode: c_int) -> c_int {
     v2(c"ncopen", s, id, || format!("filename \"{}\"", shown(path)))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncsetfill(ncid: c_int, fillmode: c_int) -> c_int {
     let mut old = 0;
@@ -62,36 +66,42 @@ pub unsafe extern "C" fn ncsetfill(ncid: c_int, fillmode: c_int) -> c_int {
     v2(c"ncsetfill", s, old, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncredef(ncid: c_int) -> c_int {
     // SAFETY: no pointers.
     v2(c"ncredef", unsafe { super::file::nc_redef(ncid) }, 0, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncendef(ncid: c_int) -> c_int {
     // SAFETY: no pointers.
     v2(c"ncendef", unsafe { super::file::nc_enddef(ncid) }, 0, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncsync(ncid: c_int) -> c_int {
     // SAFETY: no pointers.
     v2(c"ncsync", unsafe { super::file::nc_sync(ncid) }, 0, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncabort(ncid: c_int) -> c_int {
     // SAFETY: no pointers.
     v2(c"ncabort", unsafe { super::file::nc_abort(ncid) }, 0, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncclose(ncid: c_int) -> c_int {
     // SAFETY: no pointers.
     v2(c"ncclose", unsafe { super::file::nc_close(ncid) }, 0, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncinquire(
     ncid: c_int,
@@ -104,6 +114,7 @@ pub unsafe extern "C" fn ncinquire(
     v2(c"ncinquire", unsafe { super::file::nc_inq(ncid, ndimsp, nvarsp, nattsp, unlimdimp) }, ncid, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncdimdef(ncid: c_int, name: *const c_char, len: c_long) -> c_int {
     if len < 0 {
@@ -115,6 +126,7 @@ pub unsafe extern "C" fn ncdimdef(ncid: c_int, name: *const c_char, len: c_long)
     v2(c"ncdimdef", s, id, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncdimid(ncid: c_int, name: *const c_char) -> c_int {
     let mut id = -1;
@@ -123,6 +135,7 @@ pub unsafe extern "C" fn ncdimid(ncid: c_int, name: *const c_char) -> c_int {
     v2(c"ncdimid", s, id, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncdiminq(ncid: c_int, dimid: c_int, name: *mut c_char, lenp: *mut c_long) -> c_int {
     let mut len = 0usize;
@@ -132,12 +145,14 @@ pub unsafe extern "C" fn ncdiminq(ncid: c_int, dimid: c_int, name: *mut c_char, 
     v2(c"ncdiminq", s, dimid, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncdimrename(ncid: c_int, dimid: c_int, name: *const c_char) -> c_int {
     // SAFETY: see above.
     v2(c"ncdimrename", unsafe { super::group::nc_rename_dim(ncid, dimid, name) }, dimid, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvardef(ncid: c_int, name: *const c_char, xtype: nc_type, ndims: c_int, dimidsp: *const c_int) -> c_int {
     let mut id = -1;
@@ -146,6 +161,7 @@ pub unsafe extern "C" fn ncvardef(ncid: c_int, name: *const c_char, xtype: nc_ty
     v2(c"ncvardef", s, id, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarid(ncid: c_int, name: *const c_char) -> c_int {
     let mut id = -1;
@@ -154,6 +170,7 @@ pub unsafe extern "C" fn ncvarid(ncid: c_int, name: *const c_char) -> c_int {
     v2(c"ncvarid", s, id, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarinq(
     ncid: c_int,
@@ -168,12 +185,14 @@ pub unsafe extern "C" fn ncvarinq(
     v2(c"ncvarinq", unsafe { super::var::nc_inq_var(ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp) }, varid, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarrename(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
     // SAFETY: see above.
     v2(c"ncvarrename", unsafe { super::var::nc_rename_var(ncid, varid, name) }, varid, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncattput(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: c_int, op: *const c_void) -> c_int {
     if len < 0 {
@@ -183,6 +202,7 @@ pub unsafe extern "C" fn ncattput(ncid: c_int, varid: c_int, name: *const c_char
     v2(c"ncattput", unsafe { super::att::nc_put_att(ncid, varid, name, xtype, len as usize, op) }, 0, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncattinq(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type, lenp: *mut c_int) -> c_int {
     let mut len = 0usize;
@@ -192,30 +212,35 @@ pub unsafe extern "C" fn ncattinq(ncid: c_int, varid: c_int, name: *const c_char
     v2(c"ncattinq", s, 1, || format!("ncid {ncid}; varid {varid}; attname \"{}\"", shown(name)))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncattget(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_void) -> c_int {
     // SAFETY: see above.
     v2(c"ncattget", unsafe { super::att::nc_get_att(ncid, varid, name, ip) }, 1, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncattcopy(ncid_in: c_int, varid_in: c_int, name: *const c_char, ncid_out: c_int, varid_out: c_int) -> c_int {
     // SAFETY: see above.
     v2(c"ncattcopy", unsafe { super::att::nc_copy_att(ncid_in, varid_in, name, ncid_out, varid_out) }, 0, String::new)
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncattname(ncid: c_int, varid: c_int, attnum: c_int, name: *mut c_char) -> c_int {
     // SAFETY: see above.
     v2(c"ncattname", unsafe { super::att::nc_inq_attname(ncid, varid, attnum, name) }, attnum, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncattrename(ncid: c_int, varid: c_int, name: *const c_char, newname: *const c_char) -> c_int {
     // SAFETY: see above.
     v2(c"ncattrename", unsafe { super::att::nc_rename_att(ncid, varid, name, newname) }, 1, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncattdel(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
     // SAFETY: see above.
@@ -227,6 +252,7 @@ pub unsafe extern "C" fn ncattdel(ncid: c_int, varid: c_int, name: *const c_char
 // index arrives as a huge one and is NC_EINVALCOORDS). imap is in bytes in v2.
 const _: () = assert!(std::mem::size_of::<c_long>() == std::mem::size_of::<usize>());
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarput1(ncid: c_int, varid: c_int, index: *const c_long, value: *const c_void) -> c_int {
     let s = super::data_matrix::nc_put_var1(ncid, varid, index.cast(), value);
@@ -234,24 +260,28 @@ pub unsafe extern "C" fn ncvarput1(ncid: c_int, varid: c_int, index: *const c_lo
 }
 
 /// netcdf-c reports this routine's failures under the name "ncdimid" (c-api.md §12).
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarget1(ncid: c_int, varid: c_int, index: *const c_long, value: *mut c_void) -> c_int {
     let s = super::data_matrix::nc_get_var1(ncid, varid, index.cast(), value);
     v2(c"ncdimid", s, 0, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarput(ncid: c_int, varid: c_int, start: *const c_long, count: *const c_long, value: *const c_void) -> c_int {
     let s = super::data_matrix::nc_put_vara(ncid, varid, start.cast(), count.cast(), value);
     v2(c"ncvarput", s, 0, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarget(ncid: c_int, varid: c_int, start: *const c_long, count: *const c_long, value: *mut c_void) -> c_int {
     let s = super::data_matrix::nc_get_vara(ncid, varid, start.cast(), count.cast(), value);
     v2(c"ncvarget", s, 0, || format!("ncid {ncid}; varid {varid}"))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarputs(
     ncid: c_int,
@@ -269,6 +299,7 @@ pub unsafe extern "C" fn ncvarputs(
     v2(c"ncvarputs", s, 0, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvargets(
     ncid: c_int,
@@ -309,6 +340,7 @@ fn with_element_map(routine: &CStr, ncid: c_int, varid: c_int, map: *const c_lon
     v2(routine, call(imap.as_ptr()), 0, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarputg(
     ncid: c_int,
@@ -328,6 +360,7 @@ pub unsafe extern "C" fn ncvarputg(
     })
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvargetg(
     ncid: c_int,
@@ -364,6 +397,7 @@ fn record_vars(ncid: c_int) -> Result<Vec<(c_int, Vec<usize>, usize)>> {
     })
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncrecinq(ncid: c_int, nrecvarsp: *mut c_int, recvarids: *mut c_int, recsizes: *mut c_long) -> c_int {
     match record_vars(ncid) {
@@ -406,6 +440,7 @@ fn records(ncid: c_int, recnum: c_long, mut each: impl FnMut(c_int, &[usize], &[
     0
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncrecput(ncid: c_int, recnum: c_long, datap: *const *const c_void) -> c_int {
     let s = records(ncid, recnum, |varid, start, count, i| {
@@ -416,6 +451,7 @@ pub unsafe extern "C" fn ncrecput(ncid: c_int, recnum: c_long, datap: *const *co
     v2(c"ncrecput", s, 0, at(ncid))
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncrecget(ncid: c_int, recnum: c_long, datap: *const *mut c_void) -> c_int {
     let s = records(ncid, recnum, |varid, start, count, i| {

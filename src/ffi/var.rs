@@ -9,8 +9,10 @@ use crate::ffi::route::route;
 use crate::model::{Endian, Var};
 use crate::nc::modes::{EndianRequest, QuantizeMode, Storage, VarRef};
 use crate::nc::names;
+use nczarr_macros::export;
 use std::ffi::{c_char, c_int, c_void};
 
+#[export(trace(ncid, name, xtype, ndims))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var(
     ncid: c_int,
@@ -20,21 +22,18 @@ pub unsafe extern "C" fn nc_def_var(
     dimidsp: *const c_int,
     varidp: *mut c_int,
 ) -> c_int {
-    route!(nc_def_var(ncid, name, xtype, ndims, dimidsp, varidp): (c_int, *const c_char, nc_type, c_int, *const c_int, *mut c_int));
-    api!("nc_def_var", (ncid, name, xtype, ndims), {
-        // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
-        let name = unsafe { cstr(name) }?;
-        let dims = if ndims > 0 && !dimidsp.is_null() {
-            // SAFETY: `dimidsp` holds `ndims` ids (netCDF contract).
-            Some(unsafe { std::slice::from_raw_parts(dimidsp, ndims as usize) })
-        } else {
-            None
-        };
-        let varid = with(ncid, |ds, gid| ds.def_var(gid, name, xtype, dims, ndims))?;
-        // SAFETY: optional out-pointer.
-        unsafe { put(varidp, varid as c_int) };
-        Ok(())
-    })
+    // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
+    let name = unsafe { cstr(name) }?;
+    let dims = if ndims > 0 && !dimidsp.is_null() {
+        // SAFETY: `dimidsp` holds `ndims` ids (netCDF contract).
+        Some(unsafe { std::slice::from_raw_parts(dimidsp, ndims as usize) })
+    } else {
+        None
+    };
+    let varid = with(ncid, |ds, gid| ds.def_var(gid, name, xtype, dims, ndims))?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(varidp, varid as c_int) };
+    Ok(())
 }
 
 fn var_info<R>(ncid: c_int, varid: c_int, f: impl FnOnce(&crate::dataset::Dataset, &Var) -> R) -> Result<R> {
@@ -44,6 +43,7 @@ fn var_info<R>(ncid: c_int, varid: c_int, f: impl FnOnce(&crate::dataset::Datase
     })
 }
 
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var(
     ncid: c_int,
@@ -54,34 +54,31 @@ pub unsafe extern "C" fn nc_inq_var(
     dimidsp: *mut c_int,
     nattsp: *mut c_int,
 ) -> c_int {
-    route!(nc_inq_var(ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp): (c_int, c_int, *mut c_char, *mut nc_type, *mut c_int, *mut c_int, *mut c_int));
-    api!("nc_inq_var", (ncid, varid), {
-        if varid == -1 && !nattsp.is_null() {
-            // netcdf-c answers NC_GLOBAL with the group's attribute count alone (and only
-            // when that is asked for); nc_inq_varnatts relies on it.
-            let n = with(ncid, |ds, gid| Ok(ds.att_count(gid, VarRef::Global)? as c_int))?;
-            // SAFETY: checked non-NULL above.
-            unsafe { put(nattsp, n) };
-            return Ok(());
-        }
-        let (n, t, dims, natts) = var_info(ncid, varid, |_, v| {
-            (v.name.clone(), v.nctype.id(), v.dimids.iter().map(|&d| d as c_int).collect::<Vec<_>>(), v.atts.len() as c_int)
-        })?;
-        // SAFETY: optional out-pointers; `dimidsp` holds ndims ids.
-        unsafe {
-            put_name(name, &n);
-            put(xtypep, t);
-            put(ndimsp, dims.len() as c_int);
-            put_slice(dimidsp, &dims);
-            put(nattsp, natts);
-        }
-        Ok(())
-    })
+    if varid == -1 && !nattsp.is_null() {
+        // netcdf-c answers NC_GLOBAL with the group's attribute count alone (and only
+        // when that is asked for); nc_inq_varnatts relies on it.
+        let n = with(ncid, |ds, gid| Ok(ds.att_count(gid, VarRef::Global)? as c_int))?;
+        // SAFETY: checked non-NULL above.
+        unsafe { put(nattsp, n) };
+        return Ok(());
+    }
+    let (n, t, dims, natts) = var_info(ncid, varid, |_, v| {
+        (v.name.clone(), v.nctype.id(), v.dimids.iter().map(|&d| d as c_int).collect::<Vec<_>>(), v.atts.len() as c_int)
+    })?;
+    // SAFETY: optional out-pointers; `dimidsp` holds ndims ids.
+    unsafe {
+        put_name(name, &n);
+        put(xtypep, t);
+        put(ndimsp, dims.len() as c_int);
+        put_slice(dimidsp, &dims);
+        put(nattsp, natts);
+    }
+    Ok(())
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_varname(ncid: c_int, varid: c_int, name: *mut c_char) -> c_int {
-    route!(nc_inq_varname(ncid, varid, name): (c_int, c_int, *mut c_char));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe {
         let null = std::ptr::null_mut();
@@ -89,9 +86,9 @@ pub unsafe extern "C" fn nc_inq_varname(ncid: c_int, varid: c_int, name: *mut c_
     }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_vartype(ncid: c_int, varid: c_int, xtypep: *mut nc_type) -> c_int {
-    route!(nc_inq_vartype(ncid, varid, xtypep): (c_int, c_int, *mut nc_type));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe {
         let null = std::ptr::null_mut();
@@ -99,9 +96,9 @@ pub unsafe extern "C" fn nc_inq_vartype(ncid: c_int, varid: c_int, xtypep: *mut 
     }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_varndims(ncid: c_int, varid: c_int, ndimsp: *mut c_int) -> c_int {
-    route!(nc_inq_varndims(ncid, varid, ndimsp): (c_int, c_int, *mut c_int));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe {
         let null = std::ptr::null_mut();
@@ -109,9 +106,9 @@ pub unsafe extern "C" fn nc_inq_varndims(ncid: c_int, varid: c_int, ndimsp: *mut
     }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_vardimid(ncid: c_int, varid: c_int, dimidsp: *mut c_int) -> c_int {
-    route!(nc_inq_vardimid(ncid, varid, dimidsp): (c_int, c_int, *mut c_int));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe {
         let null = std::ptr::null_mut();
@@ -119,9 +116,9 @@ pub unsafe extern "C" fn nc_inq_vardimid(ncid: c_int, varid: c_int, dimidsp: *mu
     }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_varnatts(ncid: c_int, varid: c_int, nattsp: *mut c_int) -> c_int {
-    route!(nc_inq_varnatts(ncid, varid, nattsp): (c_int, c_int, *mut c_int));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe {
         if varid == -1 {
@@ -132,32 +129,29 @@ pub unsafe extern "C" fn nc_inq_varnatts(ncid: c_int, varid: c_int, nattsp: *mut
     }
 }
 
+#[export(trace(ncid, name))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_varid(ncid: c_int, name: *const c_char, varidp: *mut c_int) -> c_int {
-    route!(nc_inq_varid(ncid, name, varidp): (c_int, *const c_char, *mut c_int));
-    api!("nc_inq_varid", (ncid, name), {
-        // SAFETY: as above.
-        let raw = unsafe { cstr(name) }?;
-        if raw.len() > names::MAX_NAME {
-            return err(Kind::MaxName, "name too long");
-        }
-        let id = with(ncid, |ds, gid| ds.var_id(gid, &names::lookup(raw)?))?;
-        // SAFETY: optional out-pointer.
-        unsafe { put(varidp, id as c_int) };
-        Ok(())
-    })
+    // SAFETY: as above.
+    let raw = unsafe { cstr(name) }?;
+    if raw.len() > names::MAX_NAME {
+        return err(Kind::MaxName, "name too long");
+    }
+    let id = with(ncid, |ds, gid| ds.var_id(gid, &names::lookup(raw)?))?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(varidp, id as c_int) };
+    Ok(())
 }
 
+#[export(trace(ncid, varid, name))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_rename_var(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
-    route!(nc_rename_var(ncid, varid, name): (c_int, c_int, *const c_char));
-    api!("nc_rename_var", (ncid, varid, name), {
-        // SAFETY: as above.
-        let name = unsafe { cstr(name) }?;
-        with(ncid, |ds, gid| ds.rename_var(gid, VarRef::from_c(varid), name))
-    })
+    // SAFETY: as above.
+    let name = unsafe { cstr(name) }?;
+    with(ncid, |ds, gid| ds.rename_var(gid, VarRef::from_c(varid), name))
 }
 
+#[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_copy_var(ncid_in: c_int, varid: c_int, ncid_out: c_int) -> c_int {
     match (super::route::is_foreign(ncid_in), super::route::is_foreign(ncid_out)) {
@@ -194,38 +188,34 @@ pub unsafe extern "C" fn nc_copy_var(ncid_in: c_int, varid: c_int, ncid_out: c_i
 
 // ---- fill ---------------------------------------------------------------------------------
 
+#[export(trace(ncid, varid, no_fill, fill_value))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_fill(ncid: c_int, varid: c_int, no_fill: c_int, fill_value: *const c_void) -> c_int {
-    route!(nc_def_var_fill(ncid, varid, no_fill, fill_value): (c_int, c_int, c_int, *const c_void));
-    api!("nc_def_var_fill", (ncid, varid, no_fill, fill_value), {
-        with(ncid, |ds, gid| {
-            // A missing variable is reported by def_var_fill, after its permission check.
-            let value = match ds.model.var(gid, VarRef::from_c(varid)) {
-                Ok(var) if no_fill == 0 && !fill_value.is_null() => {
-                    // SAFETY: `fill_value` points to one element of the variable's type.
-                    Some(unsafe { values_from_mem(var.nctype, fill_value, 1) }?)
-                }
-                _ => None,
-            };
-            ds.def_var_fill(gid, VarRef::from_c(varid), no_fill != 0, value)
-        })
+    with(ncid, |ds, gid| {
+        // A missing variable is reported by def_var_fill, after its permission check.
+        let value = match ds.model.var(gid, VarRef::from_c(varid)) {
+            Ok(var) if no_fill == 0 && !fill_value.is_null() => {
+                // SAFETY: `fill_value` points to one element of the variable's type.
+                Some(unsafe { values_from_mem(var.nctype, fill_value, 1) }?)
+            }
+            _ => None,
+        };
+        ds.def_var_fill(gid, VarRef::from_c(varid), no_fill != 0, value)
     })
 }
 
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_fill(ncid: c_int, varid: c_int, no_fill: *mut c_int, fill_valuep: *mut c_void) -> c_int {
-    route!(nc_inq_var_fill(ncid, varid, no_fill, fill_valuep): (c_int, c_int, *mut c_int, *mut c_void));
-    api!("nc_inq_var_fill", (ncid, varid), {
-        let (off, fill) = with(ncid, |ds, gid| ds.var_fill(gid, VarRef::from_c(varid)))?;
-        // SAFETY: optional out-pointers; `fill_valuep` holds one element of the var's type.
-        unsafe {
-            put(no_fill, off as c_int);
-            if !off && !fill_valuep.is_null() {
-                values_to_mem(&fill, fill_valuep)?;
-            }
+    let (off, fill) = with(ncid, |ds, gid| ds.var_fill(gid, VarRef::from_c(varid)))?;
+    // SAFETY: optional out-pointers; `fill_valuep` holds one element of the var's type.
+    unsafe {
+        put(no_fill, off as c_int);
+        if !off && !fill_valuep.is_null() {
+            values_to_mem(&fill, fill_valuep)?;
         }
-        Ok(())
-    })
+    }
+    Ok(())
 }
 
 pub(super) fn settings_var<R>(ncid: c_int, varid: c_int, f: impl FnOnce(&Var) -> R) -> Result<R> {
@@ -239,186 +229,165 @@ pub(super) fn settings_var<R>(ncid: c_int, varid: c_int, f: impl FnOnce(&Var) ->
 
 // ---- chunking, endianness, quantize ---------------------------------------------------------
 
+#[export(trace(ncid, varid, storage))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_chunking(ncid: c_int, varid: c_int, storage: c_int, chunksizesp: *const usize) -> c_int {
-    route!(nc_def_var_chunking(ncid, varid, storage, chunksizesp): (c_int, c_int, c_int, *const usize));
-    api!("nc_def_var_chunking", (ncid, varid, storage), {
-        with(ncid, |ds, gid| {
-            // A missing variable is reported by def_var_chunking, after its permission check.
-            let rank = ds.model.var(gid, VarRef::from_c(varid)).map(|v| v.rank()).unwrap_or(0);
-            let sizes = if chunksizesp.is_null() || rank == 0 {
-                None
-            } else {
-                // SAFETY: `chunksizesp` holds one size per dimension.
-                Some(unsafe { std::slice::from_raw_parts(chunksizesp, rank) }.iter().map(|&c| c as u64).collect())
-            };
-            ds.def_var_chunking(gid, VarRef::from_c(varid), Storage::from_c(storage), sizes)
-        })
+    with(ncid, |ds, gid| {
+        // A missing variable is reported by def_var_chunking, after its permission check.
+        let rank = ds.model.var(gid, VarRef::from_c(varid)).map(|v| v.rank()).unwrap_or(0);
+        let sizes = if chunksizesp.is_null() || rank == 0 {
+            None
+        } else {
+            // SAFETY: `chunksizesp` holds one size per dimension.
+            Some(unsafe { std::slice::from_raw_parts(chunksizesp, rank) }.iter().map(|&c| c as u64).collect())
+        };
+        ds.def_var_chunking(gid, VarRef::from_c(varid), Storage::from_c(storage), sizes)
     })
 }
 
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_chunking(ncid: c_int, varid: c_int, storagep: *mut c_int, chunksizesp: *mut usize) -> c_int {
-    route!(nc_inq_var_chunking(ncid, varid, storagep, chunksizesp): (c_int, c_int, *mut c_int, *mut usize));
-    api!("nc_inq_var_chunking", (ncid, varid), {
-        let chunks: Vec<usize> = settings_var(ncid, varid, |v| v.chunks.iter().map(|&c| c as usize).collect())?;
-        // SAFETY: optional out-pointers; one size per dimension.
-        unsafe {
-            put(storagep, 0);
-            put_slice(chunksizesp, &chunks);
-        }
-        Ok(())
-    })
+    let chunks: Vec<usize> = settings_var(ncid, varid, |v| v.chunks.iter().map(|&c| c as usize).collect())?;
+    // SAFETY: optional out-pointers; one size per dimension.
+    unsafe {
+        put(storagep, 0);
+        put_slice(chunksizesp, &chunks);
+    }
+    Ok(())
 }
 
 /// Our extension (`netcdf_nczarr.h`): shard shape of a Zarr v3 variable, each entry a
 /// multiple of its chunk size; NULL = unsharded.
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nczarr_def_var_shards(ncid: c_int, varid: c_int, shardp: *const usize) -> c_int {
-    route!(nczarr_def_var_shards(ncid, varid, shardp): (c_int, c_int, *const usize));
-    api!("nczarr_def_var_shards", (ncid, varid), {
-        with(ncid, |ds, gid| {
-            let rank = if varid >= 0 { ds.model.var(gid, VarRef::from_c(varid))?.rank() } else { 0 };
-            let shard = if shardp.is_null() {
-                None
-            } else {
-                // SAFETY: `shardp` holds one size per dimension.
-                Some(unsafe { std::slice::from_raw_parts(shardp, rank) }.iter().map(|&c| c as u64).collect())
-            };
-            ds.def_var_shards(gid, VarRef::from_c(varid), shard)
-        })
+    with(ncid, |ds, gid| {
+        let rank = if varid >= 0 { ds.model.var(gid, VarRef::from_c(varid))?.rank() } else { 0 };
+        let shard = if shardp.is_null() {
+            None
+        } else {
+            // SAFETY: `shardp` holds one size per dimension.
+            Some(unsafe { std::slice::from_raw_parts(shardp, rank) }.iter().map(|&c| c as u64).collect())
+        };
+        ds.def_var_shards(gid, VarRef::from_c(varid), shard)
     })
 }
 
 /// Our extension (`netcdf_nczarr.h`): whether a variable is sharded, and its shard shape.
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nczarr_inq_var_shards(ncid: c_int, varid: c_int, shardedp: *mut c_int, shardp: *mut usize) -> c_int {
-    route!(nczarr_inq_var_shards(ncid, varid, shardedp, shardp): (c_int, c_int, *mut c_int, *mut usize));
-    api!("nczarr_inq_var_shards", (ncid, varid), {
-        let shard: Option<Vec<usize>> = settings_var(ncid, varid, |v| {
-            v.stored.v3.as_ref().and_then(|x| x.shard.as_ref()).map(|s| s.iter().map(|&c| c as usize).collect())
-        })?;
-        // SAFETY: optional out-pointers; one size per dimension.
-        unsafe {
-            put(shardedp, shard.is_some() as c_int);
-            if let Some(s) = &shard {
-                put_slice(shardp, s);
-            }
+    let shard: Option<Vec<usize>> = settings_var(ncid, varid, |v| {
+        v.stored.v3.as_ref().and_then(|x| x.shard.as_ref()).map(|s| s.iter().map(|&c| c as usize).collect())
+    })?;
+    // SAFETY: optional out-pointers; one size per dimension.
+    unsafe {
+        put(shardedp, shard.is_some() as c_int);
+        if let Some(s) = &shard {
+            put_slice(shardp, s);
         }
-        Ok(())
-    })
+    }
+    Ok(())
 }
 
+#[export(trace(ncid, varid, storage))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_chunking_ints(ncid: c_int, varid: c_int, storage: c_int, chunksizesp: *const c_int) -> c_int {
-    route!(nc_def_var_chunking_ints(ncid, varid, storage, chunksizesp): (c_int, c_int, c_int, *const c_int));
-    api!("nc_def_var_chunking_ints", (ncid, varid, storage), {
-        with(ncid, |ds, gid| {
-            let rank = ds.model.var(gid, VarRef::from_c(varid)).map(|v| v.rank()).unwrap_or(0);
-            let sizes = if chunksizesp.is_null() || rank == 0 {
-                None
-            } else {
-                // SAFETY: one int per dimension.
-                let raw = unsafe { std::slice::from_raw_parts(chunksizesp, rank) };
-                if raw.iter().any(|&c| c < 0) {
-                    return err(Kind::BadChunk, "negative chunk size");
-                }
-                Some(raw.iter().map(|&c| c as u64).collect())
-            };
-            ds.def_var_chunking(gid, VarRef::from_c(varid), Storage::from_c(storage), sizes)
-        })
+    with(ncid, |ds, gid| {
+        let rank = ds.model.var(gid, VarRef::from_c(varid)).map(|v| v.rank()).unwrap_or(0);
+        let sizes = if chunksizesp.is_null() || rank == 0 {
+            None
+        } else {
+            // SAFETY: one int per dimension.
+            let raw = unsafe { std::slice::from_raw_parts(chunksizesp, rank) };
+            if raw.iter().any(|&c| c < 0) {
+                return err(Kind::BadChunk, "negative chunk size");
+            }
+            Some(raw.iter().map(|&c| c as u64).collect())
+        };
+        ds.def_var_chunking(gid, VarRef::from_c(varid), Storage::from_c(storage), sizes)
     })
 }
 
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_chunking_ints(ncid: c_int, varid: c_int, storagep: *mut c_int, chunksizesp: *mut c_int) -> c_int {
-    route!(nc_inq_var_chunking_ints(ncid, varid, storagep, chunksizesp): (c_int, c_int, *mut c_int, *mut c_int));
-    api!("nc_inq_var_chunking_ints", (ncid, varid), {
-        let chunks: Vec<u64> = settings_var(ncid, varid, |v| v.chunks.clone())?;
-        if chunks.iter().any(|&c| c > i32::MAX as u64) {
-            return err(Kind::Range, "chunk size does not fit an int");
-        }
-        let ints: Vec<c_int> = chunks.iter().map(|&c| c as c_int).collect();
-        // SAFETY: optional out-pointers.
-        unsafe {
-            put(storagep, 0);
-            put_slice(chunksizesp, &ints);
-        }
-        Ok(())
-    })
+    let chunks: Vec<u64> = settings_var(ncid, varid, |v| v.chunks.clone())?;
+    if chunks.iter().any(|&c| c > i32::MAX as u64) {
+        return err(Kind::Range, "chunk size does not fit an int");
+    }
+    let ints: Vec<c_int> = chunks.iter().map(|&c| c as c_int).collect();
+    // SAFETY: optional out-pointers.
+    unsafe {
+        put(storagep, 0);
+        put_slice(chunksizesp, &ints);
+    }
+    Ok(())
 }
 
+#[export(trace(ncid, varid, endian))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_endian(ncid: c_int, varid: c_int, endian: c_int) -> c_int {
-    route!(nc_def_var_endian(ncid, varid, endian): (c_int, c_int, c_int));
-    api!("nc_def_var_endian", (ncid, varid, endian), {
-        with(ncid, |ds, gid| ds.def_var_endian(gid, VarRef::from_c(varid), EndianRequest::from_c(endian)))
-    })
+    with(ncid, |ds, gid| ds.def_var_endian(gid, VarRef::from_c(varid), EndianRequest::from_c(endian)))
 }
 
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_endian(ncid: c_int, varid: c_int, endianp: *mut c_int) -> c_int {
-    route!(nc_inq_var_endian(ncid, varid, endianp): (c_int, c_int, *mut c_int));
-    api!("nc_inq_var_endian", (ncid, varid), {
-        // Strings and chars have no byte order: netcdf-c reports NC_ENDIAN_NATIVE for them.
-        let e = settings_var(ncid, varid, |v| match (v.nctype.is_numeric(), v.endian) {
-            (false, _) => 0,
-            (true, Endian::Big) => 2,
-            (true, Endian::Little) => 1,
-        })?;
-        // SAFETY: optional out-pointer.
-        unsafe { put(endianp, e) };
-        Ok(())
-    })
+    // Strings and chars have no byte order: netcdf-c reports NC_ENDIAN_NATIVE for them.
+    let e = settings_var(ncid, varid, |v| match (v.nctype.is_numeric(), v.endian) {
+        (false, _) => 0,
+        (true, Endian::Big) => 2,
+        (true, Endian::Little) => 1,
+    })?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(endianp, e) };
+    Ok(())
 }
 
+#[export(trace(ncid, varid, quantize_mode, nsd))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_quantize(ncid: c_int, varid: c_int, quantize_mode: c_int, nsd: c_int) -> c_int {
-    route!(nc_def_var_quantize(ncid, varid, quantize_mode, nsd): (c_int, c_int, c_int, c_int));
-    api!("nc_def_var_quantize", (ncid, varid, quantize_mode, nsd), {
-        with(ncid, |ds, gid| ds.def_var_quantize(gid, VarRef::from_c(varid), QuantizeMode::from_c(quantize_mode), nsd))
-    })
+    with(ncid, |ds, gid| ds.def_var_quantize(gid, VarRef::from_c(varid), QuantizeMode::from_c(quantize_mode), nsd))
 }
 
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_quantize(ncid: c_int, varid: c_int, quantize_modep: *mut c_int, nsdp: *mut c_int) -> c_int {
-    route!(nc_inq_var_quantize(ncid, varid, quantize_modep, nsdp): (c_int, c_int, *mut c_int, *mut c_int));
-    api!("nc_inq_var_quantize", (ncid, varid), {
-        with(ncid, |_, _| Ok(()))?;
-        if varid == -1 {
-            return err(Kind::Global, "NC_GLOBAL");
-        }
-        let (m, n) = settings_var(ncid, varid, |v| v.quantize)?;
-        // SAFETY: optional out-pointers.
-        unsafe {
-            put(quantize_modep, m);
-            put(nsdp, n);
-        }
-        Ok(())
-    })
+    with(ncid, |_, _| Ok(()))?;
+    if varid == -1 {
+        return err(Kind::Global, "NC_GLOBAL");
+    }
+    let (m, n) = settings_var(ncid, varid, |v| v.quantize)?;
+    // SAFETY: optional out-pointers.
+    unsafe {
+        put(quantize_modep, m);
+        put(nsdp, n);
+    }
+    Ok(())
 }
 
 // ---- chunk caches -------------------------------------------------------------------------
 
+#[export(trace(ncid, varid, size, nelems, preemption))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_var_chunk_cache(ncid: c_int, varid: c_int, size: usize, nelems: usize, preemption: f32) -> c_int {
-    route!(nc_set_var_chunk_cache(ncid, varid, size, nelems, preemption): (c_int, c_int, usize, usize, f32));
-    api!("nc_set_var_chunk_cache", (ncid, varid, size, nelems, preemption), {
-        with(ncid, |ds, gid| {
-            if varid == -1 {
-                return err(Kind::NotVar, "NC_GLOBAL");
-            }
-            if !(0.0..=1.0).contains(&preemption) {
-                ds.model.var(gid, VarRef::from_c(varid))?;
-                return err(Kind::Invalid, "preemption outside [0, 1]");
-            }
-            let v = ds.model.var_mut(gid, VarRef::from_c(varid))?;
-            v.cache = crate::model::ChunkCache { size, nelems, preemption };
-            Ok(())
-        })
+    with(ncid, |ds, gid| {
+        if varid == -1 {
+            return err(Kind::NotVar, "NC_GLOBAL");
+        }
+        if !(0.0..=1.0).contains(&preemption) {
+            ds.model.var(gid, VarRef::from_c(varid))?;
+            return err(Kind::Invalid, "preemption outside [0, 1]");
+        }
+        let v = ds.model.var_mut(gid, VarRef::from_c(varid))?;
+        v.cache = crate::model::ChunkCache { size, nelems, preemption };
+        Ok(())
     })
 }
 
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_var_chunk_cache(
     ncid: c_int,
@@ -427,39 +396,35 @@ pub unsafe extern "C" fn nc_get_var_chunk_cache(
     nelemsp: *mut usize,
     preemptionp: *mut f32,
 ) -> c_int {
-    route!(nc_get_var_chunk_cache(ncid, varid, sizep, nelemsp, preemptionp): (c_int, c_int, *mut usize, *mut usize, *mut f32));
-    api!("nc_get_var_chunk_cache", (ncid, varid), {
-        let c = settings_var(ncid, varid, |v| v.cache)?;
-        // SAFETY: optional out-pointers.
-        unsafe {
-            put(sizep, c.size);
-            put(nelemsp, c.nelems);
-            put(preemptionp, c.preemption);
+    let c = settings_var(ncid, varid, |v| v.cache)?;
+    // SAFETY: optional out-pointers.
+    unsafe {
+        put(sizep, c.size);
+        put(nelemsp, c.nelems);
+        put(preemptionp, c.preemption);
+    }
+    Ok(())
+}
+
+#[export(trace(ncid, varid, size, nelems, preemption))]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_set_var_chunk_cache_ints(ncid: c_int, varid: c_int, size: c_int, nelems: c_int, preemption: c_int) -> c_int {
+    with(ncid, |ds, gid| {
+        if varid == -1 {
+            return err(Kind::NotVar, "NC_GLOBAL");
         }
+        let defaults = crate::dataset::cache_defaults();
+        let v = ds.model.var_mut(gid, VarRef::from_c(varid))?;
+        if !(0..=100).contains(&preemption) || nelems < 0 {
+            return err(Kind::Invalid, "chunk cache parameters");
+        }
+        let bytes = if size < 0 { defaults.size } else { size as usize * 1_048_576 };
+        v.cache = crate::model::ChunkCache { size: bytes, nelems: nelems as usize, preemption: preemption as f32 / 100.0 };
         Ok(())
     })
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc_set_var_chunk_cache_ints(ncid: c_int, varid: c_int, size: c_int, nelems: c_int, preemption: c_int) -> c_int {
-    route!(nc_set_var_chunk_cache_ints(ncid, varid, size, nelems, preemption): (c_int, c_int, c_int, c_int, c_int));
-    api!("nc_set_var_chunk_cache_ints", (ncid, varid, size, nelems, preemption), {
-        with(ncid, |ds, gid| {
-            if varid == -1 {
-                return err(Kind::NotVar, "NC_GLOBAL");
-            }
-            let defaults = crate::dataset::cache_defaults();
-            let v = ds.model.var_mut(gid, VarRef::from_c(varid))?;
-            if !(0..=100).contains(&preemption) || nelems < 0 {
-                return err(Kind::Invalid, "chunk cache parameters");
-            }
-            let bytes = if size < 0 { defaults.size } else { size as usize * 1_048_576 };
-            v.cache = crate::model::ChunkCache { size: bytes, nelems: nelems as usize, preemption: preemption as f32 / 100.0 };
-            Ok(())
-        })
-    })
-}
-
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_var_chunk_cache_ints(
     ncid: c_int,
@@ -468,15 +433,12 @@ pub unsafe extern "C" fn nc_get_var_chunk_cache_ints(
     nelemsp: *mut c_int,
     preemptionp: *mut c_int,
 ) -> c_int {
-    route!(nc_get_var_chunk_cache_ints(ncid, varid, sizep, nelemsp, preemptionp): (c_int, c_int, *mut c_int, *mut c_int, *mut c_int));
-    api!("nc_get_var_chunk_cache_ints", (ncid, varid), {
-        let c = settings_var(ncid, varid, |v| v.cache)?;
-        // SAFETY: optional out-pointers.
-        unsafe {
-            put(sizep, (c.size / 1_048_576) as c_int);
-            put(nelemsp, c.nelems as c_int);
-            put(preemptionp, (c.preemption * 100.0).round() as c_int);
-        }
-        Ok(())
-    })
+    let c = settings_var(ncid, varid, |v| v.cache)?;
+    // SAFETY: optional out-pointers.
+    unsafe {
+        put(sizep, (c.size / 1_048_576) as c_int);
+        put(nelemsp, c.nelems as c_int);
+        put(preemptionp, (c.preemption * 100.0).round() as c_int);
+    }
+    Ok(())
 }
