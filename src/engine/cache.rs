@@ -168,7 +168,7 @@ impl Cache {
             plans = rest;
             let keys: Vec<String> = direct.iter().map(|p| layout.chunk_key(&p.idx)).collect();
             let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
-            let batch = store.batch_size();
+            let batch = store.caps().batch_size;
             for (batch_plans, batch_keys) in direct.chunks(batch).zip(keys.chunks(batch)) {
                 let fetched = store.get_many_limited(batch_keys, layout.stored_limit())?;
                 let results: Vec<Result<()>> = crate::parallel::run(|| {
@@ -200,7 +200,7 @@ impl Cache {
         }
         if let Mem::Bytes(buf, mt) = &mut mem
             && layout.is_plain(*mt)
-            && !store.latency_bound()
+            && !store.caps().latency_bound
         {
             let cached = &self.var(var).entries;
             let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) = plans.into_iter().partition(|p| !cached.contains_key(&p.idx));
@@ -270,7 +270,7 @@ impl Cache {
             && layout.quantize.is_none()
             && !layout.sharded
             && layout.storage != StorageKind::Bool
-            && !store.latency_bound()
+            && !store.caps().latency_bound
         {
             // Whole chunks laid out contiguously in the caller's memory go straight to storage:
             // no copy, no cache entry (a cached copy would now be stale, so it is dropped).

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::model::StorageKind;
 use crate::nc::types::NcType;
 use crate::nc::values::convert_scalar;
-use crate::zmap::Zmap;
+use crate::zmap::{ByteRange, Zmap};
 use rayon::prelude::*;
 
 /// Reads an uncompressed chunk's selected part without the cache: a chunk whose elements
@@ -55,15 +55,16 @@ pub(super) fn read_direct(store: &dyn Zmap, layout: &Layout, p: &ChunkPlan, out:
         return Ok(());
     }
     // A small part is wanted: byte ranges.
+    let at = |offset: usize, len: usize| ByteRange::At { offset: offset as u64, len };
     let mut ranges = Vec::new();
     for r in &p.runs {
         if r.cstep == 1 {
-            ranges.push(((r.coff * fs) as u64, r.n * fs));
+            ranges.push(at(r.coff * fs, r.n * fs));
         } else {
-            ranges.extend((0..r.n).map(|j| (((r.coff + j * r.cstep) * fs) as u64, fs)));
+            ranges.extend((0..r.n).map(|j| at((r.coff + j * r.cstep) * fs, fs)));
         }
     }
-    let Some(got) = store.get_ranges(&key, (layout.nelems * fs) as u64, &ranges)? else {
+    let Some(got) = store.get_ranges(&key, &ranges, Some((layout.nelems * fs) as u64))?.map(|r| r.parts) else {
         p.runs.iter().for_each(write_fill);
         return Ok(());
     };
@@ -171,7 +172,7 @@ pub(super) fn encoded<'b>(layout: &Layout, buf: &'b ChunkBuf, pending: Option<&P
 }
 
 pub(super) fn write_chunks(store: &dyn Zmap, layout: &Layout, chunks: &[DirtyChunk<'_>]) -> Result<()> {
-    if store.concurrent_puts() && chunks.len() > 1 {
+    if store.caps().concurrent_puts && chunks.len() > 1 {
         // Each task encodes its chunk and stores it: compression on one core overlaps the
         // writes of the other, with no barrier between encoding and storing.
         let results: Vec<Result<()>> =
@@ -180,8 +181,8 @@ pub(super) fn write_chunks(store: &dyn Zmap, layout: &Layout, chunks: &[DirtyChu
     }
     // Encode in parallel batches (bounded memory), then hand each batch to the store at once
     // (S3 sends it concurrently).
-    for batch in chunks.chunks(store.batch_size()) {
-        if layout.filters.is_empty() && !layout.big_endian && layout.storage != StorageKind::Half && !store.latency_bound() {
+    for batch in chunks.chunks(store.caps().batch_size) {
+        if layout.filters.is_empty() && !layout.big_endian && layout.storage != StorageKind::Half && !store.caps().latency_bound {
             for (k, b, _) in batch {
                 store.put(&layout.chunk_key(k), &layout.encode(b)?)?;
             }

@@ -5,7 +5,7 @@
 //! (`NC_EACCESS`): a store must never make us read or write outside its root. The root itself
 //! may be reached through a symlink: that is the user's choice.
 
-use super::{Zmap, validate_key};
+use super::{ByteRange, Caps, Ranges, Zmap, validate_key};
 use crate::error::{Error, Kind, Result, err};
 use std::fs;
 use std::io::{ErrorKind, Read, Write};
@@ -190,8 +190,8 @@ impl Zmap for FileStore {
     }
 
     /// Objects are independent files written through unique temp names and renamed.
-    fn concurrent_puts(&self) -> bool {
-        true
+    fn caps(&self) -> Caps {
+        Caps { concurrent_puts: true, ..Caps::default() }
     }
 
     fn read_into(&self, key: &str, out: &mut [u8]) -> Result<bool> {
@@ -204,48 +204,21 @@ impl Zmap for FileStore {
         Ok(true)
     }
 
-    fn get_ranges(&self, key: &str, total: u64, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
         use std::os::unix::fs::FileExt;
         let Some(file) = self.open_object(key)? else { return Ok(None) };
         let len = file.metadata()?.len();
-        if len != total {
-            return err(Kind::NcZarr, format!("{key}: {len} bytes, expected {total}"));
-        }
-        let mut out = Vec::with_capacity(ranges.len());
-        for &(off, n) in ranges {
-            let mut b = vec![0u8; n];
-            file.read_exact_at(&mut b, off)?;
-            out.push(b);
-        }
-        Ok(Some(out))
-    }
-
-    fn get_spans(&self, key: &str, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
-        use std::os::unix::fs::FileExt;
-        let Some(file) = self.open_object(key)? else { return Ok(None) };
-        let len = file.metadata()?.len();
-        let mut out = Vec::with_capacity(ranges.len());
-        for &(off, n) in ranges {
-            if off.checked_add(n as u64).is_none_or(|end| end > len) {
-                return err(Kind::NcZarr, format!("{key}: range {off}+{n} past the end ({len} bytes)"));
-            }
-            let mut b = vec![0u8; n];
-            file.read_exact_at(&mut b, off)?;
-            out.push(b);
-        }
-        Ok(Some(out))
-    }
-
-    fn get_suffix(&self, key: &str, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
-        use std::os::unix::fs::FileExt;
-        let Some(file) = self.open_object(key)? else { return Ok(None) };
-        let len = file.metadata()?.len();
-        if len < n {
-            return err(Kind::NcZarr, format!("{key}: {len} bytes, shorter than its {n}-byte index"));
-        }
-        let mut b = vec![0u8; n as usize];
-        file.read_exact_at(&mut b, len - n)?;
-        Ok(Some((b, len)))
+        super::check_size(key, len, size)?;
+        let parts = ranges
+            .iter()
+            .map(|r| {
+                let (off, n) = r.within(key, len)?;
+                let mut b = vec![0u8; n];
+                file.read_exact_at(&mut b, off)?;
+                Ok(b)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some(Ranges { parts, size: len }))
     }
 
     fn put(&self, key: &str, value: &[u8]) -> Result<()> {

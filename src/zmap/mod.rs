@@ -40,21 +40,12 @@ pub trait Zmap: Send + Sync {
         copy_exact(key, self.get(key)?, out)
     }
 
-    /// Byte ranges `(offset, len)` of an object whose size must be `total`; `None`: absent.
-    fn get_ranges(&self, key: &str, total: u64, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
-        exact_ranges(key, self.get(key)?, total, ranges)
-    }
-
-    /// Byte ranges `(offset, len)` of an object of unknown size (shards); `None`: absent. A
-    /// range past the end is NC_ENCZARR (the index that pointed there is corrupt).
-    fn get_spans(&self, key: &str, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
-        let Some(b) = self.get(key)? else { return Ok(None) };
-        slice_spans(key, &b, ranges).map(Some)
-    }
-
-    /// The last `n` bytes of an object (a shard index at its end) and the object's size.
-    fn get_suffix(&self, key: &str, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
-        suffix_of(key, self.get(key)?, n)
+    /// Byte ranges of one object, in the order asked, and the object's size; `None`: absent.
+    /// A range past the end is NC_ENCZARR. `size`: the object must be exactly this long (a
+    /// chunk of the size its metadata says; else NC_ENCZARR, truncated or foreign), checked
+    /// before reading by drivers that know sizes up front.
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
+        cut_ranges(key, self.get(key)?, ranges, size)
     }
 
     /// Several objects; drivers with latency or parallel I/O override this.
@@ -92,20 +83,27 @@ pub trait Zmap: Send + Sync {
     /// Where this store lives, for messages.
     fn describe(&self) -> String;
 
+    /// What the engine should know to schedule requests on this store.
+    fn caps(&self) -> Caps {
+        Caps::default()
+    }
+}
+
+/// How a store likes to be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
     /// How many objects one batch should hold: larger where each request pays network
     /// latency and requests overlap.
-    fn batch_size(&self) -> usize {
-        16
-    }
-
+    pub batch_size: usize,
     /// Requests cost a round trip (S3): prefer batched fetches over per-chunk direct reads.
-    fn latency_bound(&self) -> bool {
-        false
-    }
-
+    pub latency_bound: bool,
     /// `put` may be called from several threads at once (independent objects).
-    fn concurrent_puts(&self) -> bool {
-        false
+    pub concurrent_puts: bool,
+}
+
+impl Default for Caps {
+    fn default() -> Caps {
+        Caps { batch_size: 16, latency_bound: false, concurrent_puts: false }
     }
 }
 
@@ -117,26 +115,6 @@ pub fn within_limit(keys: &[String], got: Vec<Option<Vec<u8>>>, limit: Limit) ->
         }
     }
     Ok(got)
-}
-
-/// The last `n` bytes of a whole object, and its size.
-pub fn suffix_of(key: &str, got: Option<Vec<u8>>, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
-    let Some(b) = got else { return Ok(None) };
-    if (b.len() as u64) < n {
-        return err(Kind::NcZarr, format!("{key}: {} bytes, shorter than its {n}-byte index", b.len()));
-    }
-    Ok(Some((b[b.len() - n as usize..].to_vec(), b.len() as u64)))
-}
-
-/// Ranges cut from a whole object, bounds-checked.
-pub fn slice_spans(key: &str, b: &[u8], ranges: &[(u64, usize)]) -> Result<Vec<Vec<u8>>> {
-    ranges
-        .iter()
-        .map(|&(o, n)| match o.checked_add(n as u64) {
-            Some(end) if end <= b.len() as u64 => Ok(b[o as usize..end as usize].to_vec()),
-            _ => err(Kind::NcZarr, format!("{key}: range {o}+{n} past the end ({} bytes)", b.len())),
-        })
-        .collect()
 }
 
 /// `read_into` from a whole object: absent → `false`; any size but `out.len()` is NC_ENCZARR.
@@ -151,13 +129,54 @@ pub fn copy_exact(key: &str, got: Option<Vec<u8>>, out: &mut [u8]) -> Result<boo
     }
 }
 
-/// `get_ranges` from a whole object that must be `total` bytes long.
-pub fn exact_ranges(key: &str, got: Option<Vec<u8>>, total: u64, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
-    match got {
-        None => Ok(None),
-        Some(b) if b.len() as u64 == total => slice_spans(key, &b, ranges).map(Some),
-        Some(b) => err(Kind::NcZarr, format!("{key}: {} bytes, expected {total}", b.len())),
+/// A byte range of one stored object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ByteRange {
+    /// `len` bytes from `offset`.
+    At { offset: u64, len: usize },
+    /// The last `n` bytes (a shard index at its end).
+    Suffix(u64),
+}
+
+impl ByteRange {
+    /// Offset and length in an object of `size` bytes; past the end is NC_ENCZARR.
+    pub fn within(self, key: &str, size: u64) -> Result<(u64, usize)> {
+        match self {
+            ByteRange::At { offset, len } => match offset.checked_add(len as u64) {
+                Some(end) if end <= size => Ok((offset, len)),
+                _ => err(Kind::NcZarr, format!("{key}: range {offset}+{len} past the end ({size} bytes)")),
+            },
+            ByteRange::Suffix(n) if n <= size => Ok((size - n, n as usize)),
+            ByteRange::Suffix(n) => err(Kind::NcZarr, format!("{key}: {size} bytes, shorter than its {n}-byte index")),
+        }
     }
+}
+
+/// What a ranged read returns: the parts, in the order asked, and the object's size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ranges {
+    pub parts: Vec<Vec<u8>>,
+    pub size: u64,
+}
+
+/// NC_ENCZARR unless an object of `actual` bytes is the `expected` size (when one is).
+pub fn check_size(key: &str, actual: u64, expected: Option<u64>) -> Result<()> {
+    match expected {
+        Some(n) if n != actual => err(Kind::NcZarr, format!("{key}: {actual} bytes, expected {n}")),
+        _ => Ok(()),
+    }
+}
+
+/// `get_ranges` cut from a whole object.
+pub fn cut_ranges(key: &str, got: Option<Vec<u8>>, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
+    let Some(b) = got else { return Ok(None) };
+    let total = b.len() as u64;
+    check_size(key, total, size)?;
+    let parts = ranges
+        .iter()
+        .map(|r| r.within(key, total).map(|(off, n)| b[off as usize..off as usize + n].to_vec()))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Some(Ranges { parts, size: total }))
 }
 
 /// The largest valid size of a chunk object, and what a larger one is: NC_ENCZARR for raw
@@ -227,13 +246,17 @@ pub(crate) mod conformance {
         assert_eq!(many, vec![Some(b"xyz".to_vec()), None]);
         // Ranged reads (shards): spans, suffixes, absent objects, ranges past the end.
         store.put("a/s", b"0123456789").unwrap();
-        let spans = store.get_spans("a/s", &[(2, 3), (9, 1), (0, 0)]).unwrap().unwrap();
-        assert_eq!(spans, vec![b"234".to_vec(), b"9".to_vec(), Vec::new()]);
-        assert_eq!(store.get_suffix("a/s", 4).unwrap(), Some((b"6789".to_vec(), 10)));
-        assert_eq!(store.get_spans("a/none", &[(0, 1)]).unwrap(), None);
-        assert_eq!(store.get_suffix("a/none", 4).unwrap(), None);
-        assert_eq!(store.get_spans("a/s", &[(8, 5)]).unwrap_err().kind, crate::error::Kind::NcZarr);
-        assert_eq!(store.get_suffix("a/s", 11).unwrap_err().kind, crate::error::Kind::NcZarr);
+        use super::ByteRange::{At, Suffix};
+        let at = |offset: u64, len: usize| At { offset, len };
+        let got = store.get_ranges("a/s", &[at(2, 3), at(9, 1), at(0, 0), Suffix(4)], None).unwrap().unwrap();
+        assert_eq!(got.parts, vec![b"234".to_vec(), b"9".to_vec(), Vec::new(), b"6789".to_vec()]);
+        assert_eq!(got.size, 10);
+        assert!(store.get_ranges("a/s", &[at(1, 2)], Some(10)).unwrap().is_some());
+        assert_eq!(store.get_ranges("a/s", &[at(1, 2)], Some(11)).unwrap_err().kind, crate::error::Kind::NcZarr);
+        assert_eq!(store.get_ranges("a/none", &[at(0, 1)], None).unwrap(), None);
+        assert_eq!(store.get_ranges("a/none", &[Suffix(4)], Some(4)).unwrap(), None);
+        assert_eq!(store.get_ranges("a/s", &[at(8, 5)], None).unwrap_err().kind, crate::error::Kind::NcZarr);
+        assert_eq!(store.get_ranges("a/s", &[Suffix(11)], None).unwrap_err().kind, crate::error::Kind::NcZarr);
         store.delete_prefix("a/s").unwrap();
         store.rename_prefix("a", "c").unwrap();
         assert_eq!(store.get("a/.zarray").unwrap(), None);

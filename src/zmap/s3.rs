@@ -13,7 +13,7 @@
 //!   upload is aborted, leaving no partial object.
 
 use super::s3conf;
-use super::{Zmap, validate_key};
+use super::{ByteRange, Caps, Ranges, Zmap, validate_key};
 use crate::error::{Error, Kind, Result, err};
 use crate::url::s3::{self as s3url, S3Target};
 use aws_sdk_s3::Client;
@@ -240,25 +240,14 @@ async fn get_object(client: Client, bucket: String, key: String, stall: Duration
     Ok(Some(data))
 }
 
-async fn get_range(client: Client, bucket: String, key: String, total: Option<u64>, offset: u64, len: usize) -> Result<Option<Vec<u8>>> {
-    if len == 0 {
-        return Ok(Some(Vec::new()));
-    }
-    let got = ranged_get(&client, &bucket, &key, format!("bytes={offset}-{}", offset + len as u64 - 1)).await?;
-    let Some((data, size)) = got else { return Ok(None) };
-    // `bytes a-b/TOTAL`: the object must be the size the metadata says, and hold the range.
-    if let (Some(size), Some(total)) = (size, total)
-        && size != total
-    {
-        return err(Kind::NcZarr, format!("{key}: {size} bytes, expected {total}"));
-    }
-    if size.is_some_and(|size| offset + len as u64 > size) {
-        return err(Kind::NcZarr, format!("{key}: range {offset}+{len} past the end"));
-    }
-    if data.len() != len {
-        return err(Kind::S3, format!("S3 ranged get {key}: {} bytes, expected {len}", data.len()));
-    }
-    Ok(Some(data))
+/// One range of an object: its bytes and, when the server says, the object's size.
+async fn get_range(client: Client, bucket: String, key: String, range: ByteRange) -> Result<Option<(Vec<u8>, Option<u64>)>> {
+    let header = match range {
+        ByteRange::At { len: 0, .. } => return Ok(Some((Vec::new(), None))),
+        ByteRange::At { offset, len } => format!("bytes={offset}-{}", offset + len as u64 - 1),
+        ByteRange::Suffix(n) => format!("bytes=-{n}"),
+    };
+    ranged_get(&client, &bucket, &key, header).await
 }
 
 /// One ranged GET: the body and the object's total size from `Content-Range`.
@@ -389,40 +378,28 @@ impl Zmap for S3Store {
         block_on(run_limited(self.concurrency, jobs))?.into_iter().collect()
     }
 
-    fn get_ranges(&self, key: &str, total: u64, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
         validate_key(key)?;
         let k = self.object_key(key);
-        let jobs: Vec<_> =
-            ranges.iter().map(|&(o, n)| get_range(self.client.clone(), self.target.bucket.clone(), k.clone(), Some(total), o, n)).collect();
-        let got: Vec<Option<Vec<u8>>> = block_on(run_limited(self.concurrency, jobs))?.into_iter().collect::<Result<_>>()?;
-        if got.iter().any(|g| g.is_none()) {
-            return Ok(None);
+        let jobs: Vec<_> = ranges.iter().map(|&r| get_range(self.client.clone(), self.target.bucket.clone(), k.clone(), r)).collect();
+        let got: Vec<Option<(Vec<u8>, Option<u64>)>> = block_on(run_limited(self.concurrency, jobs))?.into_iter().collect::<Result<_>>()?;
+        let Some(got) = got.into_iter().collect::<Option<Vec<_>>>() else { return Ok(None) };
+        // The object's size is `Content-Range`'s total. A server that omits it leaves the
+        // length a suffix read returned (the whole object when it is shorter), else the
+        // expected size, as the best bound.
+        let reported = got.iter().find_map(|(_, s)| *s);
+        let suffix_len = ranges.iter().zip(&got).find(|(r, _)| matches!(r, ByteRange::Suffix(_))).map(|(_, (d, _))| d.len() as u64);
+        let total = reported.or(suffix_len).or(size).unwrap_or(u64::MAX);
+        if reported.is_some() {
+            super::check_size(key, total, size)?;
         }
-        Ok(Some(got.into_iter().flatten().collect()))
-    }
-
-    fn get_spans(&self, key: &str, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
-        validate_key(key)?;
-        let k = self.object_key(key);
-        let jobs: Vec<_> =
-            ranges.iter().map(|&(o, n)| get_range(self.client.clone(), self.target.bucket.clone(), k.clone(), None, o, n)).collect();
-        let got: Vec<Option<Vec<u8>>> = block_on(run_limited(self.concurrency, jobs))?.into_iter().collect::<Result<_>>()?;
-        if got.iter().any(|g| g.is_none()) {
-            return Ok(None);
+        for (r, (data, _)) in ranges.iter().zip(&got) {
+            let (_, n) = r.within(key, total)?;
+            if data.len() != n {
+                return err(Kind::S3, format!("S3 ranged get {key}: {} bytes, expected {n}", data.len()));
+            }
         }
-        Ok(Some(got.into_iter().flatten().collect()))
-    }
-
-    fn get_suffix(&self, key: &str, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
-        validate_key(key)?;
-        let (client, bucket, k) = (self.client.clone(), self.target.bucket.clone(), self.object_key(key));
-        let got = block_on(async move { ranged_get(&client, &bucket, &k, format!("bytes=-{n}")).await })??;
-        let Some((data, size)) = got else { return Ok(None) };
-        let size = size.unwrap_or(data.len() as u64);
-        if (data.len() as u64) < n {
-            return err(Kind::NcZarr, format!("{key}: {size} bytes, shorter than its {n}-byte index"));
-        }
-        Ok(Some((data, size)))
+        Ok(Some(Ranges { parts: got.into_iter().map(|(d, _)| d).collect(), size: total }))
     }
 
     fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
@@ -510,12 +487,8 @@ impl Zmap for S3Store {
         self.target.describe()
     }
 
-    fn batch_size(&self) -> usize {
-        self.concurrency.max(16) * 2
-    }
-
-    fn latency_bound(&self) -> bool {
-        true
+    fn caps(&self) -> Caps {
+        Caps { batch_size: self.concurrency.max(16) * 2, latency_bound: true, concurrent_puts: false }
     }
 }
 

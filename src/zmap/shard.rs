@@ -7,7 +7,7 @@
 //! collected per shard and `finish` stores each touched shard exactly once, copying the
 //! encoded bytes of untouched inner chunks from the old shard (no decode, no re-encode).
 
-use super::{Limit, Zmap};
+use super::{ByteRange, Caps, Limit, Ranges, Zmap};
 use crate::error::{Error, Kind, Result, err};
 use crate::model::{ShardIndex, Var, join_key};
 use rayon::prelude::*;
@@ -180,19 +180,19 @@ impl ShardStore<'_> {
         }
         let n = self.index_len() as u64;
         let got = if self.index.at_start {
-            match self.inner.get_spans(key, &[(0, n as usize)]) {
-                Ok(Some(mut v)) => {
-                    // The object's size bounds the entries; a prefix read does not tell it, so
-                    // entries are checked against the largest size they could describe.
-                    let raw = v.pop().unwrap_or_default();
-                    Some(self.parse_index(key, &raw, u64::MAX)?)
+            match self.inner.get_ranges(key, &[ByteRange::At { offset: 0, len: n as usize }], None)? {
+                Some(mut r) => {
+                    let raw = r.parts.pop().unwrap_or_default();
+                    Some(self.parse_index(key, &raw, r.size)?)
                 }
-                Ok(None) => None,
-                Err(e) => return Err(e),
+                None => None,
             }
         } else {
-            match self.inner.get_suffix(key, n)? {
-                Some((raw, total)) => Some(self.parse_index(key, &raw, total)?),
+            match self.inner.get_ranges(key, &[ByteRange::Suffix(n)], None)? {
+                Some(mut r) => {
+                    let raw = r.parts.pop().unwrap_or_default();
+                    Some(self.parse_index(key, &raw, r.size)?)
+                }
                 None => None,
             }
         };
@@ -237,8 +237,8 @@ impl ShardStore<'_> {
         }
         let Some(index) = self.index_of(key)? else { return Ok(vec![None; slots.len()]) };
         let present: Vec<usize> = distinct.iter().copied().filter(|&s| index[s].0 != EMPTY).collect();
-        let ranges: Vec<(u64, usize)> = present.iter().map(|&s| (index[s].0, index[s].1 as usize)).collect();
-        let got = if ranges.is_empty() { Some(Vec::new()) } else { self.inner.get_spans(key, &ranges)? };
+        let ranges: Vec<ByteRange> = present.iter().map(|&s| ByteRange::At { offset: index[s].0, len: index[s].1 as usize }).collect();
+        let got = if ranges.is_empty() { Some(Vec::new()) } else { self.inner.get_ranges(key, &ranges, None)?.map(|r| r.parts) };
         let Some(got) = got else { return Ok(vec![None; slots.len()]) };
         let by_slot: HashMap<usize, Vec<u8>> = present.into_iter().zip(got).collect();
         Ok(slots.iter().map(|s| by_slot.get(s).cloned()).collect())
@@ -374,17 +374,8 @@ impl Zmap for ShardStore<'_> {
         super::copy_exact(key, self.get(key)?, out)
     }
 
-    fn get_ranges(&self, key: &str, total: u64, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
-        super::exact_ranges(key, self.get(key)?, total, ranges)
-    }
-
-    fn get_spans(&self, key: &str, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
-        let Some(b) = self.get(key)? else { return Ok(None) };
-        super::slice_spans(key, &b, ranges).map(Some)
-    }
-
-    fn get_suffix(&self, key: &str, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
-        super::suffix_of(key, self.get(key)?, n)
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
+        super::cut_ranges(key, self.get(key)?, ranges, size)
     }
 
     fn put_many(&self, items: Vec<(String, Vec<u8>)>) -> Result<()> {
@@ -416,17 +407,10 @@ impl Zmap for ShardStore<'_> {
 
     /// A batch spans about two shards' worth of inner chunks: enough for one request per
     /// shard to serve many inner chunks, bounded so a large read is not held in memory whole.
-    fn batch_size(&self) -> usize {
-        (2 * self.nslots()).clamp(self.inner.batch_size(), 65536)
-    }
-
-    fn latency_bound(&self) -> bool {
-        self.inner.latency_bound()
-    }
-
-    /// Writes only fill the pending map (behind a lock).
-    fn concurrent_puts(&self) -> bool {
-        true
+    /// Writes only fill the pending map (behind a lock), so they may run concurrently.
+    fn caps(&self) -> Caps {
+        let inner = self.inner.caps();
+        Caps { batch_size: (2 * self.nslots()).clamp(inner.batch_size, 65536), latency_bound: inner.latency_bound, concurrent_puts: true }
     }
 }
 
@@ -454,14 +438,14 @@ mod tests {
             self.gets.fetch_add(1, Ordering::SeqCst);
             self.inner.get(key)
         }
-        fn get_spans(&self, key: &str, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
-            self.span_calls.fetch_add(1, Ordering::SeqCst);
-            self.spans.fetch_add(ranges.len(), Ordering::SeqCst);
-            self.inner.get_spans(key, ranges)
-        }
-        fn get_suffix(&self, key: &str, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
-            self.suffixes.fetch_add(1, Ordering::SeqCst);
-            self.inner.get_suffix(key, n)
+        fn get_ranges(&self, key: &str, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
+            if let [ByteRange::Suffix(_)] = ranges {
+                self.suffixes.fetch_add(1, Ordering::SeqCst);
+            } else {
+                self.span_calls.fetch_add(1, Ordering::SeqCst);
+                self.spans.fetch_add(ranges.len(), Ordering::SeqCst);
+            }
+            self.inner.get_ranges(key, ranges, size)
         }
         fn put(&self, key: &str, value: &[u8]) -> Result<()> {
             self.puts.fetch_add(1, Ordering::SeqCst);

@@ -1,7 +1,7 @@
 //! A store wrapper that logs every storage operation (NCTRACING ≥ 2). Installed only when
 //! tracing is on, so untraced programs pay nothing.
 
-use super::Zmap;
+use super::{ByteRange, Caps, Ranges, Zmap};
 use crate::error::Result;
 use crate::trace;
 
@@ -18,16 +18,8 @@ fn outcome<T>(r: &Result<T>, ok: impl FnOnce(&T) -> String) -> String {
 // own (a missing `put_many` made S3 flushes sequential under NCTRACING=2).
 #[deny(clippy::missing_trait_methods)]
 impl Zmap for Traced {
-    fn batch_size(&self) -> usize {
-        self.0.batch_size()
-    }
-
-    fn latency_bound(&self) -> bool {
-        self.0.latency_bound()
-    }
-
-    fn concurrent_puts(&self) -> bool {
-        self.0.concurrent_puts()
+    fn caps(&self) -> Caps {
+        self.0.caps()
     }
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
@@ -60,39 +52,23 @@ impl Zmap for Traced {
         r
     }
 
-    fn get_ranges(&self, key: &str, total: u64, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
-        let r = self.0.get_ranges(key, total, ranges);
-        trace::emit(
-            2,
-            &format!(
-                "storage: get {} ranges of {key} -> {}",
-                ranges.len(),
-                outcome(&r, |v| if v.is_some() { "ok".into() } else { "absent".into() })
-            ),
-        );
-        r
-    }
-
-    fn get_spans(&self, key: &str, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
-        let r = self.0.get_spans(key, ranges);
-        let list: Vec<String> = ranges.iter().map(|(o, n)| format!("{o}+{n}")).collect();
-        trace::emit(
-            2,
-            &format!(
-                "storage: get ranges {key} [{}] -> {}",
-                list.join(" "),
-                outcome(&r, |v| if v.is_some() { "ok".into() } else { "absent".into() })
-            ),
-        );
-        r
-    }
-
-    fn get_suffix(&self, key: &str, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
-        let r = self.0.get_suffix(key, n);
-        trace::emit(
-            2,
-            &format!("storage: get suffix {key} last {n} -> {}", outcome(&r, |v| if v.is_some() { "ok".into() } else { "absent".into() })),
-        );
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
+        let r = self.0.get_ranges(key, ranges, size);
+        let found = outcome(&r, |v| if v.is_some() { "ok".into() } else { "absent".into() });
+        let line = match ranges {
+            [ByteRange::Suffix(n)] => format!("storage: get suffix {key} last {n} -> {found}"),
+            _ => {
+                let list: Vec<String> = ranges
+                    .iter()
+                    .map(|r| match r {
+                        ByteRange::At { offset, len } => format!("{offset}+{len}"),
+                        ByteRange::Suffix(n) => format!("-{n}"),
+                    })
+                    .collect();
+                format!("storage: get ranges {key} [{}] -> {found}", list.join(" "))
+            }
+        };
+        trace::emit(2, &line);
         r
     }
 

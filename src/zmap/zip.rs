@@ -6,7 +6,7 @@
 //! at `flush` (sync/close), so the archive on disk is always complete and never has duplicates.
 //! Archives written by zarr-python (`ZipStore`, entries at the root) open too.
 
-use super::{Zmap, validate_key};
+use super::{ByteRange, Ranges, Zmap, validate_key};
 use crate::error::{Error, Kind, Result, err};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -168,7 +168,9 @@ impl ZipStore {
         read_entry(archive, idx, limit).map(Some)
     }
 
-    fn stored_entry(&self, key: &str) -> Result<Entry> {
+    /// An entry to read ranges of: stored entries by position, compressed ones inflated
+    /// (refused unread when they declare more than `limit`).
+    fn stored_entry(&self, key: &str, limit: super::Limit) -> Result<Entry> {
         validate_key(key)?;
         let mut st = self.state();
         if let Some(staged) = st.staged.get(key) {
@@ -183,7 +185,7 @@ impl ZipStore {
         if stored {
             return Ok(Entry::Stored(start, size));
         }
-        read_entry(archive, idx, super::Limit::NONE).map(Entry::Bytes)
+        read_entry(archive, idx, limit).map(Entry::Bytes)
     }
 }
 
@@ -212,42 +214,28 @@ impl Zmap for ZipStore {
         super::copy_exact(key, self.get_limited(key, exact)?, out)
     }
 
-    fn get_ranges(&self, key: &str, total: u64, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
-        let exact = super::Limit { bytes: total, kind: Kind::NcZarr };
-        super::exact_ranges(key, self.get_limited(key, exact)?, total, ranges)
-    }
-
-    fn get_spans(&self, key: &str, ranges: &[(u64, usize)]) -> Result<Option<Vec<Vec<u8>>>> {
-        match self.stored_entry(key)? {
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
+        // A compressed entry larger than the expected object is refused unread.
+        let limit = size.map_or(super::Limit::NONE, |bytes| super::Limit { bytes, kind: Kind::NcZarr });
+        match self.stored_entry(key, limit)? {
             Entry::Absent => Ok(None),
-            Entry::Bytes(b) => super::slice_spans(key, &b, ranges).map(Some),
-            Entry::Stored(start, size) => {
+            Entry::Bytes(b) => super::cut_ranges(key, Some(b), ranges, size),
+            Entry::Stored(start, len) => {
                 use std::os::unix::fs::FileExt;
+                super::check_size(key, len, size)?;
                 let file = File::open(&self.path)?;
-                let mut out = Vec::with_capacity(ranges.len());
-                for &(off, n) in ranges {
-                    if off.checked_add(n as u64).is_none_or(|end| end > size) {
-                        return err(Kind::NcZarr, format!("{key}: range {off}+{n} past the end ({size} bytes)"));
-                    }
-                    let mut b = vec![0u8; n];
-                    file.read_exact_at(&mut b, start + off)?;
-                    out.push(b);
-                }
-                Ok(Some(out))
+                let parts = ranges
+                    .iter()
+                    .map(|r| {
+                        let (off, n) = r.within(key, len)?;
+                        let mut b = vec![0u8; n];
+                        file.read_exact_at(&mut b, start + off)?;
+                        Ok(b)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Some(Ranges { parts, size: len }))
             }
         }
-    }
-
-    fn get_suffix(&self, key: &str, n: u64) -> Result<Option<(Vec<u8>, u64)>> {
-        let size = match self.stored_entry(key)? {
-            Entry::Absent => return Ok(None),
-            Entry::Bytes(b) => b.len() as u64,
-            Entry::Stored(_, size) => size,
-        };
-        if size < n {
-            return err(Kind::NcZarr, format!("{key}: {size} bytes, shorter than its {n}-byte index"));
-        }
-        Ok(self.get_spans(key, &[(size - n, n as usize)])?.and_then(|mut v| v.pop()).map(|b| (b, size)))
     }
 
     fn put(&self, key: &str, value: &[u8]) -> Result<()> {
@@ -440,10 +428,12 @@ mod tests {
         store.flush().unwrap();
         let again = ZipStore::open(&path).unwrap();
         assert_eq!(again.prefix, "");
-        assert_eq!(again.get_spans("v/c/0", &[(1, 2), (7, 3)]).unwrap(), Some(vec![b"12".to_vec(), b"789".to_vec()]));
-        assert_eq!(again.get_suffix("v/c/0", 3).unwrap(), Some((b"789".to_vec(), 10)));
-        assert_eq!(again.get_spans("v/c/0", &[(9, 2)]).unwrap_err().kind, Kind::NcZarr);
-        assert_eq!(again.get_spans("v/c/1", &[(0, 1)]).unwrap(), None);
+        let at = |offset: u64, len: usize| ByteRange::At { offset, len };
+        let got = again.get_ranges("v/c/0", &[at(1, 2), at(7, 3), ByteRange::Suffix(3)], Some(10)).unwrap().unwrap();
+        assert_eq!((got.parts, got.size), (vec![b"12".to_vec(), b"789".to_vec(), b"789".to_vec()], 10));
+        assert_eq!(again.get_ranges("v/c/0", &[at(9, 2)], None).unwrap_err().kind, Kind::NcZarr);
+        assert_eq!(again.get_ranges("v/c/0", &[at(0, 2)], Some(9)).unwrap_err().kind, Kind::NcZarr);
+        assert_eq!(again.get_ranges("v/c/1", &[at(0, 1)], None).unwrap(), None);
         let names: Vec<String> = zip::ZipArchive::new(File::open(&path).unwrap()).unwrap().file_names().map(str::to_string).collect();
         assert!(names.iter().all(|n| !n.ends_with('/')), "no directory entries at the root layout: {names:?}");
     }
