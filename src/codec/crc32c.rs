@@ -1,25 +1,16 @@
 //! CRC-32C (Castagnoli) appended little-endian, as the v3 `crc32c` codec and shard indexes
 //! use it. The crate uses SSE4.2 / ARMv8 CRC instructions where the CPU has them.
 
-use super::{Codec, Run, generic_v3, raw_json};
+use super::{Codec, Run, with_checksum};
 use crate::error::{Kind, Result, err};
 
-pub(super) const CRC32C: Codec = Codec {
-    id: "crc32c",
-    hdf5_id: 0,
-    params: |_| Vec::new(),
-    v2_json: raw_json,
-    v3_json: generic_v3,
-    run: Some(Run {
-        encode: |_, data, _| {
-            let mut out = Vec::with_capacity(data.len() + 4);
-            out.extend_from_slice(data);
-            out.extend_from_slice(&crc32c(data).to_le_bytes());
-            Ok(out)
-        },
+pub(super) const CRC32C: Codec = Codec::stored_only(
+    "crc32c",
+    Run {
+        encode: |_, data, _| Ok(with_checksum(data, crc32c(data).to_le_bytes())),
         decode: |_, data, _, _| Ok(check_crc32c(&data)?.to_vec()),
-    }),
-};
+    },
+);
 
 pub fn crc32c(data: &[u8]) -> u32 {
     crc32c::crc32c(data)

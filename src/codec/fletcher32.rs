@@ -1,7 +1,7 @@
 //! Fletcher-32 checksums as HDF5 and numcodecs compute them (16-bit big-endian words),
 //! appended little-endian after the data. In v3 datasets the filter runs as `crc32c`.
 
-use super::{Codec, FLETCHER32, Filter, Run};
+use super::{Codec, FLETCHER32, Filter, Run, with_checksum};
 use crate::error::{Kind, Result, err};
 use serde_json::{Value, json};
 
@@ -11,15 +11,7 @@ pub(super) const FLETCHER32_CODEC: Codec = Codec {
     params: |_| Vec::new(),
     v2_json: |_, _| json!({"id": "fletcher32"}),
     v3_json: fletcher32_v3,
-    run: Some(Run {
-        encode: |_, data, _| {
-            let mut out = Vec::with_capacity(data.len() + 4);
-            out.extend_from_slice(data);
-            out.extend_from_slice(&fletcher32(data).to_le_bytes());
-            Ok(out)
-        },
-        decode: |_, data, _, _| check(&data),
-    }),
+    run: Some(Run { encode: |_, data, _| Ok(with_checksum(data, fletcher32(data).to_le_bytes())), decode: |_, data, _, _| check(&data) }),
 };
 
 /// A fletcher32 codec read from storage keeps its name; the one we define is v3's `crc32c`.

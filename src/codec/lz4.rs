@@ -1,15 +1,11 @@
 //! numcodecs `lz4`: a little-endian u32 of the decoded size, then one LZ4 block. No HDF5 id.
 
-use super::{Codec, Run, filter_error, generic_v3, raw_json};
+use super::{Codec, Run, filter_error};
 use crate::error::{Kind, err};
 
-pub(super) const LZ4: Codec = Codec {
-    id: "lz4",
-    hdf5_id: 0,
-    params: |_| Vec::new(),
-    v2_json: raw_json,
-    v3_json: generic_v3,
-    run: Some(Run {
+pub(super) const LZ4: Codec = Codec::stored_only(
+    "lz4",
+    Run {
         encode: |_, data, _| {
             let mut out = (data.len() as u32).to_le_bytes().to_vec();
             out.extend_from_slice(&lz4_flex::block::compress(data));
@@ -30,5 +26,5 @@ pub(super) const LZ4: Codec = Codec {
             }
             Ok(out)
         },
-    }),
-};
+    },
+);

@@ -108,6 +108,22 @@ fn by_hdf5_id(id: u32) -> Option<&'static Codec> {
     CODECS.iter().find(|c| id != 0 && c.hdf5_id == id)
 }
 
+impl Codec {
+    /// A codec with no HDF5 id: only ever read from storage, so its metadata is kept as
+    /// stored (v2) or renamed generically (v3).
+    const fn stored_only(id: &'static str, run: Run) -> Codec {
+        Codec { id, hdf5_id: 0, params: |_| Vec::new(), v2_json: raw_json, v3_json: generic_v3, run: Some(run) }
+    }
+}
+
+/// `data` followed by a 4-byte checksum (fletcher32, crc32c).
+fn with_checksum(data: &[u8], sum: [u8; 4]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() + 4);
+    out.extend_from_slice(data);
+    out.extend_from_slice(&sum);
+    out
+}
+
 /// The stored JSON itself (codecs we never define).
 fn raw_json(f: &Filter, _: usize) -> Value {
     f.raw.clone().unwrap_or(Value::Null)

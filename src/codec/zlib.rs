@@ -3,10 +3,10 @@
 //! bombs). HDF5's deflate filter is zlib; gzip has no HDF5 id of its own (v3 reports it as
 //! deflate, see `from_v3`).
 
-use super::{Codec, DEFLATE, Filter, Run, filter_error, generic_v3, level_of, raw_json};
+use super::{Codec, DEFLATE, Filter, Run, filter_error, level_of};
 use crate::error::{Error, Kind, Result};
 use crate::json::int_param;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 pub(super) const ZLIB: Codec = Codec {
     id: "zlib",
@@ -17,17 +17,13 @@ pub(super) const ZLIB: Codec = Codec {
     run: Some(Run { encode: encode_zlib, decode: |_, data, _, cap| inflate(&data, cap, false) }),
 };
 
-pub(super) const GZIP: Codec = Codec {
-    id: "gzip",
-    hdf5_id: 0,
-    params: |_: &Map<String, Value>| Vec::new(),
-    v2_json: raw_json,
-    v3_json: generic_v3,
-    run: Some(Run {
+pub(super) const GZIP: Codec = Codec::stored_only(
+    "gzip",
+    Run {
         encode: |f, data, _| deflate(data, level_of(f, "level", 1).clamp(0, 9) as i32, true),
         decode: |_, data, _, cap| inflate(&data, cap, true),
-    }),
-};
+    },
+);
 
 /// A zlib codec read from storage keeps its v3 name; deflate we define is v3's `gzip`.
 fn zlib_v3(f: &Filter, _: usize) -> Value {
