@@ -178,6 +178,12 @@ int main(int argc, char **argv)
     OK(make_store(u3, 0));
     OK(nc_open(u3, NC_WRITE, &shared_ncid));
     OK(nc_inq_varid(shared_ncid, "v", &shared_var));
+    {
+        /* Generation 0 everywhere before the threads start: make_store's values differ within
+         * a chunk, and a reader scheduled before the writer's first put would see them. */
+        static int zeros[ROWS][COLS];
+        OK(nc_put_var_int(shared_ncid, shared_var, &zeros[0][0]));
+    }
     atomic_store(&failures, 0);
     {
         pthread_t w, r[7];

@@ -8,7 +8,9 @@
 //! * **Tracing and the panic boundary.** `#[export(trace(a, b))]` runs the body — a block
 //!   that evaluates to `Result<()>` — inside `ffi::call`: a panic becomes NC_EINTERNAL, an
 //!   error its NC_* code, and with `NCTRACING` set the call is printed with the named
-//!   arguments. Without `trace`, the body is the function's body as written.
+//!   arguments. Without `trace`, the body runs as written inside `catch_unwind`: a panic
+//!   returns NC_EINTERNAL from netCDF calls, null from pointer-returning ones, nothing from
+//!   `()` ones, and `on_panic = <value>` for anything else (a tool's boolean or length).
 //!
 //! The attribute goes above `#[unsafe(no_mangle)]`, which stays in the source so that
 //! cbindgen, which reads the source and not the expansion, puts the function in netcdf.h.
@@ -23,6 +25,7 @@ use syn::{FnArg, Ident, ItemFn, Pat, ReturnType, Token, Type, parse_macro_input}
 struct Options {
     by_hand: bool,
     trace: Option<Vec<Ident>>,
+    on_panic: Option<syn::Expr>,
 }
 
 impl Parse for Options {
@@ -32,6 +35,10 @@ impl Parse for Options {
             let word: Ident = input.parse()?;
             match word.to_string().as_str() {
                 "by_hand" => opts.by_hand = true,
+                "on_panic" => {
+                    input.parse::<Token![=]>()?;
+                    opts.on_panic = Some(input.parse()?);
+                }
                 "trace" => {
                     let content;
                     syn::parenthesized!(content in input);
@@ -50,6 +57,24 @@ impl Parse for Options {
 
 fn returns_c_int(ret: &ReturnType) -> bool {
     matches!(ret, ReturnType::Type(_, t) if matches!(&**t, Type::Path(p) if p.path.is_ident("c_int")))
+}
+
+/// What the function returns when its body panics: nothing, a null pointer, NC_EINTERNAL for
+/// netCDF calls, or what `on_panic` says (required for anything else: a tool's boolean or
+/// length has no safe default).
+fn panic_value(name: &str, ret: &ReturnType, on_panic: Option<&syn::Expr>) -> syn::Result<proc_macro2::TokenStream> {
+    if let Some(e) = on_panic {
+        return Ok(quote!(#e));
+    }
+    match ret {
+        ReturnType::Default => Ok(quote!(())),
+        ReturnType::Type(_, t) => match &**t {
+            Type::Ptr(p) if p.mutability.is_some() => Ok(quote!(::std::ptr::null_mut())),
+            Type::Ptr(_) => Ok(quote!(::std::ptr::null())),
+            _ if returns_c_int(ret) && (name.starts_with("nc_") || name.starts_with("nczarr_")) => Ok(quote!(-92)),
+            _ => Err(syn::Error::new_spanned(t, "#[export]: say what a panic returns with on_panic = <value>")),
+        },
+    }
 }
 
 #[proc_macro_attribute]
@@ -106,10 +131,20 @@ pub fn export(attr: TokenStream, item: TokenStream) -> TokenStream {
                 || #body,
             )
         }},
-        None => quote! {{
-            #route
-            #body
-        }},
+        // The panic boundary: no panic crosses into C, whatever the function returns.
+        None => {
+            let on_panic = match panic_value(&name_str, &func.sig.output, opts.on_panic.as_ref()) {
+                Ok(v) => v,
+                Err(e) => return e.to_compile_error().into(),
+            };
+            quote! {{
+                #route
+                match ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(|| #body)) {
+                    Ok(value) => value,
+                    Err(_) => #on_panic,
+                }
+            }}
+        }
     };
     func.block = match syn::parse2(new_body) {
         Ok(b) => Box::new(b),

@@ -419,7 +419,7 @@ pub unsafe extern "C" fn nc_copy_data_all(
     Ok(())
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nctypelen(datatype: nc_type) -> c_int {
     NcType::from_id(datatype).map(|t| t.size() as c_int).unwrap_or(-1)

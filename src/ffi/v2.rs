@@ -39,7 +39,7 @@ fn shown(p: *const c_char) -> String {
 
 // Every v2 wrapper forwards the caller's pointers to the nc_ function under the same contract.
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nccreate(path: *const c_char, cmode: c_int) -> c_int {
     let mut id = -1;
@@ -48,7 +48,7 @@ pub unsafe extern "C" fn nccreate(path: *const c_char, cmode: c_int) -> c_int {
     v2(c"nccreate", s, id, || format!("filename \"{}\"", shown(path)))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncopen(path: *const c_char, mode: c_int) -> c_int {
     let mut id = -1;
@@ -57,7 +57,7 @@ pub unsafe extern "C" fn ncopen(path: *const c_char, mode: c_int) -> c_int {
     v2(c"ncopen", s, id, || format!("filename \"{}\"", shown(path)))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncsetfill(ncid: c_int, fillmode: c_int) -> c_int {
     let mut old = 0;
@@ -66,42 +66,42 @@ pub unsafe extern "C" fn ncsetfill(ncid: c_int, fillmode: c_int) -> c_int {
     v2(c"ncsetfill", s, old, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncredef(ncid: c_int) -> c_int {
     // SAFETY: no pointers.
     v2(c"ncredef", unsafe { super::file::nc_redef(ncid) }, 0, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncendef(ncid: c_int) -> c_int {
     // SAFETY: no pointers.
     v2(c"ncendef", unsafe { super::file::nc_enddef(ncid) }, 0, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncsync(ncid: c_int) -> c_int {
     // SAFETY: no pointers.
     v2(c"ncsync", unsafe { super::file::nc_sync(ncid) }, 0, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncabort(ncid: c_int) -> c_int {
     // SAFETY: no pointers.
     v2(c"ncabort", unsafe { super::file::nc_abort(ncid) }, 0, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncclose(ncid: c_int) -> c_int {
     // SAFETY: no pointers.
     v2(c"ncclose", unsafe { super::file::nc_close(ncid) }, 0, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncinquire(
     ncid: c_int,
@@ -114,7 +114,7 @@ pub unsafe extern "C" fn ncinquire(
     v2(c"ncinquire", unsafe { super::file::nc_inq(ncid, ndimsp, nvarsp, nattsp, unlimdimp) }, ncid, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncdimdef(ncid: c_int, name: *const c_char, len: c_long) -> c_int {
     if len < 0 {
@@ -126,7 +126,7 @@ pub unsafe extern "C" fn ncdimdef(ncid: c_int, name: *const c_char, len: c_long)
     v2(c"ncdimdef", s, id, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncdimid(ncid: c_int, name: *const c_char) -> c_int {
     let mut id = -1;
@@ -135,7 +135,7 @@ pub unsafe extern "C" fn ncdimid(ncid: c_int, name: *const c_char) -> c_int {
     v2(c"ncdimid", s, id, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncdiminq(ncid: c_int, dimid: c_int, name: *mut c_char, lenp: *mut c_long) -> c_int {
     let mut len = 0usize;
@@ -145,14 +145,14 @@ pub unsafe extern "C" fn ncdiminq(ncid: c_int, dimid: c_int, name: *mut c_char, 
     v2(c"ncdiminq", s, dimid, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncdimrename(ncid: c_int, dimid: c_int, name: *const c_char) -> c_int {
     // SAFETY: see above.
     v2(c"ncdimrename", unsafe { super::group::nc_rename_dim(ncid, dimid, name) }, dimid, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvardef(ncid: c_int, name: *const c_char, xtype: nc_type, ndims: c_int, dimidsp: *const c_int) -> c_int {
     let mut id = -1;
@@ -161,7 +161,7 @@ pub unsafe extern "C" fn ncvardef(ncid: c_int, name: *const c_char, xtype: nc_ty
     v2(c"ncvardef", s, id, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarid(ncid: c_int, name: *const c_char) -> c_int {
     let mut id = -1;
@@ -170,7 +170,7 @@ pub unsafe extern "C" fn ncvarid(ncid: c_int, name: *const c_char) -> c_int {
     v2(c"ncvarid", s, id, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarinq(
     ncid: c_int,
@@ -185,14 +185,14 @@ pub unsafe extern "C" fn ncvarinq(
     v2(c"ncvarinq", unsafe { super::var::nc_inq_var(ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp) }, varid, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarrename(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
     // SAFETY: see above.
     v2(c"ncvarrename", unsafe { super::var::nc_rename_var(ncid, varid, name) }, varid, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncattput(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: c_int, op: *const c_void) -> c_int {
     if len < 0 {
@@ -202,7 +202,7 @@ pub unsafe extern "C" fn ncattput(ncid: c_int, varid: c_int, name: *const c_char
     v2(c"ncattput", unsafe { super::att::nc_put_att(ncid, varid, name, xtype, len as usize, op) }, 0, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncattinq(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type, lenp: *mut c_int) -> c_int {
     let mut len = 0usize;
@@ -212,35 +212,35 @@ pub unsafe extern "C" fn ncattinq(ncid: c_int, varid: c_int, name: *const c_char
     v2(c"ncattinq", s, 1, || format!("ncid {ncid}; varid {varid}; attname \"{}\"", shown(name)))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncattget(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_void) -> c_int {
     // SAFETY: see above.
     v2(c"ncattget", unsafe { super::att::nc_get_att(ncid, varid, name, ip) }, 1, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncattcopy(ncid_in: c_int, varid_in: c_int, name: *const c_char, ncid_out: c_int, varid_out: c_int) -> c_int {
     // SAFETY: see above.
     v2(c"ncattcopy", unsafe { super::att::nc_copy_att(ncid_in, varid_in, name, ncid_out, varid_out) }, 0, String::new)
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncattname(ncid: c_int, varid: c_int, attnum: c_int, name: *mut c_char) -> c_int {
     // SAFETY: see above.
     v2(c"ncattname", unsafe { super::att::nc_inq_attname(ncid, varid, attnum, name) }, attnum, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncattrename(ncid: c_int, varid: c_int, name: *const c_char, newname: *const c_char) -> c_int {
     // SAFETY: see above.
     v2(c"ncattrename", unsafe { super::att::nc_rename_att(ncid, varid, name, newname) }, 1, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncattdel(ncid: c_int, varid: c_int, name: *const c_char) -> c_int {
     // SAFETY: see above.
@@ -252,7 +252,7 @@ pub unsafe extern "C" fn ncattdel(ncid: c_int, varid: c_int, name: *const c_char
 // index arrives as a huge one and is NC_EINVALCOORDS). imap is in bytes in v2.
 const _: () = assert!(std::mem::size_of::<c_long>() == std::mem::size_of::<usize>());
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarput1(ncid: c_int, varid: c_int, index: *const c_long, value: *const c_void) -> c_int {
     let s = super::data_matrix::nc_put_var1(ncid, varid, index.cast(), value);
@@ -260,28 +260,28 @@ pub unsafe extern "C" fn ncvarput1(ncid: c_int, varid: c_int, index: *const c_lo
 }
 
 /// netcdf-c reports this routine's failures under the name "ncdimid" (c-api.md §12).
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarget1(ncid: c_int, varid: c_int, index: *const c_long, value: *mut c_void) -> c_int {
     let s = super::data_matrix::nc_get_var1(ncid, varid, index.cast(), value);
     v2(c"ncdimid", s, 0, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarput(ncid: c_int, varid: c_int, start: *const c_long, count: *const c_long, value: *const c_void) -> c_int {
     let s = super::data_matrix::nc_put_vara(ncid, varid, start.cast(), count.cast(), value);
     v2(c"ncvarput", s, 0, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarget(ncid: c_int, varid: c_int, start: *const c_long, count: *const c_long, value: *mut c_void) -> c_int {
     let s = super::data_matrix::nc_get_vara(ncid, varid, start.cast(), count.cast(), value);
     v2(c"ncvarget", s, 0, || format!("ncid {ncid}; varid {varid}"))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarputs(
     ncid: c_int,
@@ -299,7 +299,7 @@ pub unsafe extern "C" fn ncvarputs(
     v2(c"ncvarputs", s, 0, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvargets(
     ncid: c_int,
@@ -340,7 +340,7 @@ fn with_element_map(routine: &CStr, ncid: c_int, varid: c_int, map: *const c_lon
     v2(routine, call(imap.as_ptr()), 0, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarputg(
     ncid: c_int,
@@ -360,7 +360,7 @@ pub unsafe extern "C" fn ncvarputg(
     })
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvargetg(
     ncid: c_int,
@@ -397,7 +397,7 @@ fn record_vars(ncid: c_int) -> Result<Vec<(c_int, Vec<usize>, usize)>> {
     })
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncrecinq(ncid: c_int, nrecvarsp: *mut c_int, recvarids: *mut c_int, recsizes: *mut c_long) -> c_int {
     match record_vars(ncid) {
@@ -440,7 +440,7 @@ fn records(ncid: c_int, recnum: c_long, mut each: impl FnMut(c_int, &[usize], &[
     0
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncrecput(ncid: c_int, recnum: c_long, datap: *const *const c_void) -> c_int {
     let s = records(ncid, recnum, |varid, start, count, i| {
@@ -451,7 +451,7 @@ pub unsafe extern "C" fn ncrecput(ncid: c_int, recnum: c_long, datap: *const *co
     v2(c"ncrecput", s, 0, at(ncid))
 }
 
-#[export]
+#[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncrecget(ncid: c_int, recnum: c_long, datap: *const *mut c_void) -> c_int {
     let s = records(ncid, recnum, |varid, start, count, i| {

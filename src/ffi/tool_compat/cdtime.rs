@@ -3,6 +3,7 @@
 #![allow(non_snake_case, non_camel_case_types, clippy::upper_case_acronyms)]
 
 use super::text;
+use nczarr_macros::export;
 use std::ffi::{c_char, c_int};
 
 /// `cdCompTime` of netcdf-c's cdTime library.
@@ -83,6 +84,7 @@ fn gregorian(timetype: c_int) -> bool {
     matches!(timetype, 0x1111 | 0x2111)
 }
 
+#[export(on_panic = 1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cdParseRelunits(
     timetype: c_int,
@@ -111,6 +113,7 @@ pub unsafe extern "C" fn cdParseRelunits(
     0
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cdRel2Iso(timetype: c_int, relunits: *mut c_char, separator: c_int, reltime: f64, chartime: *mut c_char) {
     if chartime.is_null() {
@@ -142,11 +145,13 @@ pub unsafe extern "C" fn cdRel2Iso(timetype: c_int, relunits: *mut c_char, separ
     unsafe { crate::ffi::put_name(chartime, &out[..out.len().min(63)]) };
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cdSetErrOpts(opts: c_int) {
     let _ = opts;
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cdChar2Comp(timetype: c_int, chartime: *mut c_char, comptime: *mut cdCompTime) {
     let _ = timetype;
@@ -169,6 +174,7 @@ pub struct CdTime {
 }
 
 /// Human time → epochal hours since the base year (Gregorian).
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn Cdh2e(htime: *mut CdTime, etime: *mut f64) {
     if htime.is_null() {

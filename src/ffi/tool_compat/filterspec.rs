@@ -3,6 +3,7 @@
 #![allow(non_snake_case, non_camel_case_types, clippy::upper_case_acronyms)]
 
 use super::text;
+use nczarr_macros::export;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 /// Parses one filter parameter: integers (also negative, as their bit pattern), floats with
@@ -44,6 +45,7 @@ fn parse_param(p: &str, out: &mut Vec<c_uint>) -> bool {
     }
 }
 
+#[export(on_panic = -92)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncaux_h5filterspec_parselist(
     txt0: *const c_char,
@@ -113,6 +115,7 @@ pub unsafe extern "C" fn ncaux_h5filterspec_parselist(
     0
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncaux_h5filterspec_free(f: *mut crate::ffi::consts::NC_H5_Filterspec) {
     if f.is_null() {
@@ -126,6 +129,7 @@ pub unsafe extern "C" fn ncaux_h5filterspec_free(f: *mut crate::ffi::consts::NC_
 }
 
 /// Alignment of a netCDF type class in C memory (ncgen lays out compound data with it).
+#[export(on_panic = -92)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncaux_class_alignment(ncclass: c_int, alignp: *mut usize) -> c_int {
     let align = match ncclass {

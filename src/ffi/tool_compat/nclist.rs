@@ -2,6 +2,7 @@
 
 #![allow(non_snake_case, non_camel_case_types, clippy::upper_case_acronyms)]
 
+use nczarr_macros::export;
 use std::ffi::{c_int, c_void};
 
 /// netcdf-c's growable pointer list.
@@ -12,12 +13,14 @@ pub struct NClist {
     content: *mut *mut c_void,
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nclistnew() -> *mut NClist {
     // SAFETY: zeroed allocation of the C struct.
     unsafe { libc::calloc(1, std::mem::size_of::<NClist>()) as *mut NClist }
 }
 
+#[export(on_panic = 0)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nclistpush(l: *mut NClist, elem: *mut c_void) -> c_int {
     if l.is_null() {
@@ -41,6 +44,7 @@ pub unsafe extern "C" fn nclistpush(l: *mut NClist, elem: *mut c_void) -> c_int 
     1
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nclistremove(l: *mut NClist, i: usize) -> *mut c_void {
     if l.is_null() {
@@ -59,6 +63,7 @@ pub unsafe extern "C" fn nclistremove(l: *mut NClist, i: usize) -> *mut c_void {
     }
 }
 
+#[export(on_panic = 0)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nclistfree(l: *mut NClist) -> c_int {
     if !l.is_null() {

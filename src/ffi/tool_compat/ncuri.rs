@@ -5,6 +5,7 @@
 
 use super::text;
 use crate::ffi::malloc_string;
+use nczarr_macros::export;
 use std::ffi::{CStr, c_char, c_int, c_void};
 
 /// The URL layout of netcdf-c 4.9 (`ncuri.h`).
@@ -140,6 +141,7 @@ fn envv_text(list: *mut *mut c_char) -> Vec<(String, String)> {
     out
 }
 
+#[export(on_panic = -92)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncuriparse(s: *const c_char, ncurip: *mut *mut NCURI) -> c_int {
     // SAFETY: see `text`.
@@ -168,6 +170,7 @@ pub unsafe extern "C" fn ncuriparse(s: *const c_char, ncurip: *mut *mut NCURI) -
     0
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncurifree(uri: *mut NCURI) {
     if uri.is_null() {
@@ -188,6 +191,7 @@ const NCURIQUERY: c_int = 0x2;
 const NCURIFRAG: c_int = 0x4;
 const NCURIENCODE: c_int = 0x8;
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncuribuild(uri: *mut NCURI, prefix: *const c_char, suffix: *const c_char, flags: c_int) -> *mut c_char {
     if uri.is_null() {
@@ -244,6 +248,7 @@ pub unsafe extern "C" fn ncuribuild(uri: *mut NCURI, prefix: *const c_char, suff
     malloc_string(out.as_bytes()).unwrap_or(std::ptr::null_mut())
 }
 
+#[export(on_panic = -92)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncuriappendfragmentkey(uri: *mut NCURI, key: *const c_char, value: *const c_char) -> c_int {
     if uri.is_null() {
@@ -270,6 +275,7 @@ pub unsafe extern "C" fn ncuriappendfragmentkey(uri: *mut NCURI, key: *const c_c
 }
 
 /// netcdf-c 4.9's "is this a URL" test; `basenamep` gets the last path segment minus extension.
+#[export(on_panic = 0)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc__testurl(path: *const c_char, basenamep: *mut *mut c_char) -> c_int {
     // SAFETY: see `text`.
@@ -288,6 +294,7 @@ pub unsafe extern "C" fn nc__testurl(path: *const c_char, basenamep: *mut *mut c
 }
 
 /// The 4.10 form adds whether the URL names a local file.
+#[export(on_panic = 0)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn NC__testurl(path: *const c_char, basenamep: *mut *mut c_char, isfilep: *mut c_int) -> c_int {
     // SAFETY: forwards the caller's pointers under this function's own contract.

@@ -5,9 +5,11 @@
 
 use super::text;
 use crate::ffi::malloc_string;
+use nczarr_macros::export;
 use std::ffi::{c_char, c_int, c_ushort, c_void};
 
 /// Copy of a string with shell backslash escapes removed.
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn NC_shellUnescape(esc: *const c_char) -> *mut c_char {
     // SAFETY: see `text`.
@@ -24,6 +26,7 @@ pub unsafe extern "C" fn NC_shellUnescape(esc: *const c_char) -> *mut c_char {
     malloc_string(&out).unwrap_or(std::ptr::null_mut())
 }
 
+#[export(on_panic = -92)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn NCpathcanonical(srcpath: *const c_char, canonp: *mut *mut c_char) -> c_int {
     // SAFETY: see `text`.
@@ -38,6 +41,7 @@ pub unsafe extern "C" fn NCpathcanonical(srcpath: *const c_char, canonp: *mut *m
 }
 
 /// BSD strlcat (Debian 12's glibc lacks it; its libnetcdf exported one).
+#[export(on_panic = 0)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn strlcat(dst: *mut c_char, src: *const c_char, siz: usize) -> usize {
     // SAFETY: `dst` holds a NUL-terminated string within `siz` bytes (or siz bytes of
@@ -59,6 +63,7 @@ pub unsafe extern "C" fn strlcat(dst: *mut c_char, src: *const c_char, siz: usiz
     }
 }
 
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_utf8_to_utf16(s8: *const u8, utf16p: *mut *mut c_ushort, len16p: *mut usize) -> c_int {
     // SAFETY: see `text`.
