@@ -17,7 +17,7 @@ use crate::nc::types::NcType;
 use crate::nc::values::Values;
 use crate::trace;
 use crate::url::{Driver, Flavor, OpenSpec, probe};
-use crate::zmap::{Zmap, file::FileStore, zip::ZipStore};
+use crate::zmap::{Key, Zmap, file::FileStore, zip::ZipStore};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -178,7 +178,7 @@ impl Dataset {
             Err(e)
                 if e.kind == Kind::NotNetcdf
                     && spec.s3.is_some()
-                    && match store.list_dir("") {
+                    && match store.list_dir(&Key::root()) {
                         Ok(children) => children.is_empty(),
                         Err(listing) => listing.kind == Kind::NoObject,
                     } =>
@@ -352,7 +352,7 @@ impl Dataset {
             && self.define_mode
         {
             if self.spec.s3.is_some() {
-                return self.store.delete_prefix("");
+                return self.store.delete_prefix(&Key::root());
             }
             drop(self.store);
             if std::fs::metadata(&self.spec.path).is_ok_and(|m| m.is_dir()) {

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::format::RenderOptions;
+use crate::zmap::Key;
 
 impl Dataset {
     /// Makes everything durable in crash-safe order: moved objects of renamed nodes, then
@@ -44,7 +45,7 @@ impl Dataset {
         let rendered = self.format.render(&self.model, &opts);
         for (key, bytes) in rendered {
             if self.stored.get(&key) != Some(&bytes) {
-                self.store.put(&key, &bytes)?;
+                self.store.put(&Key::new(key.as_str())?, &bytes)?;
                 self.stored.insert(key, bytes);
             }
         }
@@ -68,7 +69,7 @@ impl Dataset {
             if let Some(old) = self.model.groups[gid].stored_key.clone()
                 && old != now
             {
-                self.store.rename_prefix(&old, &now)?;
+                self.store.rename_prefix(&Key::new(old.clone())?, &Key::new(now.clone())?)?;
                 let lead = format!("{old}/");
                 let fix = |k: &mut Option<String>| {
                     if let Some(s) = k.as_mut()
@@ -95,7 +96,7 @@ impl Dataset {
                     && old != now
                     && !old.is_empty()
                 {
-                    self.store.rename_prefix(&old, &now)?;
+                    self.store.rename_prefix(&Key::new(old.clone())?, &Key::new(now.clone())?)?;
                     let lead = format!("{old}/");
                     self.stored.retain(|k, _| !k.starts_with(&lead));
                     self.shard_indexes.forget_prefix(&lead);

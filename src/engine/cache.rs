@@ -9,7 +9,7 @@ use super::selection::*;
 use crate::codec;
 use crate::error::{Error, Kind, Result, err};
 use crate::model::StorageKind;
-use crate::zmap::Zmap;
+use crate::zmap::{Key, Zmap};
 use rayon::prelude::*;
 use std::collections::{BTreeSet, HashMap};
 
@@ -126,7 +126,7 @@ impl Cache {
             return Ok(());
         }
         let to_read: Vec<&Vec<u64>> = missing.iter().filter(|(_, skip)| !skip).map(|(i, _)| i).collect();
-        let keys: Vec<String> = to_read.iter().map(|i| layout.chunk_key(i)).collect();
+        let keys: Vec<Key> = to_read.iter().map(|i| layout.chunk_key(i)).collect::<Result<_>>()?;
         let fetched = if keys.is_empty() { Vec::new() } else { store.get_many_limited(&keys, layout.stored_limit())? };
         let decoded: Vec<Result<ChunkBuf>> = if fetched.len() > 1 {
             crate::parallel::run(|| fetched.into_par_iter().map(|b| layout.decode(b)).collect())
@@ -166,7 +166,7 @@ impl Cache {
             let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) =
                 plans.into_iter().partition(|p| !cached.contains_key(&p.idx) && contiguous_span(layout, p).is_some());
             plans = rest;
-            let keys: Vec<String> = direct.iter().map(|p| layout.chunk_key(&p.idx)).collect();
+            let keys: Vec<Key> = direct.iter().map(|p| layout.chunk_key(&p.idx)).collect::<Result<_>>()?;
             let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
             let batch = store.caps().batch_size;
             for (batch_plans, batch_keys) in direct.chunks(batch).zip(keys.chunks(batch)) {
@@ -278,7 +278,7 @@ impl Cache {
             plans = rest;
             for p in direct {
                 let (moff, n) = contiguous_span(layout, &p).expect("checked");
-                store.put(&layout.chunk_key(&p.idx), &buf[moff * layout.item..(moff + n) * layout.item])?;
+                store.put(&layout.chunk_key(&p.idx)?, &buf[moff * layout.item..(moff + n) * layout.item])?;
                 let vc = self.var(var);
                 vc.remove(&p.idx);
             }

@@ -7,6 +7,7 @@ use crate::error::{Error, Kind, Result, err};
 use crate::model::{Endian, Model, StorageKind, Var};
 use crate::nc::types::NcType;
 use crate::nc::values::Values;
+use crate::zmap::Key;
 
 /// Decoded chunk contents in native byte order.
 #[derive(Debug, Clone)]
@@ -119,7 +120,7 @@ impl Layout {
         }
     }
 
-    pub fn chunk_key(&self, idx: &[u64]) -> String {
+    pub fn chunk_key(&self, idx: &[u64]) -> Result<Key> {
         let sep = self.sep.to_string();
         let joined = idx.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(&sep);
         let name = match (self.default_keys, idx.is_empty()) {
@@ -128,7 +129,7 @@ impl Layout {
             (false, true) => "0".to_string(),
             (false, false) => joined,
         };
-        crate::model::join_key(&self.key, &name)
+        Key::new(crate::model::join_key(&self.key, &name))
     }
 
     /// Element strides inside a chunk: C order, or the stored axis order of `order: "F"`

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::model::StorageKind;
 use crate::nc::types::NcType;
 use crate::nc::values::convert_scalar;
-use crate::zmap::{ByteRange, Zmap};
+use crate::zmap::{ByteRange, Key, Zmap};
 use rayon::prelude::*;
 
 /// Reads an uncompressed chunk's selected part without the cache: a chunk whose elements
@@ -20,7 +20,7 @@ use rayon::prelude::*;
 pub(super) fn read_direct(store: &dyn Zmap, layout: &Layout, p: &ChunkPlan, out: &MemOut, scratch: &mut Vec<u8>) -> Result<()> {
     let fs = layout.item;
     let fill: Vec<u8> = layout.fill.as_ref().map(|f| f.to_ne_bytes()).unwrap_or_else(|| vec![0u8; fs]);
-    let key = layout.chunk_key(&p.idx);
+    let key = layout.chunk_key(&p.idx)?;
     let total: usize = p.runs.iter().map(|r| r.n).sum();
     let write_fill = |r: &Run| {
         for j in 0..r.n {
@@ -175,8 +175,9 @@ pub(super) fn write_chunks(store: &dyn Zmap, layout: &Layout, chunks: &[DirtyChu
     if store.caps().concurrent_puts && chunks.len() > 1 {
         // Each task encodes its chunk and stores it: compression on one core overlaps the
         // writes of the other, with no barrier between encoding and storing.
-        let results: Vec<Result<()>> =
-            crate::parallel::run(|| chunks.par_iter().map(|(k, b, p)| store.put(&layout.chunk_key(k), &encoded(layout, b, *p)?)).collect());
+        let results: Vec<Result<()>> = crate::parallel::run(|| {
+            chunks.par_iter().map(|(k, b, p)| store.put(&layout.chunk_key(k)?, &encoded(layout, b, *p)?)).collect()
+        });
         return results.into_iter().collect();
     }
     // Encode in parallel batches (bounded memory), then hand each batch to the store at once
@@ -184,16 +185,16 @@ pub(super) fn write_chunks(store: &dyn Zmap, layout: &Layout, chunks: &[DirtyChu
     for batch in chunks.chunks(store.caps().batch_size) {
         if layout.filters.is_empty() && !layout.big_endian && layout.storage != StorageKind::Half && !store.caps().latency_bound {
             for (k, b, _) in batch {
-                store.put(&layout.chunk_key(k), &layout.encode(b)?)?;
+                store.put(&layout.chunk_key(k)?, &layout.encode(b)?)?;
             }
             continue;
         }
-        let all: Vec<Result<(String, Vec<u8>)>> = if batch.len() > 1 {
+        let all: Vec<Result<(Key, Vec<u8>)>> = if batch.len() > 1 {
             crate::parallel::run(|| {
-                batch.par_iter().map(|(k, b, p)| Ok((layout.chunk_key(k), encoded(layout, b, *p)?.into_owned()))).collect()
+                batch.par_iter().map(|(k, b, p)| Ok((layout.chunk_key(k)?, encoded(layout, b, *p)?.into_owned()))).collect()
             })
         } else {
-            batch.iter().map(|(k, b, p)| Ok((layout.chunk_key(k), encoded(layout, b, *p)?.into_owned()))).collect()
+            batch.iter().map(|(k, b, p)| Ok((layout.chunk_key(k)?, encoded(layout, b, *p)?.into_owned()))).collect()
         };
         let items = all.into_iter().collect::<Result<Vec<_>>>()?;
         store.put_many(items)?;

@@ -5,7 +5,7 @@
 //! (`NC_EACCESS`): a store must never make us read or write outside its root. The root itself
 //! may be reached through a symlink: that is the user's choice.
 
-use super::{ByteRange, Caps, Ranges, Zmap, validate_key};
+use super::{ByteRange, Caps, Key, Ranges, Zmap};
 use crate::error::{Error, Kind, Result, err};
 use std::fs;
 use std::io::{ErrorKind, Read, Write};
@@ -59,8 +59,7 @@ impl FileStore {
     }
 
     /// Path of a key, refusing any symlink between the root and the object.
-    fn path(&self, key: &str) -> Result<PathBuf> {
-        validate_key(key)?;
+    fn path(&self, key: &Key) -> Result<PathBuf> {
         let mut path = self.root.clone();
         for seg in key.split('/').filter(|s| !s.is_empty()) {
             path.push(seg);
@@ -78,7 +77,7 @@ impl FileStore {
 impl FileStore {
     /// Opens an object for reading without following symlinks; `None` when absent or a
     /// directory (a key prefix).
-    fn open_object(&self, key: &str) -> Result<Option<fs::File>> {
+    fn open_object(&self, key: &Key) -> Result<Option<fs::File>> {
         if let Some(found) = self.open_beneath(key)? {
             return Ok(found);
         }
@@ -98,7 +97,7 @@ impl FileStore {
 
 impl FileStore {
     /// An object of at most `limit` bytes, refused from its size before anything is read.
-    fn get_limited(&self, key: &str, limit: super::Limit) -> Result<Option<Vec<u8>>> {
+    fn get_limited(&self, key: &Key, limit: super::Limit) -> Result<Option<Vec<u8>>> {
         let Some(mut file) = self.open_object(key)? else { return Ok(None) };
         let len = file.metadata()?.len();
         limit.check(key, len)?;
@@ -113,13 +112,12 @@ impl FileStore {
 
     /// One-syscall open of `key` beneath the root, refusing symlinks anywhere on the way.
     /// `Ok(None)`: openat2 is unavailable, use the portable path walk.
-    fn open_beneath(&self, key: &str) -> Result<Option<Option<fs::File>>> {
+    fn open_beneath(&self, key: &Key) -> Result<Option<Option<fs::File>>> {
         use std::os::fd::{AsRawFd, FromRawFd};
         let Some(dir) = &self.root_dir else { return Ok(None) };
         if OPENAT2_MISSING.load(Ordering::Relaxed) {
             return Ok(None);
         }
-        validate_key(key)?;
         let rel = key.trim_start_matches('/');
         let rel = if rel.is_empty() { "." } else { rel };
         let Ok(c_rel) = std::ffi::CString::new(rel) else { return err(Kind::Invalid, "key contains NUL") };
@@ -167,11 +165,11 @@ fn remove_tree(path: &Path) -> Result<()> {
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Zmap for FileStore {
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+    fn get(&self, key: &Key) -> Result<Option<Vec<u8>>> {
         self.get_limited(key, super::Limit::NONE)
     }
 
-    fn get_many_limited(&self, keys: &[String], limit: super::Limit) -> Result<Vec<Option<Vec<u8>>>> {
+    fn get_many_limited(&self, keys: &[Key], limit: super::Limit) -> Result<Vec<Option<Vec<u8>>>> {
         use rayon::prelude::*;
         if keys.len() < 8 {
             return keys.iter().map(|k| self.get_limited(k, limit)).collect();
@@ -181,7 +179,7 @@ impl Zmap for FileStore {
 
     /// Metadata of a whole group level arrives as one batch: read it on every core (each
     /// object costs open/stat/read/close system calls, which dominate opening a dataset).
-    fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+    fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
         use rayon::prelude::*;
         if keys.len() < 8 {
             return keys.iter().map(|k| self.get(k)).collect();
@@ -194,7 +192,7 @@ impl Zmap for FileStore {
         Caps { concurrent_puts: true, ..Caps::default() }
     }
 
-    fn read_into(&self, key: &str, out: &mut [u8]) -> Result<bool> {
+    fn read_into(&self, key: &Key, out: &mut [u8]) -> Result<bool> {
         let Some(mut file) = self.open_object(key)? else { return Ok(false) };
         let len = file.metadata()?.len();
         if len != out.len() as u64 {
@@ -204,7 +202,7 @@ impl Zmap for FileStore {
         Ok(true)
     }
 
-    fn get_ranges(&self, key: &str, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
+    fn get_ranges(&self, key: &Key, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
         use std::os::unix::fs::FileExt;
         let Some(file) = self.open_object(key)? else { return Ok(None) };
         let len = file.metadata()?.len();
@@ -221,7 +219,7 @@ impl Zmap for FileStore {
         Ok(Some(Ranges { parts, size: len }))
     }
 
-    fn put(&self, key: &str, value: &[u8]) -> Result<()> {
+    fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
         let path = self.path(key)?;
         if key.is_empty() {
             return err(Kind::BadName, "empty key");
@@ -243,7 +241,7 @@ impl Zmap for FileStore {
         result
     }
 
-    fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
+    fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {
         let path = self.path(prefix)?;
         let entries = match fs::read_dir(&path) {
             Ok(e) => e,
@@ -266,10 +264,10 @@ impl Zmap for FileStore {
         Ok(out)
     }
 
-    fn delete_prefix(&self, prefix: &str) -> Result<()> {
+    fn delete_prefix(&self, prefix: &Key) -> Result<()> {
         let path = self.path(prefix)?;
         if prefix.is_empty() {
-            for child in self.list_dir("")? {
+            for child in self.list_dir(&Key::new("")?)? {
                 remove_tree(&path.join(child))?;
             }
             return Ok(());
@@ -280,7 +278,7 @@ impl Zmap for FileStore {
         }
     }
 
-    fn rename_prefix(&self, from: &str, to: &str) -> Result<()> {
+    fn rename_prefix(&self, from: &Key, to: &Key) -> Result<()> {
         let src = self.path(from)?;
         let dst = self.path(to)?;
         if fs::symlink_metadata(&src).is_err() {
@@ -304,6 +302,7 @@ impl Zmap for FileStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::zmap::Key;
 
     #[test]
     fn conformance() {
@@ -318,10 +317,10 @@ mod tests {
         let outside = dir.path().join("secret");
         fs::write(&outside, b"secret").unwrap();
         let store = FileStore::create(&dir.path().join("s.file")).unwrap();
-        store.put("v/.zarray", b"{}").unwrap();
+        store.put(&Key::new("v/.zarray").unwrap(), b"{}").unwrap();
         std::os::unix::fs::symlink(&outside, dir.path().join("s.file/v/0")).unwrap();
         std::os::unix::fs::symlink(dir.path(), dir.path().join("s.file/w")).unwrap();
-        assert_eq!(store.get("v/0").unwrap_err().kind, Kind::Access);
-        assert_eq!(store.get("w/secret").unwrap_err().kind, Kind::Access);
+        assert_eq!(store.get(&Key::new("v/0").unwrap()).unwrap_err().kind, Kind::Access);
+        assert_eq!(store.get(&Key::new("w/secret").unwrap()).unwrap_err().kind, Kind::Access);
     }
 }

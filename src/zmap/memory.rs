@@ -1,6 +1,6 @@
 //! In-memory store for tests.
 
-use super::{Zmap, validate_key};
+use super::{Key, Zmap};
 use crate::error::Result;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -21,19 +21,16 @@ impl MemoryStore {
 }
 
 impl Zmap for MemoryStore {
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        validate_key(key)?;
-        Ok(self.objects().get(key).cloned())
+    fn get(&self, key: &Key) -> Result<Option<Vec<u8>>> {
+        Ok(self.objects().get(key.as_str()).cloned())
     }
 
-    fn put(&self, key: &str, value: &[u8]) -> Result<()> {
-        validate_key(key)?;
+    fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
         self.objects().insert(key.to_string(), value.to_vec());
         Ok(())
     }
 
-    fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
-        validate_key(prefix)?;
+    fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {
         let lead = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
         let mut out: Vec<String> = Vec::new();
         for key in self.objects().keys() {
@@ -47,10 +44,9 @@ impl Zmap for MemoryStore {
         Ok(out)
     }
 
-    fn delete_prefix(&self, prefix: &str) -> Result<()> {
-        validate_key(prefix)?;
+    fn delete_prefix(&self, prefix: &Key) -> Result<()> {
         let lead = format!("{prefix}/");
-        self.objects().retain(|k, _| !(prefix.is_empty() || k == prefix || k.starts_with(&lead)));
+        self.objects().retain(|k, _| !(prefix.is_empty() || k == prefix.as_str() || k.starts_with(&lead)));
         Ok(())
     }
 

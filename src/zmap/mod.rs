@@ -6,6 +6,7 @@
 //! would cost a HEAD before every GET.
 
 pub mod file;
+mod key;
 pub mod memory;
 pub mod s3;
 pub mod s3conf;
@@ -15,28 +16,30 @@ pub mod zip;
 
 use crate::error::{Kind, Result, err};
 
+pub use key::Key;
+
 pub trait Zmap: Send + Sync {
     /// The whole object, or `None` when absent.
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
+    fn get(&self, key: &Key) -> Result<Option<Vec<u8>>>;
 
     /// Several objects in one batch; drivers with latency override this to overlap requests.
-    fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+    fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
         keys.iter().map(|k| self.get(k)).collect()
     }
 
     /// Chunk objects, none allowed above `limit` bytes (larger than any encoding of the
     /// chunk could be): NC_ENCZARR, and drivers that know sizes up front (file, zip) refuse
     /// before reading, so a hostile object cannot make us allocate its size.
-    fn get_many_limited(&self, keys: &[String], limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
+    fn get_many_limited(&self, keys: &[Key], limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
         within_limit(keys, self.get_many(keys)?, limit)
     }
 
     /// Replaces an object atomically.
-    fn put(&self, key: &str, value: &[u8]) -> Result<()>;
+    fn put(&self, key: &Key, value: &[u8]) -> Result<()>;
 
     /// Reads an object of exactly `out.len()` bytes straight into `out` (no intermediate
     /// buffer). `Ok(false)`: absent. A different size is NC_ENCZARR (truncated or foreign).
-    fn read_into(&self, key: &str, out: &mut [u8]) -> Result<bool> {
+    fn read_into(&self, key: &Key, out: &mut [u8]) -> Result<bool> {
         copy_exact(key, self.get(key)?, out)
     }
 
@@ -44,30 +47,30 @@ pub trait Zmap: Send + Sync {
     /// A range past the end is NC_ENCZARR. `size`: the object must be exactly this long (a
     /// chunk of the size its metadata says; else NC_ENCZARR, truncated or foreign), checked
     /// before reading by drivers that know sizes up front.
-    fn get_ranges(&self, key: &str, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
+    fn get_ranges(&self, key: &Key, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
         cut_ranges(key, self.get(key)?, ranges, size)
     }
 
     /// Several objects; drivers with latency or parallel I/O override this.
-    fn put_many(&self, items: Vec<(String, Vec<u8>)>) -> Result<()> {
+    fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
         items.iter().try_for_each(|(k, v)| self.put(k, v))
     }
 
     /// Names of the direct children (objects and sub-prefixes) under `prefix` ("" = root).
-    fn list_dir(&self, prefix: &str) -> Result<Vec<String>>;
+    fn list_dir(&self, prefix: &Key) -> Result<Vec<String>>;
 
     /// Removes every object under `prefix` (and the object named `prefix` itself).
-    fn delete_prefix(&self, prefix: &str) -> Result<()>;
+    fn delete_prefix(&self, prefix: &Key) -> Result<()>;
 
     /// Moves every object under `from` to the same relative key under `to`.
-    fn rename_prefix(&self, from: &str, to: &str) -> Result<()> {
+    fn rename_prefix(&self, from: &Key, to: &Key) -> Result<()> {
         let mut stack = vec![String::new()];
         while let Some(rel) = stack.pop() {
             let here = join(from, &rel);
-            for child in self.list_dir(&here)? {
+            for child in self.list_dir(&Key::new(&here)?)? {
                 let child_rel = join(&rel, &child);
-                if let Some(bytes) = self.get(&join(from, &child_rel))? {
-                    self.put(&join(to, &child_rel), &bytes)?;
+                if let Some(bytes) = self.get(&Key::new(join(from, &child_rel))?)? {
+                    self.put(&Key::new(join(to, &child_rel))?, &bytes)?;
                 }
                 stack.push(child_rel);
             }
@@ -108,7 +111,7 @@ impl Default for Caps {
 }
 
 /// Objects fetched in full, refused when one is larger than `limit` allows.
-pub fn within_limit(keys: &[String], got: Vec<Option<Vec<u8>>>, limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
+pub fn within_limit(keys: &[Key], got: Vec<Option<Vec<u8>>>, limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
     for (key, bytes) in keys.iter().zip(&got) {
         if let Some(b) = bytes {
             limit.check(key, b.len() as u64)?;
@@ -207,64 +210,53 @@ pub fn join(a: &str, b: &str) -> String {
     }
 }
 
-/// Rejects keys that could leave the store or confuse a backend (reliability.md §3.3).
+/// Rejects keys that could leave the store or confuse a backend (reliability.md §3.3); the
+/// rule itself is `Key::new`'s.
 pub fn validate_key(key: &str) -> Result<()> {
-    if key.is_empty() {
-        return Ok(());
-    }
-    for seg in key.split('/') {
-        if seg.is_empty() || seg == "." || seg == ".." {
-            return err(Kind::BadName, format!("bad key segment in {key:?}"));
-        }
-        if seg.chars().any(|c| (c as u32) < 0x20 || c as u32 == 0x7f || c == '\\') {
-            return err(Kind::BadName, format!("control character in key {key:?}"));
-        }
-    }
-    Ok(())
+    Key::new(key).map(drop)
 }
 
 #[cfg(test)]
 pub(crate) mod conformance {
     //! The behaviour every driver must share; each driver's tests call `run`.
-    use super::Zmap;
+    use super::{Key, Zmap};
 
     pub fn run(store: &dyn Zmap) {
-        assert_eq!(store.get("a/.zarray").unwrap(), None);
-        store.put("a/.zarray", b"{}").unwrap();
-        store.put("a/b/0.0", b"xyz").unwrap();
-        store.put(".zgroup", b"{\"zarr_format\":2}").unwrap();
-        assert_eq!(store.get("a/.zarray").unwrap().as_deref(), Some(&b"{}"[..]));
-        store.put("a/.zarray", b"[1]").unwrap();
-        assert_eq!(store.get("a/.zarray").unwrap().as_deref(), Some(&b"[1]"[..]));
-        let mut root = store.list_dir("").unwrap();
+        assert_eq!(store.get(&Key::new("a/.zarray").unwrap()).unwrap(), None);
+        store.put(&Key::new("a/.zarray").unwrap(), b"{}").unwrap();
+        store.put(&Key::new("a/b/0.0").unwrap(), b"xyz").unwrap();
+        store.put(&Key::new(".zgroup").unwrap(), b"{\"zarr_format\":2}").unwrap();
+        assert_eq!(store.get(&Key::new("a/.zarray").unwrap()).unwrap().as_deref(), Some(&b"{}"[..]));
+        store.put(&Key::new("a/.zarray").unwrap(), b"[1]").unwrap();
+        assert_eq!(store.get(&Key::new("a/.zarray").unwrap()).unwrap().as_deref(), Some(&b"[1]"[..]));
+        let mut root = store.list_dir(&Key::new("").unwrap()).unwrap();
         root.sort();
         assert_eq!(root, vec![".zgroup".to_string(), "a".to_string()]);
-        let mut a = store.list_dir("a").unwrap();
+        let mut a = store.list_dir(&Key::new("a").unwrap()).unwrap();
         a.sort();
         assert_eq!(a, vec![".zarray".to_string(), "b".to_string()]);
-        let many = store.get_many(&["a/b/0.0".into(), "nope".into()]).unwrap();
+        let many = store.get_many(&Key::all(&["a/b/0.0", "nope"]).unwrap()).unwrap();
         assert_eq!(many, vec![Some(b"xyz".to_vec()), None]);
         // Ranged reads (shards): spans, suffixes, absent objects, ranges past the end.
-        store.put("a/s", b"0123456789").unwrap();
+        store.put(&Key::new("a/s").unwrap(), b"0123456789").unwrap();
         use super::ByteRange::{At, Suffix};
         let at = |offset: u64, len: usize| At { offset, len };
-        let got = store.get_ranges("a/s", &[at(2, 3), at(9, 1), at(0, 0), Suffix(4)], None).unwrap().unwrap();
+        let got = store.get_ranges(&Key::new("a/s").unwrap(), &[at(2, 3), at(9, 1), at(0, 0), Suffix(4)], None).unwrap().unwrap();
         assert_eq!(got.parts, vec![b"234".to_vec(), b"9".to_vec(), Vec::new(), b"6789".to_vec()]);
         assert_eq!(got.size, 10);
-        assert!(store.get_ranges("a/s", &[at(1, 2)], Some(10)).unwrap().is_some());
-        assert_eq!(store.get_ranges("a/s", &[at(1, 2)], Some(11)).unwrap_err().kind, crate::error::Kind::NcZarr);
-        assert_eq!(store.get_ranges("a/none", &[at(0, 1)], None).unwrap(), None);
-        assert_eq!(store.get_ranges("a/none", &[Suffix(4)], Some(4)).unwrap(), None);
-        assert_eq!(store.get_ranges("a/s", &[at(8, 5)], None).unwrap_err().kind, crate::error::Kind::NcZarr);
-        assert_eq!(store.get_ranges("a/s", &[Suffix(11)], None).unwrap_err().kind, crate::error::Kind::NcZarr);
-        store.delete_prefix("a/s").unwrap();
-        store.rename_prefix("a", "c").unwrap();
-        assert_eq!(store.get("a/.zarray").unwrap(), None);
-        assert_eq!(store.get("c/b/0.0").unwrap().as_deref(), Some(&b"xyz"[..]));
-        store.delete_prefix("c").unwrap();
-        assert_eq!(store.get("c/b/0.0").unwrap(), None);
-        assert!(store.get("../x").is_err());
-        assert!(store.put("a//b", b"").is_err());
+        assert!(store.get_ranges(&Key::new("a/s").unwrap(), &[at(1, 2)], Some(10)).unwrap().is_some());
+        assert_eq!(store.get_ranges(&Key::new("a/s").unwrap(), &[at(1, 2)], Some(11)).unwrap_err().kind, crate::error::Kind::NcZarr);
+        assert_eq!(store.get_ranges(&Key::new("a/none").unwrap(), &[at(0, 1)], None).unwrap(), None);
+        assert_eq!(store.get_ranges(&Key::new("a/none").unwrap(), &[Suffix(4)], Some(4)).unwrap(), None);
+        assert_eq!(store.get_ranges(&Key::new("a/s").unwrap(), &[at(8, 5)], None).unwrap_err().kind, crate::error::Kind::NcZarr);
+        assert_eq!(store.get_ranges(&Key::new("a/s").unwrap(), &[Suffix(11)], None).unwrap_err().kind, crate::error::Kind::NcZarr);
+        store.delete_prefix(&Key::new("a/s").unwrap()).unwrap();
+        store.rename_prefix(&Key::new("a").unwrap(), &Key::new("c").unwrap()).unwrap();
+        assert_eq!(store.get(&Key::new("a/.zarray").unwrap()).unwrap(), None);
+        assert_eq!(store.get(&Key::new("c/b/0.0").unwrap()).unwrap().as_deref(), Some(&b"xyz"[..]));
+        store.delete_prefix(&Key::new("c").unwrap()).unwrap();
+        assert_eq!(store.get(&Key::new("c/b/0.0").unwrap()).unwrap(), None);
+        // Bad keys cannot reach a driver: `Key::new` refuses them (key.rs tests).
         store.flush().unwrap();
     }
 }

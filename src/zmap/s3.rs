@@ -13,7 +13,7 @@
 //!   upload is aborted, leaving no partial object.
 
 use super::s3conf;
-use super::{ByteRange, Caps, Ranges, Zmap, validate_key};
+use super::{ByteRange, Caps, Key, Ranges, Zmap, validate_key};
 use crate::error::{Error, Kind, Result, err};
 use crate::url::s3::{self as s3url, S3Target};
 use aws_sdk_s3::Client;
@@ -163,7 +163,7 @@ impl S3Store {
 
     /// Creating a dataset replaces whatever was under its root (netcdf-c's clobber).
     pub fn clear(&self) -> Result<()> {
-        self.delete_prefix("")
+        self.delete_prefix(&Key::new("")?)
     }
 
     /// Does anything exist under the dataset root?
@@ -350,23 +350,22 @@ where
 }
 
 impl Zmap for S3Store {
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        validate_key(key)?;
+    fn get(&self, key: &Key) -> Result<Option<Vec<u8>>> {
         block_on(get_object(self.client.clone(), self.target.bucket.clone(), self.object_key(key), self.stall))?
     }
 
-    fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+    fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
         keys.iter().try_for_each(|k| validate_key(k))?;
         let jobs: Vec<_> =
             keys.iter().map(|k| get_object(self.client.clone(), self.target.bucket.clone(), self.object_key(k), self.stall)).collect();
         block_on(run_limited(self.concurrency, jobs))?.into_iter().collect()
     }
 
-    fn put(&self, key: &str, value: &[u8]) -> Result<()> {
-        self.put_many(vec![(key.to_string(), value.to_vec())])
+    fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
+        self.put_many(vec![(key.clone(), value.to_vec())])
     }
 
-    fn put_many(&self, items: Vec<(String, Vec<u8>)>) -> Result<()> {
+    fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
         items.iter().try_for_each(|(k, _)| validate_key(k))?;
         let ctx = Arc::new(PutCtx {
             client: self.client.clone(),
@@ -378,8 +377,7 @@ impl Zmap for S3Store {
         block_on(run_limited(self.concurrency, jobs))?.into_iter().collect()
     }
 
-    fn get_ranges(&self, key: &str, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
-        validate_key(key)?;
+    fn get_ranges(&self, key: &Key, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
         let k = self.object_key(key);
         let jobs: Vec<_> = ranges.iter().map(|&r| get_range(self.client.clone(), self.target.bucket.clone(), k.clone(), r)).collect();
         let got: Vec<Option<(Vec<u8>, Option<u64>)>> = block_on(run_limited(self.concurrency, jobs))?.into_iter().collect::<Result<_>>()?;
@@ -402,8 +400,7 @@ impl Zmap for S3Store {
         Ok(Some(Ranges { parts: got.into_iter().map(|(d, _)| d).collect(), size: total }))
     }
 
-    fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
-        validate_key(prefix)?;
+    fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {
         let (client, bucket, dir) = (self.client.clone(), self.target.bucket.clone(), self.dir_prefix(prefix));
         let raw: Vec<String> = block_on(async move {
             let mut names = Vec::new();
@@ -448,8 +445,7 @@ impl Zmap for S3Store {
         Ok(names)
     }
 
-    fn delete_prefix(&self, prefix: &str) -> Result<()> {
-        validate_key(prefix)?;
+    fn delete_prefix(&self, prefix: &Key) -> Result<()> {
         let (client, bucket) = (self.client.clone(), self.target.bucket.clone());
         let (exact, dir) = (self.object_key(prefix), self.dir_prefix(prefix));
         block_on(async move {
@@ -494,6 +490,7 @@ impl Zmap for S3Store {
 
 #[cfg(test)]
 mod tests {
+    use crate::zmap::Key;
     /// The conformance suite against a live server when `NCZARR_TEST_S3_ENDPOINT` names one
     /// (make check starts moto and runs it through ctests/run_s3.sh).
     #[test]
@@ -506,7 +503,7 @@ mod tests {
         super::super::conformance::run(&store);
         // Inside a caller's own tokio runtime: no panic, same answers.
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        rt.block_on(async { assert_eq!(super::Zmap::get(&store, "nope").unwrap(), None) });
+        rt.block_on(async { assert_eq!(super::Zmap::get(&store, &Key::new("nope").unwrap()).unwrap(), None) });
         store.clear().unwrap();
     }
 }

@@ -7,7 +7,7 @@
 //! collected per shard and `finish` stores each touched shard exactly once, copying the
 //! encoded bytes of untouched inner chunks from the old shard (no decode, no re-encode).
 
-use super::{ByteRange, Caps, Limit, Ranges, Zmap};
+use super::{ByteRange, Caps, Key, Limit, Ranges, Zmap};
 use crate::error::{Error, Kind, Result, err};
 use crate::model::{ShardIndex, Var, join_key};
 use rayon::prelude::*;
@@ -180,7 +180,7 @@ impl ShardStore<'_> {
         }
         let n = self.index_len() as u64;
         let got = if self.index.at_start {
-            match self.inner.get_ranges(key, &[ByteRange::At { offset: 0, len: n as usize }], None)? {
+            match self.inner.get_ranges(&Key::new(key)?, &[ByteRange::At { offset: 0, len: n as usize }], None)? {
                 Some(mut r) => {
                     let raw = r.parts.pop().unwrap_or_default();
                     Some(self.parse_index(key, &raw, r.size)?)
@@ -188,7 +188,7 @@ impl ShardStore<'_> {
                 None => None,
             }
         } else {
-            match self.inner.get_ranges(key, &[ByteRange::Suffix(n)], None)? {
+            match self.inner.get_ranges(&Key::new(key)?, &[ByteRange::Suffix(n)], None)? {
                 Some(mut r) => {
                     let raw = r.parts.pop().unwrap_or_default();
                     Some(self.parse_index(key, &raw, r.size)?)
@@ -205,7 +205,7 @@ impl ShardStore<'_> {
 
     /// A whole shard object as stored, with the codecs around it undone.
     fn get_whole(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        let Some(bytes) = self.inner.get(key)? else { return Ok(None) };
+        let Some(bytes) = self.inner.get(&Key::new(key)?)? else { return Ok(None) };
         if self.outer.is_empty() {
             return Ok(Some(bytes));
         }
@@ -238,7 +238,8 @@ impl ShardStore<'_> {
         let Some(index) = self.index_of(key)? else { return Ok(vec![None; slots.len()]) };
         let present: Vec<usize> = distinct.iter().copied().filter(|&s| index[s].0 != EMPTY).collect();
         let ranges: Vec<ByteRange> = present.iter().map(|&s| ByteRange::At { offset: index[s].0, len: index[s].1 as usize }).collect();
-        let got = if ranges.is_empty() { Some(Vec::new()) } else { self.inner.get_ranges(key, &ranges, None)?.map(|r| r.parts) };
+        let got =
+            if ranges.is_empty() { Some(Vec::new()) } else { self.inner.get_ranges(&Key::new(key)?, &ranges, None)?.map(|r| r.parts) };
         let Some(got) = got else { return Ok(vec![None; slots.len()]) };
         let by_slot: HashMap<usize, Vec<u8>> = present.into_iter().zip(got).collect();
         Ok(slots.iter().map(|s| by_slot.get(s).cloned()).collect())
@@ -279,9 +280,9 @@ impl ShardStore<'_> {
         for (k, bytes) in items {
             self.cache.forget(&k);
             match bytes {
-                Some(b) => puts.push((k, b)),
+                Some(b) => puts.push((Key::new(k)?, b)),
                 // A shard holding no chunks is not stored (an old one is removed).
-                None => self.inner.delete_prefix(&k)?,
+                None => self.inner.delete_prefix(&Key::new(&k)?)?,
             }
         }
         self.inner.put_many(puts)
@@ -325,11 +326,11 @@ impl ShardStore<'_> {
 // of the store below.
 #[deny(clippy::missing_trait_methods)]
 impl Zmap for ShardStore<'_> {
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        Ok(self.get_many(&[key.to_string()])?.pop().flatten())
+    fn get(&self, key: &Key) -> Result<Option<Vec<u8>>> {
+        Ok(self.get_many(std::slice::from_ref(key))?.pop().flatten())
     }
 
-    fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+    fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
         let mut out: Vec<Option<Vec<u8>>> = vec![None; keys.len()];
         let mut by_shard: BTreeMap<String, Vec<(usize, usize)>> = BTreeMap::new();
         {
@@ -354,7 +355,7 @@ impl Zmap for ShardStore<'_> {
         Ok(out)
     }
 
-    fn put(&self, key: &str, value: &[u8]) -> Result<()> {
+    fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
         let (shard, slot) = self.locate(key)?;
         self.pending
             .lock()
@@ -365,33 +366,33 @@ impl Zmap for ShardStore<'_> {
         Ok(())
     }
 
-    fn get_many_limited(&self, keys: &[String], limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
+    fn get_many_limited(&self, keys: &[Key], limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
         super::within_limit(keys, self.get_many(keys)?, limit)
     }
 
     // Inner chunks are assembled whole from their shard; parts of one are cut from that.
-    fn read_into(&self, key: &str, out: &mut [u8]) -> Result<bool> {
+    fn read_into(&self, key: &Key, out: &mut [u8]) -> Result<bool> {
         super::copy_exact(key, self.get(key)?, out)
     }
 
-    fn get_ranges(&self, key: &str, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
+    fn get_ranges(&self, key: &Key, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
         super::cut_ranges(key, self.get(key)?, ranges, size)
     }
 
-    fn put_many(&self, items: Vec<(String, Vec<u8>)>) -> Result<()> {
+    fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
         items.iter().try_for_each(|(k, v)| self.put(k, v))
     }
 
     // Listing, deleting and renaming name prefixes, whose objects below are whole shards.
-    fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
+    fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {
         self.inner.list_dir(prefix)
     }
 
-    fn delete_prefix(&self, prefix: &str) -> Result<()> {
+    fn delete_prefix(&self, prefix: &Key) -> Result<()> {
         self.inner.delete_prefix(prefix)
     }
 
-    fn rename_prefix(&self, from: &str, to: &str) -> Result<()> {
+    fn rename_prefix(&self, from: &Key, to: &Key) -> Result<()> {
         self.inner.rename_prefix(from, to)
     }
 
@@ -419,6 +420,7 @@ mod tests {
     use super::*;
     use crate::model::{ChunkCache, Endian, StorageKind, V3Array};
     use crate::nc::types::NcType;
+    use crate::zmap::Key;
     use crate::zmap::memory::MemoryStore;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -434,11 +436,11 @@ mod tests {
     }
 
     impl Zmap for Counting {
-        fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        fn get(&self, key: &Key) -> Result<Option<Vec<u8>>> {
             self.gets.fetch_add(1, Ordering::SeqCst);
             self.inner.get(key)
         }
-        fn get_ranges(&self, key: &str, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
+        fn get_ranges(&self, key: &Key, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
             if let [ByteRange::Suffix(_)] = ranges {
                 self.suffixes.fetch_add(1, Ordering::SeqCst);
             } else {
@@ -447,14 +449,14 @@ mod tests {
             }
             self.inner.get_ranges(key, ranges, size)
         }
-        fn put(&self, key: &str, value: &[u8]) -> Result<()> {
+        fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
             self.puts.fetch_add(1, Ordering::SeqCst);
             self.inner.put(key, value)
         }
-        fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
+        fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {
             self.inner.list_dir(prefix)
         }
-        fn delete_prefix(&self, prefix: &str) -> Result<()> {
+        fn delete_prefix(&self, prefix: &Key) -> Result<()> {
             self.inner.delete_prefix(prefix)
         }
         fn describe(&self) -> String {
@@ -503,48 +505,48 @@ mod tests {
         {
             let w = for_var(&store, &cache, &v, "v").expect("sharded");
             for (n, k) in keys.iter().enumerate() {
-                w.put(k, &[n as u8; 12]).unwrap();
+                w.put(&Key::new(k).unwrap(), &[n as u8; 12]).unwrap();
             }
             assert_eq!(store.puts.load(Ordering::SeqCst), 0, "nothing stored before finish");
             w.finish().unwrap();
         }
         assert_eq!(store.puts.load(Ordering::SeqCst), 1, "one shard written once");
         assert_eq!(store.gets.load(Ordering::SeqCst), 0, "a complete shard is built without reading");
-        let shard = store.inner.get("v/c/0/0").unwrap().unwrap();
+        let shard = store.inner.get(&Key::new("v/c/0/0").unwrap()).unwrap().unwrap();
         assert_eq!(shard.len(), 8 * 12 + 8 * 16 + 4);
 
         let fresh = IndexCache::default();
         let r = for_var(&store, &fresh, &v, "v").unwrap();
-        let got = r.get_many(&["v/c/0/1".to_string(), "v/c/1/2".to_string()]).unwrap();
+        let got = r.get_many(&[Key::new("v/c/0/1").unwrap(), Key::new("v/c/1/2").unwrap()]).unwrap();
         assert_eq!(got, vec![Some(vec![1u8; 12]), Some(vec![6u8; 12])]);
         assert_eq!(store.suffixes.load(Ordering::SeqCst), 1, "one index read");
         assert_eq!(store.span_calls.load(Ordering::SeqCst), 1);
         assert_eq!(store.spans.load(Ordering::SeqCst), 2, "exactly the two inner chunks");
         assert_eq!(store.gets.load(Ordering::SeqCst), 0, "no whole-shard read");
         // The index is cached: the next read costs one range and no index read.
-        r.get_many(&["v/c/0/0".to_string()]).unwrap();
+        r.get_many(&[Key::new("v/c/0/0").unwrap()]).unwrap();
         assert_eq!(store.suffixes.load(Ordering::SeqCst), 1);
         assert_eq!(store.spans.load(Ordering::SeqCst), 3);
         // Absent shards read as absent (fill), not as errors.
-        assert_eq!(r.get_many(&["v/c/3/0".to_string()]).unwrap(), vec![None]);
+        assert_eq!(r.get_many(&[Key::new("v/c/3/0").unwrap()]).unwrap(), vec![None]);
 
         // Rewriting one inner chunk reads the old shard once and keeps the others' bytes.
         let w = for_var(&store, &fresh, &v, "v").unwrap();
-        w.put("v/c/1/3", &[99u8; 12]).unwrap();
+        w.put(&Key::new("v/c/1/3").unwrap(), &[99u8; 12]).unwrap();
         w.finish().unwrap();
         assert_eq!(store.gets.load(Ordering::SeqCst), 1);
         let r = for_var(&store, &fresh, &v, "v").unwrap();
-        let got = r.get_many(&keys).unwrap();
+        let got = r.get_many(&Key::all(&keys).unwrap()).unwrap();
         assert_eq!(got[7], Some(vec![99u8; 12]));
         assert_eq!(got[3], Some(vec![3u8; 12]));
 
         // A corrupt index (CRC) is NC_EFILTER; an entry past the data is NC_ENCZARR.
-        let mut bad = store.inner.get("v/c/0/0").unwrap().unwrap();
+        let mut bad = store.inner.get(&Key::new("v/c/0/0").unwrap()).unwrap().unwrap();
         let n = bad.len();
         bad[n - 10] ^= 1;
-        store.inner.put("v/c/0/0", &bad).unwrap();
+        store.inner.put(&Key::new("v/c/0/0").unwrap(), &bad).unwrap();
         let cold = IndexCache::default();
         let r = for_var(&store, &cold, &v, "v").unwrap();
-        assert_eq!(r.get_many(&["v/c/0/0".to_string()]).unwrap_err().kind, Kind::Filter);
+        assert_eq!(r.get_many(&[Key::new("v/c/0/0").unwrap()]).unwrap_err().kind, Kind::Filter);
     }
 }

@@ -1,7 +1,7 @@
 //! A store wrapper that logs every storage operation (NCTRACING ≥ 2). Installed only when
 //! tracing is on, so untraced programs pay nothing.
 
-use super::{ByteRange, Caps, Ranges, Zmap};
+use super::{ByteRange, Caps, Key, Ranges, Zmap};
 use crate::error::Result;
 use crate::trace;
 
@@ -22,7 +22,7 @@ impl Zmap for Traced {
         self.0.caps()
     }
 
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+    fn get(&self, key: &Key) -> Result<Option<Vec<u8>>> {
         let r = self.0.get(key);
         trace::emit(
             2,
@@ -31,19 +31,19 @@ impl Zmap for Traced {
         r
     }
 
-    fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+    fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
         let r = self.0.get_many(keys);
         trace::emit(2, &format!("storage: get_many {keys:?} -> {}", outcome(&r, |v| format!("{} present", v.iter().flatten().count()))));
         r
     }
 
-    fn get_many_limited(&self, keys: &[String], limit: super::Limit) -> Result<Vec<Option<Vec<u8>>>> {
+    fn get_many_limited(&self, keys: &[Key], limit: super::Limit) -> Result<Vec<Option<Vec<u8>>>> {
         let r = self.0.get_many_limited(keys, limit);
         trace::emit(2, &format!("storage: get_many {keys:?} -> {}", outcome(&r, |v| format!("{} present", v.iter().flatten().count()))));
         r
     }
 
-    fn read_into(&self, key: &str, out: &mut [u8]) -> Result<bool> {
+    fn read_into(&self, key: &Key, out: &mut [u8]) -> Result<bool> {
         let r = self.0.read_into(key, out);
         trace::emit(
             2,
@@ -52,7 +52,7 @@ impl Zmap for Traced {
         r
     }
 
-    fn get_ranges(&self, key: &str, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
+    fn get_ranges(&self, key: &Key, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
         let r = self.0.get_ranges(key, ranges, size);
         let found = outcome(&r, |v| if v.is_some() { "ok".into() } else { "absent".into() });
         let line = match ranges {
@@ -72,32 +72,32 @@ impl Zmap for Traced {
         r
     }
 
-    fn put(&self, key: &str, value: &[u8]) -> Result<()> {
+    fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
         let r = self.0.put(key, value);
         trace::emit(2, &format!("storage: put {key} ({} bytes) -> {}", value.len(), outcome(&r, |_| "ok".into())));
         r
     }
 
-    fn put_many(&self, items: Vec<(String, Vec<u8>)>) -> Result<()> {
+    fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
         let (n, bytes) = (items.len(), items.iter().map(|(_, v)| v.len()).sum::<usize>());
         let r = self.0.put_many(items);
         trace::emit(2, &format!("storage: put {n} objects ({bytes} bytes) -> {}", outcome(&r, |_| "ok".into())));
         r
     }
 
-    fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
+    fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {
         let r = self.0.list_dir(prefix);
         trace::emit(2, &format!("storage: list {prefix:?} -> {}", outcome(&r, |v| format!("{} entries", v.len()))));
         r
     }
 
-    fn delete_prefix(&self, prefix: &str) -> Result<()> {
+    fn delete_prefix(&self, prefix: &Key) -> Result<()> {
         let r = self.0.delete_prefix(prefix);
         trace::emit(2, &format!("storage: delete {prefix:?} -> {}", outcome(&r, |_| "ok".into())));
         r
     }
 
-    fn rename_prefix(&self, from: &str, to: &str) -> Result<()> {
+    fn rename_prefix(&self, from: &Key, to: &Key) -> Result<()> {
         let r = self.0.rename_prefix(from, to);
         trace::emit(2, &format!("storage: rename {from:?} -> {to:?}: {}", outcome(&r, |_| "ok".into())));
         r

@@ -6,7 +6,7 @@
 //! at `flush` (sync/close), so the archive on disk is always complete and never has duplicates.
 //! Archives written by zarr-python (`ZipStore`, entries at the root) open too.
 
-use super::{ByteRange, Ranges, Zmap, validate_key};
+use super::{ByteRange, Key, Ranges, Zmap, validate_key};
 use crate::error::{Error, Kind, Result, err};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -157,26 +157,24 @@ enum Entry {
 
 impl ZipStore {
     /// An object of at most `limit` bytes; an entry declaring more is refused unread.
-    fn get_limited(&self, key: &str, limit: super::Limit) -> Result<Option<Vec<u8>>> {
-        validate_key(key)?;
+    fn get_limited(&self, key: &Key, limit: super::Limit) -> Result<Option<Vec<u8>>> {
         let mut st = self.state();
-        if let Some(staged) = st.staged.get(key) {
+        if let Some(staged) = st.staged.get(key.as_str()) {
             return Ok(staged.clone());
         }
-        let Some(&idx) = st.index.get(key) else { return Ok(None) };
+        let Some(&idx) = st.index.get(key.as_str()) else { return Ok(None) };
         let archive = st.archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive not open"))?;
         read_entry(archive, idx, limit).map(Some)
     }
 
     /// An entry to read ranges of: stored entries by position, compressed ones inflated
     /// (refused unread when they declare more than `limit`).
-    fn stored_entry(&self, key: &str, limit: super::Limit) -> Result<Entry> {
-        validate_key(key)?;
+    fn stored_entry(&self, key: &Key, limit: super::Limit) -> Result<Entry> {
         let mut st = self.state();
-        if let Some(staged) = st.staged.get(key) {
+        if let Some(staged) = st.staged.get(key.as_str()) {
             return Ok(staged.clone().map_or(Entry::Absent, Entry::Bytes));
         }
-        let Some(&idx) = st.index.get(key) else { return Ok(Entry::Absent) };
+        let Some(&idx) = st.index.get(key.as_str()) else { return Ok(Entry::Absent) };
         let archive = st.archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive not open"))?;
         let (stored, start, size) = {
             let e = archive.by_index_raw(idx).map_err(zip_error)?;
@@ -198,23 +196,23 @@ impl State {
 }
 
 impl Zmap for ZipStore {
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+    fn get(&self, key: &Key) -> Result<Option<Vec<u8>>> {
         self.get_limited(key, super::Limit::NONE)
     }
 
-    fn get_many_limited(&self, keys: &[String], limit: super::Limit) -> Result<Vec<Option<Vec<u8>>>> {
+    fn get_many_limited(&self, keys: &[Key], limit: super::Limit) -> Result<Vec<Option<Vec<u8>>>> {
         keys.iter().map(|k| self.get_limited(k, limit)).collect()
     }
 
     /// Stored (uncompressed) entries are read by `pread` at the entry's data offset: a shard
     /// index or an inner chunk costs what it weighs, not the whole entry.
     /// A raw chunk is at most its exact size: a bigger (compressed) entry is refused unread.
-    fn read_into(&self, key: &str, out: &mut [u8]) -> Result<bool> {
+    fn read_into(&self, key: &Key, out: &mut [u8]) -> Result<bool> {
         let exact = super::Limit { bytes: out.len() as u64, kind: Kind::NcZarr };
         super::copy_exact(key, self.get_limited(key, exact)?, out)
     }
 
-    fn get_ranges(&self, key: &str, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
+    fn get_ranges(&self, key: &Key, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
         // A compressed entry larger than the expected object is refused unread.
         let limit = size.map_or(super::Limit::NONE, |bytes| super::Limit { bytes, kind: Kind::NcZarr });
         match self.stored_entry(key, limit)? {
@@ -238,8 +236,7 @@ impl Zmap for ZipStore {
         }
     }
 
-    fn put(&self, key: &str, value: &[u8]) -> Result<()> {
-        validate_key(key)?;
+    fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
         if key.is_empty() {
             return err(Kind::BadName, "empty key");
         }
@@ -249,8 +246,7 @@ impl Zmap for ZipStore {
         Ok(())
     }
 
-    fn list_dir(&self, prefix: &str) -> Result<Vec<String>> {
-        validate_key(prefix)?;
+    fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {
         let lead = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
         let st = self.state();
         let mut out = BTreeSet::new();
@@ -264,12 +260,11 @@ impl Zmap for ZipStore {
         Ok(out.into_iter().collect())
     }
 
-    fn delete_prefix(&self, prefix: &str) -> Result<()> {
-        validate_key(prefix)?;
+    fn delete_prefix(&self, prefix: &Key) -> Result<()> {
         let lead = format!("{prefix}/");
         let mut st = self.state();
         for key in st.live_keys() {
-            if prefix.is_empty() || key == prefix || key.starts_with(&lead) {
+            if prefix.is_empty() || key == prefix.as_str() || key.starts_with(&lead) {
                 st.staged.insert(key, None);
             }
         }
@@ -407,6 +402,7 @@ impl std::io::Seek for QuietAfterError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::zmap::Key;
 
     #[test]
     fn conformance() {
@@ -414,26 +410,26 @@ mod tests {
         let path = dir.path().join("ints.zip");
         let store = ZipStore::create(&path, true).unwrap();
         super::super::conformance::run(&store);
-        store.put(".zgroup", b"{}").unwrap();
+        store.put(&Key::new(".zgroup").unwrap(), b"{}").unwrap();
         store.flush().unwrap();
         let again = ZipStore::open(&path).unwrap();
         assert_eq!(again.prefix, "ints");
-        assert_eq!(again.get(".zgroup").unwrap().as_deref(), Some(&b"{}"[..]));
+        assert_eq!(again.get(&Key::new(".zgroup").unwrap()).unwrap().as_deref(), Some(&b"{}"[..]));
 
         // v3 layout at the archive root; ranges of stored entries come by pread.
         let path = dir.path().join("v3.zip");
         let store = ZipStore::create(&path, false).unwrap();
-        store.put("zarr.json", b"{}").unwrap();
-        store.put("v/c/0", b"0123456789").unwrap();
+        store.put(&Key::new("zarr.json").unwrap(), b"{}").unwrap();
+        store.put(&Key::new("v/c/0").unwrap(), b"0123456789").unwrap();
         store.flush().unwrap();
         let again = ZipStore::open(&path).unwrap();
         assert_eq!(again.prefix, "");
         let at = |offset: u64, len: usize| ByteRange::At { offset, len };
-        let got = again.get_ranges("v/c/0", &[at(1, 2), at(7, 3), ByteRange::Suffix(3)], Some(10)).unwrap().unwrap();
+        let got = again.get_ranges(&Key::new("v/c/0").unwrap(), &[at(1, 2), at(7, 3), ByteRange::Suffix(3)], Some(10)).unwrap().unwrap();
         assert_eq!((got.parts, got.size), (vec![b"12".to_vec(), b"789".to_vec(), b"789".to_vec()], 10));
-        assert_eq!(again.get_ranges("v/c/0", &[at(9, 2)], None).unwrap_err().kind, Kind::NcZarr);
-        assert_eq!(again.get_ranges("v/c/0", &[at(0, 2)], Some(9)).unwrap_err().kind, Kind::NcZarr);
-        assert_eq!(again.get_ranges("v/c/1", &[at(0, 1)], None).unwrap(), None);
+        assert_eq!(again.get_ranges(&Key::new("v/c/0").unwrap(), &[at(9, 2)], None).unwrap_err().kind, Kind::NcZarr);
+        assert_eq!(again.get_ranges(&Key::new("v/c/0").unwrap(), &[at(0, 2)], Some(9)).unwrap_err().kind, Kind::NcZarr);
+        assert_eq!(again.get_ranges(&Key::new("v/c/1").unwrap(), &[at(0, 1)], None).unwrap(), None);
         let names: Vec<String> = zip::ZipArchive::new(File::open(&path).unwrap()).unwrap().file_names().map(str::to_string).collect();
         assert!(names.iter().all(|n| !n.ends_with('/')), "no directory entries at the root layout: {names:?}");
     }

@@ -19,7 +19,7 @@ use crate::nc::types::NcType;
 use crate::nc::values::Values;
 use crate::trace;
 use crate::url::Flavor;
-use crate::zmap::Zmap;
+use crate::zmap::{Key, Zmap};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -50,7 +50,7 @@ impl Source<'_> {
         if let Some(meta) = &self.consolidated {
             return Ok(keys.iter().map(|k| meta.get(k).cloned()).collect());
         }
-        let raw = self.store.get_many(keys)?;
+        let raw = self.store.get_many(&Key::all(keys)?)?;
         // Parsing is independent per object: in parallel for big batches.
         let parsed: Vec<Option<Value>> = {
             use rayon::prelude::*;
@@ -91,7 +91,7 @@ impl Source<'_> {
             out.sort();
             return Ok(out);
         }
-        let mut out = self.store.list_dir(prefix)?;
+        let mut out = self.store.list_dir(&Key::new(prefix)?)?;
         out.sort();
         Ok(out)
     }
@@ -193,7 +193,7 @@ pub fn read(
     let mut src = Source { store, consolidated: None, stored: HashMap::new() };
     let root_keys: Vec<String> =
         [".zgroup", ".zattrs", ".zarray", ".zmetadata", ".nczarr", "zarr.json"].iter().map(|s| s.to_string()).collect();
-    let raw_root = store.get_many(&root_keys)?;
+    let raw_root = store.get_many(&Key::all(&root_keys)?)?;
     let has_zmetadata = raw_root[3].is_some();
     let v2_present = raw_root[..4].iter().any(Option::is_some);
     if let Some(root3) = &raw_root[5]
@@ -419,7 +419,7 @@ fn list_children(src: &mut Source<'_>, key: &str) -> Result<(Vec<String>, Vec<St
     }
     let found: Vec<bool> = match &src.consolidated {
         Some(meta) => probe.iter().map(|k| meta.contains_key(k)).collect(),
-        None => src.store.get_many(&probe)?.into_iter().map(|o| o.is_some()).collect(),
+        None => src.store.get_many(&Key::all(&probe)?)?.into_iter().map(|o| o.is_some()).collect(),
     };
     let mut vars = Vec::new();
     let mut groups = Vec::new();

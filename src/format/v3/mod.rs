@@ -24,7 +24,7 @@ use crate::nc::names;
 use crate::nc::types::NcType;
 use crate::nc::values::Values;
 use crate::trace;
-use crate::zmap::Zmap;
+use crate::zmap::{Key, Zmap};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
@@ -53,7 +53,7 @@ impl Source<'_> {
             return Ok(prefixes.iter().map(|p| meta.get(p).and_then(Value::as_object).cloned()).collect());
         }
         let keys: Vec<String> = prefixes.iter().map(|p| join_key(p, "zarr.json")).collect();
-        let raw = self.store.get_many(&keys)?;
+        let raw = self.store.get_many(&Key::all(&keys)?)?;
         let mut out = Vec::with_capacity(keys.len());
         for (key, bytes) in keys.into_iter().zip(raw) {
             match bytes {
@@ -82,7 +82,7 @@ impl Source<'_> {
                 v.dedup();
                 v
             }
-            None => self.store.list_dir(prefix)?.into_iter().filter(|c| c != "zarr.json").collect(),
+            None => self.store.list_dir(&Key::new(prefix)?)?.into_iter().filter(|c| c != "zarr.json").collect(),
         };
         out.sort();
         out.dedup();
@@ -100,7 +100,7 @@ impl Source<'_> {
             if depth > 8 {
                 continue;
             }
-            for c in self.store.list_dir(&p)? {
+            for c in self.store.list_dir(&Key::new(p.as_str())?)? {
                 if c == "zarr.json" {
                     return Ok(true);
                 }
