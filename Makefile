@@ -30,7 +30,7 @@ TOOL_HELPERS := Cdh2e NC__testurl NC_shellUnescape NCpathcanonical cdChar2Comp c
   ncaux_h5filterspec_parselist ncaux_h5filterspec_free
 C_SYMBOLS := ncerr ncopts nc_advise nclog
 
-.PHONY: all cargo check check-rust check-c check-clients check-passthrough check-s3 check-python check-v3 check-cmake demo install clean bench
+.PHONY: all cargo check check-rust check-c check-compat check-clients check-passthrough check-s3 check-python check-v3 check-cmake demo install clean bench
 
 all: $(DROPIN) $(PRELOAD) $(STATIC) $(BUILD)/nc-config $(BUILD)/netcdf.pc
 
@@ -97,7 +97,7 @@ install: all
 
 check: all
 	sh ctests/ensure_deps.sh
-	$(MAKE) --no-print-directory check-rust check-c check-clients check-passthrough check-s3 check-python check-v3 check-cmake
+	$(MAKE) --no-print-directory check-rust check-c check-compat check-clients check-passthrough check-s3 check-python check-v3 check-cmake
 	@echo "make check: all suites passed"
 
 check-rust:
@@ -108,6 +108,9 @@ check-rust:
 
 check-c: all
 	sh ctests/run_c.sh
+
+check-compat: all
+	sh ctests/run_compat.sh
 
 check-clients: all
 	sh ctests/run_clients.sh

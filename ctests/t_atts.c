@@ -224,5 +224,19 @@ int main(int argc, char **argv)
     OK(nc_inq_att(ncid, NC_GLOBAL, "strs", &type, &len));
     CHECK(type == NC_STRING && len == 3);
     OK(nc_close(ncid));
+    /* The same NCZarr store through mode=zarr: recorded types still hold (NC_STRING stays
+     * NC_STRING, as in netcdf-c 4.10.1; NC_CHAR stays NC_CHAR, where netcdf-c says NC_STRING). */
+    {
+        char zu[4200];
+        snprintf(zu, sizeof zu, "%s", u);
+        char *hash = strstr(zu, "#mode=");
+        if (hash) snprintf(hash, sizeof zu - (size_t)(hash - zu), "#mode=zarr,file");
+        OK(nc_open(zu, 0, &ncid));
+        OK(nc_inq_att(ncid, NC_GLOBAL, "strs", &type, &len));
+        CHECK(type == NC_STRING && len == 3);
+        OK(nc_inq_att(ncid, NC_GLOBAL, "text", &type, &len));
+        CHECK(type == NC_CHAR && len == 5);
+        OK(nc_close(ncid));
+    }
     DONE();
 }

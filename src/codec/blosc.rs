@@ -13,11 +13,11 @@ pub(super) const BLOSC_CODEC: Codec = Codec {
     id: "blosc",
     hdf5_id: BLOSC,
     params,
-    v2_json: |f, _| json!({"id": "blosc", "clevel": f.param(4), "blocksize": 0, "cname": name(f), "shuffle": f.param(5)}),
+    v2_json: |f, _| json!({"id": "blosc", "clevel": f.param(4), "blocksize": f.param(3), "cname": name(f), "shuffle": f.param(5)}),
     v3_json: |f, elem| {
         let shuffle = ["noshuffle", "shuffle", "bitshuffle"][f.param(5).min(2) as usize];
         json!({"name": "blosc", "configuration": {
-            "typesize": elem, "cname": name(f), "clevel": f.param(4), "shuffle": shuffle, "blocksize": 0}})
+            "typesize": elem, "cname": name(f), "clevel": f.param(4), "shuffle": shuffle, "blocksize": f.param(3)}})
     },
     run: Some(Run { encode, decode: |_, data, _, cap| decode(&data, cap) }),
 };

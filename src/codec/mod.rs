@@ -185,7 +185,8 @@ pub fn from_zarr(v: &Value) -> Result<Filter> {
 pub fn check_params(id: u32, params: &[u32]) -> Result<()> {
     match id {
         DEFLATE if params.len() != 1 || params[0] > 9 => err(Kind::Invalid, "deflate level"),
-        BZIP2 if params.len() != 1 || !(1..=9).contains(&params[0]) => err(Kind::Invalid, "bzip2 level"),
+        // netcdf-c reads the level and ignores any further values (nccopy -F "v,307,9,4").
+        BZIP2 if params.is_empty() || !(1..=9).contains(&params[0]) => err(Kind::Invalid, "bzip2 level"),
         ZSTD if params.len() != 1 || !(-131072..=22).contains(&(params[0] as i32)) => err(Kind::Invalid, "zstd level"),
         BLOSC if params.len() < 7 || params[5] > 2 || params[6] > 5 || params[6] == 3 => err(Kind::Invalid, "blosc parameters"),
         SZIP if params.len() != 2 => err(Kind::Invalid, "szip parameters"),

@@ -61,13 +61,11 @@ impl Dataset {
         let old = names::normalize(&String::from_utf8_lossy(old));
         let new = names::check(new)?;
         let atts = self.model.atts(gid, varid)?;
-        let pos = atts.iter().position(|a| a.name == old).ok_or_else(|| Error::new(Kind::NotAtt, old.clone()))?;
-        if old == new {
-            return Ok(());
-        }
+        // netcdf-c checks the new name first, and the old name counts as in use.
         if atts.iter().any(|a| a.name == new) || RESERVED_ATTS.contains(&new.as_str()) {
             return err(Kind::NameInUse, new);
         }
+        let pos = atts.iter().position(|a| a.name == old).ok_or_else(|| Error::new(Kind::NotAtt, old.clone()))?;
         let atts = self.model.atts_mut(gid, varid)?;
         atts[pos].name = new;
         atts[pos].synthetic = false;

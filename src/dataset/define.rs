@@ -37,9 +37,7 @@ impl Dataset {
         }
         let name = self.node_name(name)?;
         let parent = self.model.groups[gid].parent.unwrap_or(0);
-        if self.model.groups[gid].name == name {
-            return Ok(());
-        }
+        // The current name counts as in use, as in netcdf-c (nc_test's test_write.c expects it).
         if self.model.name_in_use(parent, &name) {
             return err(Kind::NameInUse, name);
         }
@@ -71,10 +69,8 @@ impl Dataset {
         let name = names::check(name)?;
         let d = self.model.dim(dimid)?;
         let owner = d.group;
-        if d.name == name {
-            return Ok(());
-        }
         let _ = gid;
+        // Renaming to the current name is NC_ENAMEINUSE too, as in netcdf-c.
         if self.model.groups[owner].dims.iter().any(|&x| self.model.dims[x].name == name) {
             return err(Kind::NameInUse, name);
         }
@@ -162,9 +158,7 @@ impl Dataset {
         self.begin_define()?;
         self.model.var(gid, varid)?;
         let name = self.node_name(name)?;
-        if self.model.var(gid, varid)?.name == name {
-            return Ok(());
-        }
+        // The variable's own name counts as in use, as in netcdf-c.
         if self.model.name_in_use(gid, &name) {
             return err(Kind::NameInUse, name);
         }

@@ -17,8 +17,11 @@ pub const ATT_NAMES: [&str; 3] = [
 
 const MANT_BITS_F32: i32 = 23;
 const MANT_BITS_F64: i32 = 52;
-const BITS_PER_DIGIT: f64 = std::f64::consts::LOG2_10;
-const DIGITS_PER_BIT: f64 = std::f64::consts::LOG10_2;
+// netcdf-c computes these as M_LN10 / M_LN2 and M_LN2 / M_LN10: each is one ulp away from
+// the correctly rounded log2(10) and log10(2), and that ulp decides how many bits exact
+// powers of ten keep in Granular BitRound (1e4 stays 10000 only with netcdf-c's values).
+const BITS_PER_DIGIT: f64 = std::f64::consts::LN_10 / std::f64::consts::LN_2;
+const DIGITS_PER_BIT: f64 = std::f64::consts::LN_2 / std::f64::consts::LN_10;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Mode {
@@ -199,5 +202,15 @@ mod tests {
             assert!(((r - v) / v).abs() < 5e-4, "{v} -> {r}");
             assert_ne!(r.to_bits(), v.to_bits());
         }
+    }
+
+    #[test]
+    fn granular_matches_netcdf_c_at_powers_of_ten() {
+        // Values netcdf-c 4.9.0 and 4.10.1 write for nsd 3 (issue: 1e4 must stay 10000).
+        let q = Quantizer::new(2, 3, NcType::Double, f64::MAX).unwrap();
+        let got: Vec<f64> = [1234.5, 1e4, 1e5, 1e6].iter().map(|&v| q.f64(v, 0)).collect();
+        assert_eq!(got, [1232.0, 10000.0, 100032.0, 999936.0]);
+        let q = Quantizer::new(2, 3, NcType::Float, f32::MAX as f64).unwrap();
+        assert_eq!(q.f32(1e9, 0).to_bits(), 0x4e6e_6000);
     }
 }

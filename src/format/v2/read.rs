@@ -153,10 +153,10 @@ pub(crate) fn shape_of(v: Option<&Value>, what: &str, min: i128) -> Result<Vec<u
 }
 
 /// Reads the attributes of one `.zattrs` (plus legacy type info) into a list.
-fn read_atts(zattrs: Option<&Map<String, Value>>, types: Option<&Value>, flavor_zarr: bool) -> Result<Vec<Att>> {
+fn read_atts(zattrs: Option<&Map<String, Value>>, types: Option<&Value>) -> Result<Vec<Att>> {
     let mut out = Vec::new();
     let Some(zattrs) = zattrs else { return Ok(out) };
-    let types = if flavor_zarr { None } else { types.and_then(Value::as_object) };
+    let types = types.and_then(Value::as_object);
     for (name, value) in zattrs {
         if HIDDEN_ATTS.contains(&name.as_str()) {
             continue;
@@ -332,13 +332,14 @@ pub fn read(
         if gmeta.is_some() && gmeta_obj.is_none() {
             return err(Kind::NcZarr, format!("group {key:?}: NCZarr group metadata is not an object"));
         }
+        // Pure (mode=zarr, or no NCZarr metadata): an NCZarr store's own attribute types in
+        // `.zattrs` still hold, so its NC_STRING attributes stay NC_STRING as in netcdf-c.
         let types = match layout {
-            Layout::G2a | Layout::G2l => member(obj(&zattrs_v), &["_nczarr_attr"]).and_then(|a| a.get("types")),
+            Layout::G2a | Layout::G2l | Layout::Pure => member(obj(&zattrs_v), &["_nczarr_attr"]).and_then(|a| a.get("types")),
             Layout::G2u => member(obj(&zattrs_v), &["_NCZARR_ATTR"]).and_then(|a| a.get("types")),
             Layout::G1 => ncz_attr.as_ref().and_then(|a| a.get("types")),
-            Layout::Pure => None,
         };
-        model.groups[gid].atts = read_atts(obj(&zattrs_v), types, layout == Layout::Pure)?;
+        model.groups[gid].atts = read_atts(obj(&zattrs_v), types)?;
         for (name, len, unlimited) in group_dims(member(gmeta_obj, &["dimensions", "dims"]))? {
             if model.groups[gid].dims.iter().any(|&d| model.dims[d].name == name) {
                 return err(Kind::NcZarr, format!("duplicate dimension {name}"));
@@ -460,10 +461,9 @@ fn build_var(
     };
     let ameta = ameta.and_then(Value::as_object);
     let types = match layout {
-        Layout::G2a | Layout::G2l => zattrs.and_then(|a| a.get("_nczarr_attr")).and_then(|a| a.get("types")),
+        Layout::G2a | Layout::G2l | Layout::Pure => zattrs.and_then(|a| a.get("_nczarr_attr")).and_then(|a| a.get("types")),
         Layout::G2u => zattrs.and_then(|a| a.get("_NCZARR_ATTR")).and_then(|a| a.get("types")),
         Layout::G1 => objs.ncz_attr.as_ref().and_then(|a| a.get("types")),
-        Layout::Pure => None,
     };
     let char_alias = ameta.and_then(|m| m.get("type_alias")).and_then(Value::as_str) == Some("char");
     let dtype_text = zarray.get("dtype").and_then(Value::as_str).ok_or_else(|| Error::new(Kind::NcZarr, format!("{what}: dtype")))?;
@@ -528,7 +528,7 @@ fn build_var(
     }
     let fill = attrs::parse_fill(zarray.get("fill_value").unwrap_or(&Value::Null), dt.nctype)
         .map_err(|e| Error::new(Kind::NcZarr, format!("{what}: {}", e.context)))?;
-    let mut atts = read_atts(zattrs, types, layout == Layout::Pure)?;
+    let mut atts = read_atts(zattrs, types)?;
 
     // Dimensions: NCZarr references first, then xarray names, then anonymous dims.
     let scalar_marker = ameta
