@@ -416,7 +416,7 @@ mod tests {
         assert_eq!(kind(ds.def_var_deflate(0, v, false, true, 10)), Kind::Invalid);
         assert_eq!(kind(ds.def_var_fill(0, VarRef::Global, true, None)), Kind::Global);
         assert_eq!(kind(ds.def_var_deflate(0, VarRef::Global, false, true, 1)), Kind::NotVar);
-        ds.rename_dim(0, x, b"x").unwrap();
+        assert_eq!(kind(ds.rename_dim(0, x, b"x")), Kind::NameInUse); // netcdf-c: the current name is in use
         ds.enddef().unwrap();
         // After enddef: storage settings are fixed, metadata still changes (implicit redef).
         assert_eq!(kind(ds.def_var_deflate(0, v, false, true, 1)), Kind::LateDef);
