@@ -23,11 +23,11 @@ STATIC  := $(BUILD)/libnetcdf.a
 NATIVE_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 HEADERS := include/netcdf.h include/netcdf_meta.h include/netcdf_filter.h include/netcdf_mem.h include/netcdf_aux.h include/netcdf_nczarr.h
 
-# netcdf-c internals the Debian tools import: exported by the drop-in only.
+# netcdf-c internals the Debian tools import: exported by the drop-in only. (Public API such as
+# the ncaux_* filter-spec parsers is in both libraries.)
 TOOL_HELPERS := Cdh2e NC__testurl NC_shellUnescape NCpathcanonical cdChar2Comp cdParseRelunits \
   cdRel2Iso cdSetErrOpts nc__testurl nc_utf8_to_utf16 nclistfree nclistnew nclistpush nclistremove \
-  nclog ncsetlogging ncsetloglevel ncuriappendfragmentkey ncuribuild ncurifree ncuriparse strlcat \
-  ncaux_h5filterspec_parselist ncaux_h5filterspec_free
+  nclog ncsetlogging ncsetloglevel ncuriappendfragmentkey ncuribuild ncurifree ncuriparse strlcat
 C_SYMBOLS := ncerr ncopts nc_advise nclog
 
 .PHONY: all cargo check check-rust check-c check-compat check-clients check-passthrough check-s3 check-python check-v3 check-cmake demo install clean bench

@@ -83,6 +83,28 @@ LD_PRELOAD="$pre" ncdump "file://$scratch/cp2.file#mode=nczarr,file" | sed 1d > 
 same "nccopy from pure zarr back to NCZarr keeps values" "$scratch/c.cdl" "$scratch/d.cdl"
 LD_PRELOAD="$pre" ncdump -hs "file://$scratch/cp2.file#mode=nczarr,file" | grep -q 't:_DeflateLevel = 5' && ok || bad "nccopy -d5 recompressed"
 LD_PRELOAD="$pre" ncdump -hs "file://$scratch/cp2.file#mode=nczarr,file" | grep -q 't:_Shuffle = "true"' && ok || bad "nccopy -s shuffled"
+# nccopy -F parses its filter list with the preload library's ncaux_h5filterspec_parselist;
+# bzip2 ignores values after the level, blosc keeps its blocksize (as netcdf-c does).
+cat > "$scratch/plain.cdl" <<'CDL'
+netcdf plain {
+dimensions:
+	x = 3 ;
+variables:
+	ubyte u8(x) ;
+	float t(x) ;
+data:
+ u8 = 0, 128, 255 ;
+ t = 1.5, -2, 3.25 ;
+}
+CDL
+LD_PRELOAD="$pre" ncgen -k nc4 -o "file://$scratch/plain.file#mode=nczarr,file" "$scratch/plain.cdl" && ok || bad "ncgen plain"
+LD_PRELOAD="$pre" nccopy -F "u8,307,9,4" -F "t,32001,0,0,0,256,5,1,1" "file://$scratch/plain.file#mode=nczarr,file" "file://$scratch/cp3.file#mode=nczarr,file" && ok || bad "nccopy -F bzip2 with two values, blosc"
+LD_PRELOAD="$pre" ncdump -hs "file://$scratch/cp3.file#mode=nczarr,file" > "$scratch/f.cdl"
+grep -q 'u8:_Filter = "307,9"' "$scratch/f.cdl" && ok || { bad "nccopy -F bzip2 level kept"; cat "$scratch/f.cdl"; }
+grep -q 't:_Filter = "32001,0,0,0,256,5,1,1"' "$scratch/f.cdl" && ok || bad "nccopy -F blosc blocksize kept"
+LD_PRELOAD="$pre" ncdump "file://$scratch/plain.file#mode=nczarr,file" | sed 1d > "$scratch/e1.cdl"
+LD_PRELOAD="$pre" ncdump "file://$scratch/cp3.file#mode=nczarr,file" | sed 1d > "$scratch/e2.cdl"
+same "nccopy -F keeps values" "$scratch/e1.cdl" "$scratch/e2.cdl"
 python3 -c "
 import zarr, numpy as np, sys
 g = zarr.open_group(sys.argv[1], mode='r', zarr_format=2)
@@ -106,12 +128,15 @@ grep -q "nc_open(" "$scratch/trace.txt" && grep -q "storage: open" "$scratch/tra
 "$build/ncprobe" "file://$scratch/none#mode=nczarr,file" 2> "$scratch/quiet.txt" > /dev/null
 [ ! -s "$scratch/quiet.txt" ] && ok || bad "errors print nothing without NCTRACING"
 
-# 6. Exports: the drop-in has every P0 symbol; the preload library exports no tool helper.
+# 6. Exports: the drop-in has every P0 symbol, the preload library every P0 symbol that is
+#    public API (all but the netcdf-c internals in build/helpers.txt); it exports no tool helper.
 awk -F'\t' 'NR>1 && $4=="P0"{print $1}' "$top/../shared/spec/client-symbols.tsv" | sort > "$scratch/p0.txt"
 nm -D --defined-only "$build/libnetcdf.so.19" | awk '{print $3}' | sort > "$scratch/dropin.txt"
 missing=$(comm -23 "$scratch/p0.txt" "$scratch/dropin.txt")
 [ -z "$missing" ] && ok || bad "drop-in lacks P0 symbols: $missing"
 nm -D --defined-only "$pre" | awk '{print $3}' | sort > "$scratch/preload.txt"
+missing=$(comm -23 "$scratch/p0.txt" "$build/helpers.txt" | comm -23 - "$scratch/preload.txt")
+[ -z "$missing" ] && ok || bad "preload library lacks P0 API symbols: $missing"
 leaked=$(comm -12 "$build/helpers.txt" "$scratch/preload.txt")
 [ -z "$leaked" ] && ok || bad "preload library exports tool helpers: $leaked"
 foreign=$(grep -v -E '^(nc|NC|ncaux_)' "$scratch/preload.txt")
