@@ -52,11 +52,44 @@ JSON
 S3_NC_CONFIG="$scratch/s3nc.json" NCTRACING=2 "$T" "s3://tenancy-0/nczarr-test/forms/alias" roundtrip > "$scratch/o.txt" 2> "$scratch/alias.txt" && ok || bad "alias URL"
 grep -q "credentials from ~/.s3nc.json alias" "$scratch/alias.txt" && ok || bad "alias keys used"
 grep -q "alias-secret" "$scratch/alias.txt" && bad "alias secret in the log" || ok
+# Timeouts come from the alias's own backend, and for that alias only.
+cat > "$scratch/s3nc2.json" << JSON
+{"version": "9", "hosts": {"s3://tenancy-0": {"alias": "tenancy-0", "url": "$E", "credentials": {"accessKey": "AKIAALIAS", "secretKey": "alias-secret"}, "backend": "s3aioFileObject", "api": "S3v4"}},
+ "backends": {"s3FileObject": {"connect_timeout": 7.0, "read_timeout": 8.0}, "s3aioFileObject": {"connect_timeout": 3.0, "read_timeout": "4"}}}
+JSON
+S3_NC_CONFIG="$scratch/s3nc2.json" NCTRACING=2 "$T" "s3://tenancy-0/nczarr-test/forms/alias" read > /dev/null 2> "$scratch/to.txt"
+grep -q "s3: timeouts connect 3s attempt 4s" "$scratch/to.txt" && ok || { bad "alias backend timeouts"; grep timeouts "$scratch/to.txt"; }
+S3_NC_CONFIG="$scratch/s3nc2.json" AWS_ENDPOINT_URL="$E" NCTRACING=2 "$T" "s3://nczarr-test/forms/s3" read > /dev/null 2> "$scratch/to.txt"
+grep -q "s3: timeouts connect 5s attempt 60s" "$scratch/to.txt" && ok || { bad "alias timeouts leak to other datasets"; grep timeouts "$scratch/to.txt"; }
 # An unconfigured first segment is a bucket even with an alias file present.
 S3_NC_CONFIG="$scratch/s3nc.json" AWS_ENDPOINT_URL="$E" "$T" "s3://nczarr-test/forms/s3" read > /dev/null && ok || bad "bucket beside an alias file"
 echo '{"version": "8", "hosts": {}}' > "$scratch/bad.json"
 S3_NC_CONFIG="$scratch/bad.json" NCTRACING=1 "$T" "s3://tenancy-0/nczarr-test/x" open-expect -36 > /dev/null 2> "$scratch/bad.txt" && ok || bad "broken alias file"
 grep -q "bad.json" "$scratch/bad.txt" && ok || bad "broken alias file named in the message"
+
+# Re-creating a dataset deletes what is under its key, never an object named like the key
+# itself (netcdf-c deletes only the prefix x/); a missing bucket is created (NC_EACCESS when
+# the server refuses).
+python3 -c "
+import boto3
+boto3.client('s3', endpoint_url='$E', region_name='us-east-1').put_object(Bucket='nczarr-test', Key='recreate/x', Body=b'keep me')
+"
+"$T" "$E/nczarr-test/recreate/x#mode=nczarr,s3" roundtrip > /dev/null && ok || bad "create beside an object named like the dataset"
+"$T" "$E/nczarr-test/recreate/x#mode=nczarr,s3" roundtrip > /dev/null && ok || bad "re-create over an existing dataset"
+python3 -c "
+import boto3
+s3 = boto3.client('s3', endpoint_url='$E', region_name='us-east-1')
+assert s3.get_object(Bucket='nczarr-test', Key='recreate/x')['Body'].read() == b'keep me'
+keys = [o['Key'] for o in s3.list_objects_v2(Bucket='nczarr-test', Prefix='recreate/x/')['Contents']]
+assert 'recreate/x/.zgroup' in keys, keys
+" && ok || bad "re-create deleted the object named like the dataset"
+"$T" "$E/nczarr-new-bucket/made/here#mode=nczarr,s3" roundtrip > "$scratch/o.txt" && ok || { bad "create in a missing bucket"; cat "$scratch/o.txt"; }
+python3 -c "
+import boto3
+s3 = boto3.client('s3', endpoint_url='$E', region_name='us-east-1')
+assert 'nczarr-new-bucket' in [b['Name'] for b in s3.list_buckets()['Buckets']]
+" && ok || bad "missing bucket created"
+"$T" "$E/nczarr-absent-bucket/x#mode=nczarr,s3" open-expect -141 > /dev/null 2>&1 && ok || bad "open in a missing bucket stays NC_ENOOBJECT"
 
 # 3. Profile, region and credential selection (netcdf-c's order) from temporary HOMEs.
 H="$scratch/home"; mkdir -p "$H/.aws"
@@ -174,6 +207,7 @@ NCTRACING=1 "$T" "http://127.0.0.1:$PA/nczarr-test/x#mode=nczarr,s3" open-expect
 n=$(curl -s "http://127.0.0.1:$PA/__proxy" | python3 -c "import json,sys; print(json.load(sys.stdin)['requests'])")
 [ "$n" -le 6 ] && ok || bad "wrong keys were retried ($n requests)"
 grep -q "test-secret-never-logged" "$scratch/auth.txt" && bad "secret in an error message" || ok
+"$T" "http://127.0.0.1:$PA/nczarr-never-made/x#mode=nczarr,s3" create-expect -77 > /dev/null 2>&1 && ok || bad "unauthorised bucket creation -> NC_EACCESS"
 "$T" "$E/no-such-bucket/x#mode=nczarr,s3" open-expect -141 > /dev/null && ok || bad "missing bucket -> NC_ENOOBJECT"
 "$T" "$E/nczarr-test/not/there#mode=nczarr,s3" open-expect -141 > /dev/null && ok || bad "missing prefix -> NC_ENOOBJECT"
 # The server dies in the middle of a read: NC_ES3 after bounded retries, no hang.

@@ -109,8 +109,9 @@ fn open_store(spec: &OpenSpec, create: bool, format: ZarrFormat) -> Result<(Box<
             let target = spec.s3.as_ref().ok_or_else(|| crate::error::Error::new(Kind::Invalid, "S3 driver without an S3 URL"))?;
             let store = crate::zmap::s3::S3Store::new(target, &spec.params)?;
             if create {
-                // netcdf-c's clobber: every object under the root key goes first.
-                store.clear()?;
+                // netcdf-c's clobber: every object under the root key goes first (and a
+                // missing bucket is created).
+                store.create_root()?;
             }
             Box::new(store)
         }

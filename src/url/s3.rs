@@ -25,6 +25,15 @@ pub struct S3Target {
     pub url_region: Option<String>,
     /// Keys from an S3netCDF4 alias.
     pub alias_keys: Option<(String, String)>,
+    /// Connect and read timeouts of the alias's own backend (`backends.<backend>`).
+    pub alias_timeouts: AliasTimeouts,
+}
+
+/// `connect_timeout` / `read_timeout` of an S3netCDF4 backend, when the alias file gives them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AliasTimeouts {
+    pub connect: Option<std::time::Duration>,
+    pub read: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for S3Target {
@@ -71,13 +80,34 @@ pub fn parse_target(base: &str) -> Result<S3Target> {
         let (first, after) = split_bucket(rest)?;
         if let Some(alias) = alias_for(&first)? {
             let (bucket, root) = split_bucket(&after)?;
-            return Ok(S3Target { endpoint: Some(alias.url), bucket, root, url_region: None, alias_keys: alias.keys });
+            return Ok(S3Target {
+                endpoint: Some(alias.url),
+                bucket,
+                root,
+                url_region: None,
+                alias_keys: alias.keys,
+                alias_timeouts: alias.timeouts,
+            });
         }
-        return Ok(S3Target { endpoint: None, bucket: first, root: after, url_region: None, alias_keys: None });
+        return Ok(S3Target {
+            endpoint: None,
+            bucket: first,
+            root: after,
+            url_region: None,
+            alias_keys: None,
+            alias_timeouts: AliasTimeouts::default(),
+        });
     }
     if lower.starts_with("gs3://") {
         let (bucket, root) = split_bucket(&base[6..])?;
-        return Ok(S3Target { endpoint: Some("https://storage.googleapis.com".into()), bucket, root, url_region: None, alias_keys: None });
+        return Ok(S3Target {
+            endpoint: Some("https://storage.googleapis.com".into()),
+            bucket,
+            root,
+            url_region: None,
+            alias_keys: None,
+            alias_timeouts: AliasTimeouts::default(),
+        });
     }
     let (scheme, rest) = if lower.starts_with("https://") { ("https", &base[8..]) } else { ("http", &base[7..]) };
     let (hostport, path) = rest.split_once('/').unwrap_or((rest, ""));
@@ -93,7 +123,14 @@ pub fn parse_target(base: &str) -> Result<S3Target> {
             let region = labels.get(i + 1).map(|r| r.to_string()).or_else(|| labels[i].strip_prefix("s3-").map(str::to_string));
             if i == 0 {
                 let (bucket, root) = split_bucket(path)?;
-                return Ok(S3Target { endpoint: None, bucket, root, url_region: region, alias_keys: None });
+                return Ok(S3Target {
+                    endpoint: None,
+                    bucket,
+                    root,
+                    url_region: region,
+                    alias_keys: None,
+                    alias_timeouts: AliasTimeouts::default(),
+                });
             }
             let bucket = labels[..i].join(".");
             return Ok(S3Target {
@@ -102,11 +139,19 @@ pub fn parse_target(base: &str) -> Result<S3Target> {
                 root: percent_decode(path.trim_matches('/')),
                 url_region: region,
                 alias_keys: None,
+                alias_timeouts: AliasTimeouts::default(),
             });
         }
     }
     let (bucket, root) = split_bucket(path)?;
-    Ok(S3Target { endpoint: Some(format!("{scheme}://{hostport}")), bucket, root, url_region: None, alias_keys: None })
+    Ok(S3Target {
+        endpoint: Some(format!("{scheme}://{hostport}")),
+        bucket,
+        root,
+        url_region: None,
+        alias_keys: None,
+        alias_timeouts: AliasTimeouts::default(),
+    })
 }
 
 // ---- S3netCDF4 aliases ---------------------------------------------------------------------
@@ -114,6 +159,7 @@ pub fn parse_target(base: &str) -> Result<S3Target> {
 struct Alias {
     url: String,
     keys: Option<(String, String)>,
+    timeouts: AliasTimeouts,
 }
 
 fn alias_file() -> Option<PathBuf> {
@@ -138,18 +184,15 @@ fn alias_for(name: &str) -> Result<Option<Alias>> {
         (Some(a), Some(s)) if !a.is_empty() => Some((a, s)),
         _ => None,
     };
-    Ok(Some(Alias { url: url.trim_end_matches('/').to_string(), keys }))
-}
-
-/// `backends.<name>.connect_timeout` / `read_timeout` of the alias file (seconds), if any.
-pub fn alias_timeouts() -> (Option<f64>, Option<f64>) {
-    let Some(doc) = alias_file().and_then(|p| std::fs::read(p).ok()).and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
-    else {
-        return (None, None);
+    // The alias's backend (`"backend": "s3aioFileObject"`) names its entry in `backends`.
+    let backend = host.get("backend").and_then(|b| b.as_str()).and_then(|b| doc.get("backends")?.get(b));
+    let seconds = |k: &str| {
+        let v = backend?.get(k)?;
+        let secs = v.as_f64().or_else(|| v.as_str()?.trim().parse().ok())?;
+        std::time::Duration::try_from_secs_f64(secs).ok().filter(|d| !d.is_zero())
     };
-    let first = doc.get("backends").and_then(|b| b.as_object()).and_then(|b| b.values().next().cloned());
-    let get = |k: &str| first.as_ref().and_then(|b| b.get(k)).and_then(|v| v.as_f64().or_else(|| v.as_str()?.parse().ok()));
-    (get("connect_timeout"), get("read_timeout"))
+    let timeouts = AliasTimeouts { connect: seconds("connect_timeout"), read: seconds("read_timeout") };
+    Ok(Some(Alias { url: url.trim_end_matches('/').to_string(), keys, timeouts }))
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 use super::s3conf;
 use super::{ByteRange, Caps, Key, Ranges, Zmap, validate_key};
 use crate::error::{Error, Kind, Result, err};
-use crate::url::s3::{self as s3url, S3Target};
+use crate::url::s3::S3Target;
 use aws_sdk_s3::Client;
 use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region, RequestChecksumCalculation, ResponseChecksumValidation};
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
@@ -89,6 +89,8 @@ fn is_not_found<E: ProvideErrorMetadata>(e: &SdkError<E, aws_sdk_s3::config::htt
 pub struct S3Store {
     client: Client,
     target: S3Target,
+    /// The region buckets are created in (`create_root`).
+    region: String,
     concurrency: usize,
     multipart_threshold: usize,
     part_size: usize,
@@ -101,10 +103,16 @@ impl S3Store {
     pub fn new(target: &S3Target, params: &BTreeMap<String, String>) -> Result<S3Store> {
         let settings = s3conf::resolve(target, params);
         crate::trace::emit(2, &format!("s3: {} region {} credentials from {}", target.describe(), settings.region, settings.source));
-        let (alias_connect, alias_read) = s3url::alias_timeouts();
-        let connect = rc_seconds("HTTP.CONNECTTIMEOUT").or(alias_connect).unwrap_or_else(|| env_number("NCZARR_S3_CONNECT_TIMEOUT", 5.0));
-        let attempt = rc_seconds("HTTP.TIMEOUT").or(alias_read).unwrap_or_else(|| env_number("NCZARR_S3_ATTEMPT_TIMEOUT", 60.0));
+        // An alias's own backend timeouts apply to that alias only.
+        let alias = target.alias_timeouts;
+        let connect = rc_seconds("HTTP.CONNECTTIMEOUT")
+            .or(alias.connect.map(|d| d.as_secs_f64()))
+            .unwrap_or_else(|| env_number("NCZARR_S3_CONNECT_TIMEOUT", 5.0));
+        let attempt = rc_seconds("HTTP.TIMEOUT")
+            .or(alias.read.map(|d| d.as_secs_f64()))
+            .unwrap_or_else(|| env_number("NCZARR_S3_ATTEMPT_TIMEOUT", 60.0));
         let operation = env_number("NCZARR_S3_OPERATION_TIMEOUT", 300.0);
+        crate::trace::emit(2, &format!("s3: timeouts connect {connect}s attempt {attempt}s operation {operation}s"));
         let attempts = env_number("NCZARR_S3_MAX_ATTEMPTS", 5.0) as u32;
         let backoff = env_number("NCZARR_S3_BACKOFF_MS", 200.0);
         let retry = aws_sdk_s3::config::retry::RetryConfig::standard()
@@ -140,6 +148,7 @@ impl S3Store {
         Ok(S3Store {
             client: Client::from_conf(b.build()),
             target: target.clone(),
+            region: settings.region.clone(),
             concurrency: env_number("NCZARR_S3_CONCURRENCY", 32.0) as usize,
             multipart_threshold: (env_number("NCZARR_S3_MULTIPART_MB", 64.0) * 1048576.0) as usize,
             part_size: ((env_number("NCZARR_S3_PART_MB", 16.0) * 1048576.0) as usize).max(5 << 20),
@@ -161,9 +170,23 @@ impl S3Store {
         if k.is_empty() { k } else { format!("{k}/") }
     }
 
-    /// Creating a dataset replaces whatever was under its root (netcdf-c's clobber).
+    /// Deletes the dataset: every object under its root key (`x/...`), never an object named
+    /// exactly like the root (`x` is not part of the dataset `x`; netcdf-c leaves it too).
     pub fn clear(&self) -> Result<()> {
-        self.delete_prefix(&Key::new("")?)
+        self.delete_prefix(&Key::root())
+    }
+
+    /// Makes room for a new dataset (netcdf-c's clobber): clears the root, and creates the
+    /// bucket when it does not exist, as netcdf-c does (refused: NC_EACCESS).
+    pub fn create_root(&self) -> Result<()> {
+        let (client, bucket, dir) = (self.client.clone(), self.target.bucket.clone(), self.dir_prefix(""));
+        let region = self.region.clone();
+        block_on(async move {
+            match list_under(&client, &bucket, &dir).await? {
+                Some(keys) => delete_keys(&client, &bucket, &keys).await,
+                None => create_bucket(&client, &bucket, &region).await,
+            }
+        })?
     }
 
     /// Does anything exist under the dataset root?
@@ -325,6 +348,55 @@ struct PutCtx {
 }
 
 /// Runs `jobs` concurrently (at most `limit` at once) and returns their results in order.
+/// Every key starting with `prefix`; `None` when the bucket does not exist.
+async fn list_under(client: &Client, bucket: &str, prefix: &str) -> Result<Option<Vec<String>>> {
+    let mut keys = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let out = match client.list_objects_v2().bucket(bucket).prefix(prefix).set_continuation_token(token.take()).send().await {
+            Ok(o) => o,
+            Err(e) if matches!(e.code(), Some("NoSuchBucket")) => return Ok(None),
+            Err(e) => return Err(map_err(e, &format!("list {bucket}/{prefix}"))),
+        };
+        keys.extend(out.contents().iter().filter_map(|o| o.key().map(str::to_string)));
+        match (out.is_truncated(), out.next_continuation_token()) {
+            (Some(true), Some(t)) => token = Some(t.to_string()),
+            _ => return Ok(Some(keys)),
+        }
+    }
+}
+
+/// Deletes `keys`, 1000 to a request (S3's limit).
+async fn delete_keys(client: &Client, bucket: &str, keys: &[String]) -> Result<()> {
+    for batch in keys.chunks(1000) {
+        let ids: Vec<_> = batch.iter().filter_map(|k| aws_sdk_s3::types::ObjectIdentifier::builder().key(k).build().ok()).collect();
+        let del = aws_sdk_s3::types::Delete::builder()
+            .set_objects(Some(ids))
+            .quiet(true)
+            .build()
+            .map_err(|e| Error::new(Kind::S3, format!("S3 delete request: {e}")))?;
+        client.delete_objects().bucket(bucket).delete(del).send().await.map_err(|e| map_err(e, &format!("delete in {bucket}")))?;
+    }
+    Ok(())
+}
+
+/// Creates `bucket` in `region` (us-east-1 takes no location constraint); a bucket that
+/// appeared meanwhile and is ours is fine.
+async fn create_bucket(client: &Client, bucket: &str, region: &str) -> Result<()> {
+    use aws_sdk_s3::types::{BucketLocationConstraint, CreateBucketConfiguration};
+    let mut req = client.create_bucket().bucket(bucket);
+    if region != "us-east-1" {
+        let cfg = CreateBucketConfiguration::builder().location_constraint(BucketLocationConstraint::from(region)).build();
+        req = req.create_bucket_configuration(cfg);
+    }
+    crate::trace::emit(2, &format!("s3: creating bucket {bucket} in {region}"));
+    match req.send().await {
+        Ok(_) => Ok(()),
+        Err(e) if matches!(e.code(), Some("BucketAlreadyOwnedByYou")) => Ok(()),
+        Err(e) => Err(map_err(e, &format!("create bucket {bucket}"))),
+    }
+}
+
 async fn run_limited<T, F>(limit: usize, jobs: Vec<F>) -> Vec<T>
 where
     F: std::future::Future<Output = T> + Send + 'static,
@@ -448,34 +520,14 @@ impl Zmap for S3Store {
     fn delete_prefix(&self, prefix: &Key) -> Result<()> {
         let (client, bucket) = (self.client.clone(), self.target.bucket.clone());
         let (exact, dir) = (self.object_key(prefix), self.dir_prefix(prefix));
+        // Inside the dataset an object may sit at the prefix itself; it is deleted only when
+        // listed (some servers fail a delete of a key that is also a folder, as s3s-fs does).
+        let at_root = prefix.is_empty();
         block_on(async move {
-            let mut keys = Vec::new();
-            let mut token: Option<String> = None;
-            loop {
-                let out = match client.list_objects_v2().bucket(&bucket).prefix(&dir).set_continuation_token(token.take()).send().await {
-                    Ok(o) => o,
-                    Err(e) if matches!(e.code(), Some("NoSuchBucket")) => return Ok(()),
-                    Err(e) => return Err(map_err(e, &format!("list {dir}"))),
-                };
-                keys.extend(out.contents().iter().filter_map(|o| o.key().map(str::to_string)));
-                match (out.is_truncated(), out.next_continuation_token()) {
-                    (Some(true), Some(t)) => token = Some(t.to_string()),
-                    _ => break,
-                }
-            }
-            if !exact.is_empty() {
-                keys.push(exact);
-            }
-            for batch in keys.chunks(1000) {
-                let ids: Vec<_> = batch.iter().filter_map(|k| aws_sdk_s3::types::ObjectIdentifier::builder().key(k).build().ok()).collect();
-                let del = aws_sdk_s3::types::Delete::builder()
-                    .set_objects(Some(ids))
-                    .quiet(true)
-                    .build()
-                    .map_err(|e| Error::new(Kind::S3, format!("S3 delete request: {e}")))?;
-                client.delete_objects().bucket(&bucket).delete(del).send().await.map_err(|e| map_err(e, &format!("delete under {dir}")))?;
-            }
-            Ok(())
+            let listed = if at_root { list_under(&client, &bucket, &dir).await? } else { list_under(&client, &bucket, &exact).await? };
+            let Some(keys) = listed else { return Ok(()) };
+            let keys: Vec<String> = keys.into_iter().filter(|k| k.starts_with(&dir) || (!at_root && *k == exact)).collect();
+            delete_keys(&client, &bucket, &keys).await
         })?
     }
 
