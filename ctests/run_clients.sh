@@ -83,6 +83,18 @@ LD_PRELOAD="$pre" ncdump "file://$scratch/cp2.file#mode=nczarr,file" | sed 1d > 
 same "nccopy from pure zarr back to NCZarr keeps values" "$scratch/c.cdl" "$scratch/d.cdl"
 LD_PRELOAD="$pre" ncdump -hs "file://$scratch/cp2.file#mode=nczarr,file" | grep -q 't:_DeflateLevel = 5' && ok || bad "nccopy -d5 recompressed"
 LD_PRELOAD="$pre" ncdump -hs "file://$scratch/cp2.file#mode=nczarr,file" | grep -q 't:_Shuffle = "true"' && ok || bad "nccopy -s shuffled"
+# Shapes netcdf-c's own tests use: a zip whose first entry's folder x/ is the dataset though
+# the archive root holds metadata too (netcdf-c's rule), and a store with .zmetadata only.
+mkdir -p "$scratch/odd" && python3 "$top/ctests/tools/odd_stores.py" "$scratch/odd" || bad "odd_stores.py"
+LD_PRELOAD="$pre" ncdump "file://$scratch/odd/rootzip.zip#mode=zarr,zip" > "$scratch/odd.cdl" 2>&1
+grep -q ':title = "inside x"' "$scratch/odd.cdl" && grep -q 'v = 7, 8, 9' "$scratch/odd.cdl" && ! grep -q 'group:' "$scratch/odd.cdl" \
+    && ok || { bad "zip: the first entry's folder is the dataset root"; cat "$scratch/odd.cdl"; }
+for m in "zarr,file" "zarr,file,consolidated" "nczarr,file"; do
+    LD_PRELOAD="$pre" ncdump "file://$scratch/odd/zmeta.zarr#mode=$m" > "$scratch/odd.cdl" 2>&1
+    grep -q 'v = 1, 2, 3, 4' "$scratch/odd.cdl" && grep -q 'w = 0.25, 0.5' "$scratch/odd.cdl" && grep -q ':title = "consolidated only"' "$scratch/odd.cdl" \
+        && ok || { bad ".zmetadata without .zgroup ($m)"; cat "$scratch/odd.cdl"; }
+done
+
 # nccopy -F parses its filter list with the preload library's ncaux_h5filterspec_parselist;
 # bzip2 ignores values after the level, blosc keeps its blocksize (as netcdf-c does).
 cat > "$scratch/plain.cdl" <<'CDL'

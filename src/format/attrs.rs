@@ -63,6 +63,21 @@ pub fn typed(v: &Value, t: NcType) -> Result<(Values, Option<Value>)> {
     }
 }
 
+/// D3 (nczarr-format.md): an array without NCZarr attributes declares its fill only in its
+/// metadata's `fill_value`; CF clients should see it as `_FillValue` (read-only, synthetic: never
+/// written back unless the user sets it). Zarr v2 and v3 arrays behave the same. An empty
+/// string fill (zarr-python's default for strings) is not shown.
+pub fn add_declared_fill(atts: &mut Vec<Att>, fill: Option<&Values>) {
+    if atts.iter().any(|a| a.name == "_FillValue") {
+        return;
+    }
+    if let Some(f) = fill
+        && (f.nctype() != NcType::String || f != &Values::Str(vec![Some(String::new())]))
+    {
+        atts.push(Att { name: "_FillValue".into(), value: f.clone(), json: None, synthetic: true });
+    }
+}
+
 /// Infers the netCDF type of an untyped (pure Zarr) attribute. `None`: skip it (`[]`).
 pub fn inferred(v: &Value) -> Option<(Values, Option<Value>)> {
     let items = match v {

@@ -96,14 +96,20 @@ impl ZipStore {
             names.push((trimmed.to_string(), i));
         }
         let all: BTreeSet<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
-        let first_seg = archive.file_names().next().map(|n| n.split('/').next().unwrap_or("").to_string()).unwrap_or_default();
-        let has_meta = |p: &str| [".zgroup", ".zarray", ".zattrs", "zarr.json"].iter().any(|m| all.contains(format!("{p}{m}").as_str()));
-        // Metadata at the archive root (zarr-python's layout) wins: in a v3 archive the first
-        // folder is an array that has a `zarr.json` of its own.
-        let prefix = if has_meta("") {
+        // netcdf-c takes the folder of the archive's first entry as the dataset root (its own
+        // zips: `x/`, `x/.zgroup`, ...), even when the archive root holds metadata as well.
+        let first_folder =
+            archive.by_index_raw(0).ok().and_then(|e| e.name().split_once('/').map(|(f, _)| f.to_string())).unwrap_or_default();
+        let has = |p: &str, m: &str| all.contains(format!("{p}{m}").as_str());
+        let has_meta = |p: &str| [".zgroup", ".zarray", ".zattrs", "zarr.json"].iter().any(|m| has(p, m));
+        let folder = format!("{first_folder}/");
+        // Metadata only at the archive root (zarr-python's layout) is read from the root: in
+        // its v3 archives the first folder may be an array with a `zarr.json` of its own, and
+        // only a folder that is a group (or the only metadata there is) is taken as the root.
+        let prefix = if !first_folder.is_empty() && has_meta(&folder) && (has(&folder, ".zgroup") || !has_meta("")) {
+            first_folder
+        } else if has_meta("") {
             String::new()
-        } else if !first_seg.is_empty() && has_meta(&format!("{first_seg}/")) {
-            first_seg
         } else {
             return err(Kind::NotNetcdf, format!("{}: no Zarr metadata in archive", path.display()));
         };

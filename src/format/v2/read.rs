@@ -204,13 +204,6 @@ pub fn read(
         }
         return crate::format::v3::read(store, flavor, consolidated, dataset_name, Some(root3.clone()));
     }
-    if raw_root[0].is_none() && raw_root[1].is_none() && raw_root[2].is_none() {
-        if !v2_present {
-            // Perhaps a v3 hierarchy without a root document (implicit root group).
-            return crate::format::v3::read(store, flavor, consolidated, dataset_name, None);
-        }
-        return err(Kind::NotNetcdf, format!("{}: no Zarr metadata", store.describe()));
-    }
     if consolidated != Some(false)
         && let Some(bytes) = &raw_root[3]
     {
@@ -225,6 +218,15 @@ pub fn read(
             }
             _ => trace::warn(".zmetadata is invalid; reading per-node metadata"),
         }
+    }
+    // A consolidated document is metadata enough: a store may hold `.zmetadata` and no
+    // `.zgroup` of its own (the root group is then described by the document alone).
+    if raw_root[0].is_none() && raw_root[1].is_none() && raw_root[2].is_none() && src.consolidated.is_none() {
+        if !v2_present {
+            // Perhaps a v3 hierarchy without a root document (implicit root group).
+            return crate::format::v3::read(store, flavor, consolidated, dataset_name, None);
+        }
+        return err(Kind::NotNetcdf, format!("{}: no Zarr metadata", store.describe()));
     }
     // The first round trip already holds the root objects: parse them rather than fetch again.
     let mut parsed_root = Vec::with_capacity(5);
@@ -577,13 +579,8 @@ fn build_var(
             }
         }
     }
-    if layout == Layout::Pure && !atts.iter().any(|a| a.name == "_FillValue") {
-        // D3: CF clients should see the fill a pure Zarr array declares.
-        if let Some(f) = &fill
-            && (f.nctype() != NcType::String || f != &Values::Str(vec![Some(String::new())]))
-        {
-            atts.push(Att { name: "_FillValue".into(), value: f.clone(), json: None, synthetic: true });
-        }
+    if layout == Layout::Pure {
+        attrs::add_declared_fill(&mut atts, fill.as_ref());
     }
     let maxstrlen = match dt.storage {
         Storage::FixedBytes(n) => Some(n),

@@ -272,6 +272,9 @@ fn build_var(model: &mut Model, gid: usize, name: String, vkey: String, doc: &Ma
     {
         atts.push(Att::new("_FillValue".into(), f.clone()));
     }
+    if ameta.is_none() {
+        crate::format::attrs::add_declared_fill(&mut atts, fill.as_ref());
+    }
     // Dimensions: NCZarr references, else `dimension_names`, else anonymous.
     let refs = string_list(ameta.and_then(|m| m.get("dimension_references").or_else(|| m.get("dimrefs"))), "dimension references")?;
     let dimids = if shape.is_empty() {
