@@ -91,6 +91,10 @@ assert 'nczarr-new-bucket' in [b['Name'] for b in s3.list_buckets()['Buckets']]
 " && ok || bad "missing bucket created"
 "$T" "$E/nczarr-absent-bucket/x#mode=nczarr,s3" open-expect -141 > /dev/null 2>&1 && ok || bad "open in a missing bucket stays NC_ENOOBJECT"
 
+# Strings longer than the default width never lose a byte on S3 either.
+cc -std=c11 -D_GNU_SOURCE -I"$top/include" -o "$scratch/wide_strings" "$top/ctests/compat/wide_strings.c" -L"$build" -lnetcdf -Wl,-rpath,"$build"
+"$scratch/wide_strings" write "$E/nczarr-test/wide/strings#mode=nczarr,s3" > "$scratch/wide.txt" 2>&1 && ok || { bad "wide strings on S3"; cat "$scratch/wide.txt"; }
+
 # 3. Profile, region and credential selection (netcdf-c's order) from temporary HOMEs.
 H="$scratch/home"; mkdir -p "$H/.aws"
 printf '[default]\nregion = us-west-1\n[profile other]\nregion = eu-west-2\n# a comment\n' > "$H/.aws/config"

@@ -30,8 +30,11 @@ impl Dataset {
         if !self.writable {
             return err(Kind::ReadOnly, "dataset is read-only");
         }
+        crate::engine::check_types(self.model.var(gid, varid)?.nctype, &mem)?;
+        if let crate::engine::Mem::Strings(items) = &mem {
+            self.fit_string_width(gid, varid, items)?;
+        }
         let var = self.model.var(gid, varid)?;
-        crate::engine::check_types(var.nctype, &mem)?;
         // Writing past an unlimited dimension's end grows it for every variable using it.
         // The growth is undone if the data cannot be stored, so a later sync never records
         // a shape whose chunks were not written (a full disk must not look like fill).

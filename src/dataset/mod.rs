@@ -25,6 +25,7 @@ mod attrs;
 mod data;
 mod define;
 mod inquire;
+mod strings;
 
 pub use inquire::{GroupCounts, VarSummary};
 mod persist;
