@@ -3,7 +3,7 @@
  *   bench DIR CHUNKING CODEC [FORMAT]
  *                                 CHUNKING: plane (1x512x512) | tile (8x128x128)
  *                                 CODEC: none | zlib1 | shuffle_zlib1
- *                                 FORMAT: v2 (default) | v3 | v3shard (v3, 8 MiB shards)
+ *                                 FORMAT: v2 (default) | v3 | v3shard (v3, 8 MiB shards) | zip (v2 in a zip)
  *   bench DIR meta                20 groups x 50 variables x 5 attributes, reopen, inquire */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -82,10 +82,12 @@ int main(int argc, char **argv)
     const char *codec = argv[3];
     char url[4096];
     const char *format = argc > 4 ? argv[4] : "v2";
+    int zip = strcmp(format, "zip") == 0;
     const char *mode = strcmp(format, "v3") == 0        ? "nczarr,v3,file"
                        : strcmp(format, "v3shard") == 0 ? "nczarr,v3,file&shard=8M"
+                       : zip                            ? "nczarr,zip"
                                                         : "nczarr,file";
-    snprintf(url, sizeof url, "file://%s/%s_%s.file#mode=%s", dir, argv[2], codec, mode);
+    snprintf(url, sizeof url, "file://%s/%s_%s.%s#mode=%s", dir, argv[2], codec, zip ? "zip" : "file", mode);
     float *plane = malloc(sizeof(float) * NY * NX);
     int ncid, dims[3], v;
 

@@ -87,6 +87,21 @@ for phase in ranged[0]:
     b = statistics.median(x[phase] for x in whole)
     print(f"{phase:10} {a:9.4f} {b:9.4f} {a / b:12.3f}")
 
+# ---- zip row (ours only; the wheel's netcdf-c has no zip support): every local scenario in a
+# zip store against the same in a directory store; target: zip within 1.5x of the directory.
+print("\nzip vs directory (ours): the standard workload as v2 in a zip / as v2 in a directory:")
+print(f"{'chunks':6} {'codec':14} {'phase':10} {'zip s':>9} {'dir s':>9} {'zip/dir':>8} {'target':>7}")
+for chunking in ("plane", "tile"):
+    for codec in ("none", "zlib1", "shuffle_zlib1"):
+        dirs, zips = [], []
+        for _ in range(RUNS):
+            dirs.append(run(f"{build}/bench_ours", [chunking, codec])[0])
+            zips.append(run(f"{build}/bench_ours", [chunking, codec, "zip"])[0])
+        for phase in dirs[0]:
+            a = statistics.median(x[phase] for x in zips)
+            b = statistics.median(x[phase] for x in dirs)
+            print(f"{chunking:6} {codec:14} {phase:10} {a:9.4f} {b:9.4f} {a / b:8.3f} {'<=' if a / b <= 1.5 else '>'}{1.5:6.2f}")
+
 # ---- S3 row: a local S3 server (moto) behind a proxy that adds 20 ms to every request. The same
 # library and plan, once with its concurrent batches and once with NCZARR_S3_CONCURRENCY=1 (the
 # same requests one at a time); target: at least 10x fewer wall seconds.

@@ -43,11 +43,35 @@ impl Dataset {
             classic: self.classic,
         };
         let rendered = self.format.render(&self.model, &opts);
-        for (key, bytes) in rendered {
-            if self.stored.get(&key) != Some(&bytes) {
-                self.store.put(&Key::new(key.as_str())?, &bytes)?;
-                self.stored.insert(key, bytes);
+        let changed: Vec<(String, Vec<u8>)> = rendered.into_iter().filter(|(k, b)| self.stored.get(k) != Some(b)).collect();
+        // Crash-safe order, one concurrent batch per wave: every array's objects, then groups
+        // deepest first (a group lists its children, so they must exist before it does), the
+        // consolidated document last. A writer killed between waves leaves the old listing.
+        let arrays: std::collections::HashSet<String> = (0..self.model.groups.len())
+            .flat_map(|g| (0..self.model.groups[g].vars.len()).map(move |v| (g, v)))
+            .map(|(g, v)| self.model.var_key(g, v))
+            .collect();
+        let node_of = |key: &str| key.rsplit_once('/').map_or(String::new(), |(node, _)| node.to_string());
+        let depth = |node: &str| if node.is_empty() { 0 } else { node.split('/').count() };
+        let deepest = changed.iter().map(|(k, _)| depth(&node_of(k))).max().unwrap_or(0);
+        let wave_of = |key: &str| {
+            let node = node_of(key);
+            if key == ".zmetadata" {
+                deepest + 2
+            } else if arrays.contains(&node) {
+                0
+            } else {
+                1 + deepest - depth(&node)
             }
+        };
+        let mut waves: std::collections::BTreeMap<usize, Vec<(String, Vec<u8>)>> = std::collections::BTreeMap::new();
+        for (key, bytes) in changed {
+            waves.entry(wave_of(&key)).or_default().push((key, bytes));
+        }
+        for (_, wave) in waves {
+            let items = wave.iter().map(|(k, b)| Ok((Key::new(k.as_str())?, b.clone()))).collect::<Result<Vec<_>>>()?;
+            self.store.put_many(items)?;
+            self.stored.extend(wave);
         }
         for gid in 0..self.model.groups.len() {
             let gkey = self.model.group_key(gid);

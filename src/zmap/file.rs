@@ -38,6 +38,9 @@ struct OpenHow {
 /// Kernels before 5.6 lack openat2: remembered so the fallback is taken without a retry.
 static OPENAT2_MISSING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// Threads creating objects at once in `put_many`.
+const PUT_THREADS: usize = 8;
+
 impl FileStore {
     /// Opens an existing directory store.
     pub fn open(root: &Path) -> Result<FileStore> {
@@ -225,7 +228,10 @@ impl Zmap for FileStore {
             return err(Kind::BadName, "empty key");
         }
         let dir = path.parent().ok_or_else(|| Error::new(Kind::Internal, "key without parent"))?;
-        fs::create_dir_all(dir)?;
+        // A stat is far cheaper than a failing mkdir on journaling file systems.
+        if !dir.is_dir() {
+            fs::create_dir_all(dir)?;
+        }
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("obj");
         let tmp = dir.join(format!("{name}{TMP_MARK}{}-{}", std::process::id(), TMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
         let result = (|| -> Result<()> {
@@ -239,6 +245,32 @@ impl Zmap for FileStore {
             let _ = fs::remove_file(&tmp);
         }
         result
+    }
+
+    /// Objects are independent files, written by several threads at once: creating a file is
+    /// bound by the file system's latency (journal, metadata locks), not by the CPU, so more
+    /// creates in flight than cores pay off (measured: `make bench`, meta row).
+    fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
+        if items.len() < 4 {
+            return items.iter().try_for_each(|(k, v)| self.put(k, v));
+        }
+        let threads = PUT_THREADS.min(items.len() / 2);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let results: Vec<Result<()>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some((k, v)) = items.get(i) else { return Ok(()) };
+                            self.put(k, v)?;
+                        }
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap_or_else(|_| err(Kind::Internal, "a store writer panicked"))).collect()
+        });
+        results.into_iter().collect()
     }
 
     fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {

@@ -252,6 +252,19 @@ impl Zmap for ZipStore {
         Ok(())
     }
 
+    /// Takes the buffers as they are (no copy): the archive is written from them at flush.
+    fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
+        if items.iter().any(|(k, _)| k.is_empty()) {
+            return err(Kind::BadName, "empty key");
+        }
+        let mut st = self.state();
+        for (key, value) in items {
+            st.staged.insert(key.to_string(), Some(value));
+        }
+        st.dirty = true;
+        Ok(())
+    }
+
     fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {
         let lead = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
         let st = self.state();
@@ -310,24 +323,24 @@ impl Zmap for ZipStore {
                     Ok(())
                 };
                 let keys = st.live_keys();
+                let State { staged, index, archive, .. } = &mut *st;
                 for key in keys {
                     add_dirs(&mut writer, &key)?;
-                    let bytes = match st.staged.get(&key) {
-                        Some(Some(b)) => b.clone(),
-                        _ => {
-                            let idx = st.index[&key];
-                            let archive = st.archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive"))?;
-                            read_entry(archive, idx, super::Limit::NONE)?
-                        }
-                    };
-                    let big = bytes.len() as u64 >= 0xffff_ffff;
-                    writer.start_file(self.full(&key), opts.large_file(big)).map_err(zip_error)?;
-                    writer.write_all(&bytes)?;
+                    if let Some(Some(bytes)) = staged.get(&key) {
+                        let big = bytes.len() as u64 >= 0xffff_ffff;
+                        writer.start_file(self.full(&key), opts.large_file(big)).map_err(zip_error)?;
+                        writer.write_all(bytes)?;
+                        continue;
+                    }
+                    // An unchanged entry is copied as it is stored (no inflate, no re-deflate).
+                    let archive = archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive"))?;
+                    let entry = archive.by_index_raw(index[&key]).map_err(zip_error)?;
+                    writer.raw_copy_file_rename(entry, self.full(&key)).map_err(zip_error)?;
                 }
                 Ok(())
             })();
             filled?;
-            writer.finish().map_err(zip_error)?.file.sync_all()?;
+            writer.finish().map_err(zip_error)?;
             std::fs::rename(&tmp, &self.path)?;
             Ok(())
         })();
