@@ -197,6 +197,7 @@ ctl '{"deny_puts": false}'; "$T" "$E/nczarr-test/faults/keep#mode=nczarr,s3" rea
 # the upload and leaves neither a partial object nor a dangling upload.
 NCZARR_S3_MULTIPART_MB=0.0001 "$T" "$E/nczarr-test/multipart/ok#mode=nczarr,s3" roundtrip > /dev/null && ok || bad "multipart uploads"
 "$T" "$E/nczarr-test/multipart/keep#mode=nczarr,s3" roundtrip > /dev/null
+NCZARR_S3_MULTIPART_MB=1 NCZARR_S3_PART_MB=5 NCTRACING=2 "$T" "$E/nczarr-test/multipart/big#mode=nczarr,s3" big > "$scratch/big.txt" 2>&1 && ok || { bad "multipart upload of three concurrent parts"; tail -5 "$scratch/big.txt"; }
 ctl '{"deny_puts": true}'
 NCZARR_S3_MULTIPART_MB=0.0001 NCZARR_S3_MAX_ATTEMPTS=1 "$T" "$E/nczarr-test/multipart/keep#mode=nczarr,s3" modify-expect -138 > /dev/null && ok || bad "failed multipart -> NC_ES3"
 ctl '{"deny_puts": false}'

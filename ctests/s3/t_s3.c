@@ -82,6 +82,26 @@ int main(int argc, char **argv) {
         EXPECT(NC_EEXIST, nc_create(url, NC_NETCDF4 | NC_NOCLOBBER, &ncid));
     } else if (!strcmp(mode, "read")) {
         read_ds(url);
+    } else if (!strcmp(mode, "big")) {
+        /* One 12 MiB chunk: a multipart upload of several parts when NCZARR_S3_MULTIPART_MB
+         * and NCZARR_S3_PART_MB say so; every byte must come back. */
+        enum { N = 3 << 20 };
+        int ncid, d, v;
+        int *buf = malloc(sizeof(int) * N), *back = malloc(sizeof(int) * N);
+        for (int i = 0; i < N; i++) buf[i] = i * 7 + 1;
+        OK(nc_create(url, NC_NETCDF4 | NC_CLOBBER, &ncid));
+        OK(nc_def_dim(ncid, "n", N, &d));
+        OK(nc_def_var(ncid, "big", NC_INT, 1, &d, &v));
+        size_t chunk = N;
+        OK(nc_def_var_chunking(ncid, v, NC_CHUNKED, &chunk));
+        OK(nc_put_var_int(ncid, v, buf));
+        OK(nc_close(ncid));
+        OK(nc_open(url, NC_NOWRITE, &ncid));
+        OK(nc_get_var_int(ncid, v, back));
+        CHECK(memcmp(buf, back, sizeof(int) * N) == 0);
+        OK(nc_close(ncid));
+        free(buf);
+        free(back);
     } else if (!strcmp(mode, "open-expect") && argc > 3) {
         int ncid = -1, want = atoi(argv[3]);
         int got = nc_open(url, NC_NOWRITE, &ncid);

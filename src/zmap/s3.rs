@@ -302,22 +302,30 @@ async fn put_object(store: Arc<PutCtx>, key: String, value: Vec<u8>) -> Result<(
     let up =
         client.create_multipart_upload().bucket(bucket).key(&key).send().await.map_err(|e| map_err(e, &format!("start upload {key}")))?;
     let Some(id) = up.upload_id().map(str::to_string) else { return err(Kind::S3, format!("S3 upload {key}: no upload id")) };
-    let mut parts = Vec::new();
+    // Parts go out concurrently, each a slice of the one buffer (no copies).
+    let body = bytes::Bytes::from(value);
     let result: Result<()> = async {
-        for (i, part) in value.chunks(store.part_size).enumerate() {
-            let n = i as i32 + 1;
-            let out = client
-                .upload_part()
-                .bucket(bucket)
-                .key(&key)
-                .upload_id(&id)
-                .part_number(n)
-                .body(ByteStream::from(part.to_vec()))
-                .send()
-                .await
-                .map_err(|e| map_err(e, &format!("upload part {n} of {key}")))?;
-            parts.push(aws_sdk_s3::types::CompletedPart::builder().set_e_tag(out.e_tag().map(str::to_string)).part_number(n).build());
-        }
+        let jobs: Vec<_> = (0..body.len().div_ceil(store.part_size))
+            .map(|i| {
+                let (client, bucket, key, id) = (client.clone(), bucket.clone(), key.clone(), id.clone());
+                let part = body.slice(i * store.part_size..((i + 1) * store.part_size).min(body.len()));
+                async move {
+                    let n = i as i32 + 1;
+                    let out = client
+                        .upload_part()
+                        .bucket(&bucket)
+                        .key(&key)
+                        .upload_id(&id)
+                        .part_number(n)
+                        .body(ByteStream::from(part))
+                        .send()
+                        .await
+                        .map_err(|e| map_err(e, &format!("upload part {n} of {key}")))?;
+                    Ok(aws_sdk_s3::types::CompletedPart::builder().set_e_tag(out.e_tag().map(str::to_string)).part_number(n).build())
+                }
+            })
+            .collect();
+        let parts = run_limited(store.part_concurrency, jobs).await.into_iter().collect::<Result<Vec<_>>>()?;
         let done = aws_sdk_s3::types::CompletedMultipartUpload::builder().set_parts(Some(parts)).build();
         client.complete_multipart_upload().bucket(bucket).key(&key).upload_id(&id).multipart_upload(done).send().await.map(|_| ()).or_else(
             |e| {
@@ -345,9 +353,10 @@ struct PutCtx {
     bucket: String,
     multipart_threshold: usize,
     part_size: usize,
+    /// Parts of one upload in flight at once.
+    part_concurrency: usize,
 }
 
-/// Runs `jobs` concurrently (at most `limit` at once) and returns their results in order.
 /// Every key starting with `prefix`; `None` when the bucket does not exist.
 async fn list_under(client: &Client, bucket: &str, prefix: &str) -> Result<Option<Vec<String>>> {
     let mut keys = Vec::new();
@@ -397,6 +406,7 @@ async fn create_bucket(client: &Client, bucket: &str, region: &str) -> Result<()
     }
 }
 
+/// Runs `jobs` concurrently (at most `limit` at once) and returns their results in order.
 async fn run_limited<T, F>(limit: usize, jobs: Vec<F>) -> Vec<T>
 where
     F: std::future::Future<Output = T> + Send + 'static,
@@ -444,6 +454,7 @@ impl Zmap for S3Store {
             bucket: self.target.bucket.clone(),
             multipart_threshold: self.multipart_threshold,
             part_size: self.part_size,
+            part_concurrency: self.concurrency.clamp(1, 8),
         });
         let jobs: Vec<_> = items.into_iter().map(|(k, v)| put_object(ctx.clone(), self.object_key(&k), v)).collect();
         block_on(run_limited(self.concurrency, jobs))?.into_iter().collect()
