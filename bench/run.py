@@ -162,3 +162,6 @@ try:
 finally:
     for p in servers:
         p.terminate()
+
+# ---- S3 against TensorStore: same data, server and latency (bench/s3_peers.py).
+subprocess.run([sys.executable, os.path.join(TOP, "bench", "s3_peers.py")], check=True, stderr=subprocess.DEVNULL)

@@ -91,6 +91,21 @@ assert 'nczarr-new-bucket' in [b['Name'] for b in s3.list_buckets()['Buckets']]
 " && ok || bad "missing bucket created"
 "$T" "$E/nczarr-absent-bucket/x#mode=nczarr,s3" open-expect -141 > /dev/null 2>&1 && ok || bad "open in a missing bucket stays NC_ENOOBJECT"
 
+# On S3 a dataset carries consolidated metadata unless the name says noconsolidated, and an
+# open then costs one batch of GETs (the root's objects), whatever the number of variables.
+"$T" "$E/nczarr-test/consol/default#mode=nczarr,s3" roundtrip > /dev/null && ok || bad "roundtrip for consolidated default"
+"$T" "$E/nczarr-test/consol/none#mode=nczarr,s3,noconsolidated" roundtrip > /dev/null && ok || bad "roundtrip noconsolidated"
+python3 -c "
+import boto3
+s3 = boto3.client('s3', endpoint_url='$E', region_name='us-east-1')
+keys = lambda p: [o['Key'] for o in s3.list_objects_v2(Bucket='nczarr-test', Prefix=p).get('Contents', [])]
+assert 'consol/default/.zmetadata' in keys('consol/default/'), keys('consol/default/')
+assert 'consol/none/.zmetadata' not in keys('consol/none/'), keys('consol/none/')
+" && ok || bad "S3 datasets are consolidated by default, not with noconsolidated"
+NCTRACING=2 "$T" "$E/nczarr-test/consol/default#mode=nczarr,s3" read > /dev/null 2> "$scratch/consol.txt"
+n=$(grep -c "storage: get" "$scratch/consol.txt")
+[ "$n" -le 12 ] && ok || { bad "consolidated open read $n objects"; grep "storage: get" "$scratch/consol.txt" | head; }
+
 # Strings longer than the default width never lose a byte on S3 either.
 cc -std=c11 -D_GNU_SOURCE -I"$top/include" -o "$scratch/wide_strings" "$top/ctests/compat/wide_strings.c" -L"$build" -lnetcdf -Wl,-rpath,"$build"
 "$scratch/wide_strings" write "$E/nczarr-test/wide/strings#mode=nczarr,s3" > "$scratch/wide.txt" 2>&1 && ok || { bad "wide strings on S3"; cat "$scratch/wide.txt"; }

@@ -39,7 +39,11 @@ impl Dataset {
             xarray: self.spec.xarray,
             strict_char: self.spec.strict_char,
             nc_properties: if self.nc_properties.is_empty() { NC_PROPERTIES.to_string() } else { self.nc_properties.clone() },
-            consolidated: self.spec.consolidated == Some(true) || self.has_zmetadata,
+            // On S3 every object costs a round trip, so datasets there carry consolidated
+            // metadata unless the name says `noconsolidated`: an open is then one batch.
+            consolidated: self.spec.consolidated == Some(true)
+                || self.has_zmetadata
+                || (self.spec.consolidated.is_none() && self.spec.s3.is_some()),
             classic: self.classic,
         };
         let rendered = self.format.render(&self.model, &opts);

@@ -1,0 +1,159 @@
+"""S3 against the fastest Zarr peer: our library (bench/s3_peers.c) and TensorStore on the same
+data, the same server (s3s-fs when installed, else moto) and the same latency proxy
+(ctests/s3/s3proxy.py) at 0, 20 and 50 ms per request. Medians of N runs, printed as
+ours/TensorStore with the request counts each side made. Called by bench/run.py.
+
+Workloads: open 200 variables (metadata only), read 64 MiB in 64 uncompressed 1 MiB chunks,
+write 256 MiB in 1 MiB chunks."""
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import numpy as np
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(TOP, "build")
+RUNS = int(os.environ.get("BENCH_RUNS", "3"))
+LATENCIES = [int(x) for x in os.environ.get("BENCH_S3_LATENCIES", "0,20,50").split(",")]
+KEY, SECRET, BUCKET = "AKIABENCHPEERS", "bench-peers-secret", "nczarr-peers"
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def wait_up(url):
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return
+        except Exception as e:  # noqa: BLE001 - any HTTP answer means "up"
+            if hasattr(e, "code"):
+                return
+            time.sleep(0.05)
+    raise SystemExit(f"server {url} did not start")
+
+
+def start_server(scratch):
+    port = free_port()
+    s3s = shutil.which("s3s-fs") or os.environ.get("S3S_FS")
+    if s3s and os.path.exists(s3s):
+        root = os.path.join(scratch, "s3s")
+        os.makedirs(os.path.join(root, BUCKET))
+        proc = subprocess.Popen([s3s, "--host", "127.0.0.1", "--port", str(port), "--access-key", KEY, "--secret-key", SECRET, root],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        name = "s3s-fs"
+    else:
+        proc = subprocess.Popen(["moto_server", "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        name = "moto"
+    wait_up(f"http://127.0.0.1:{port}/")
+    if name == "moto":
+        urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/{BUCKET}", method="PUT"))
+    return proc, port, name
+
+
+def proxy_ctl(port, **state):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/__proxy", data=json.dumps(state).encode(), method="POST")
+    urllib.request.urlopen(req)
+
+
+def proxy_requests(port):
+    return json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/__proxy"))["requests"]
+
+
+def main():
+    import tensorstore as ts
+
+    env = dict(os.environ, AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=SECRET, AWS_REGION="us-east-1")
+    os.environ.update(AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=SECRET, AWS_REGION="us-east-1")
+    subprocess.run(["cc", "-O2", "-I", os.path.join(TOP, "include"), "-o", f"{BUILD}/s3_peers", os.path.join(TOP, "bench", "s3_peers.c"),
+                    f"-L{BUILD}", "-lnetcdf", f"-Wl,-rpath,{BUILD}"], check=True)
+    scratch = tempfile.mkdtemp()
+    server, sport, name = start_server(scratch)
+    pport = free_port()
+    proxy = subprocess.Popen([sys.executable, os.path.join(TOP, "ctests", "s3", "s3proxy.py"), str(pport), f"http://127.0.0.1:{sport}"])
+    try:
+        wait_up(f"http://127.0.0.1:{pport}/__proxy")
+        ep = f"http://127.0.0.1:{pport}"
+
+        def ours(path, *args):
+            before = proxy_requests(pport)
+            out = subprocess.run([f"{BUILD}/s3_peers", f"{ep}/{BUCKET}/{path}#mode=nczarr,s3", *args], env=env,
+                                 capture_output=True, text=True, check=True)
+            t = float(out.stdout.split()[1]) if out.stdout.strip() else 0.0
+            return t, proxy_requests(pport) - before
+
+        def kv(path):
+            return {"driver": "s3", "bucket": BUCKET, "path": path.rstrip("/") + "/", "endpoint": ep, "aws_region": "us-east-1"}
+
+        # A fresh context per run: TensorStore's cache must not carry data between runs.
+        def ts_open200():
+            before = proxy_requests(pport)
+            t0 = time.perf_counter()
+            ctx = ts.Context()
+            futs = [ts.open({"driver": "zarr", "kvstore": kv(f"peers/meta/v{i:03d}")}, context=ctx, read=True) for i in range(200)]
+            for f in futs:
+                f.result()
+            return time.perf_counter() - t0, proxy_requests(pport) - before
+
+        def ts_read():
+            before = proxy_requests(pport)
+            t0 = time.perf_counter()
+            arr = ts.open({"driver": "zarr", "kvstore": kv("peers/big64/v")}, context=ts.Context(), read=True).result()
+            data = arr.read().result()
+            t = time.perf_counter() - t0
+            assert data.shape == (64 << 18,)
+            return t, proxy_requests(pport) - before
+
+        big = (np.arange(256 << 18) % 1000).astype("f4") * 0.5
+
+        def ts_write(run):
+            before = proxy_requests(pport)
+            t0 = time.perf_counter()
+            arr = ts.open({"driver": "zarr", "kvstore": kv(f"peers/w256-ts-{run}"),
+                           "metadata": {"compressor": None, "dtype": "<f4", "shape": [256 << 18], "chunks": [1 << 18]}},
+                          context=ts.Context(), create=True, delete_existing=True).result()
+            arr.write(big).result()
+            return time.perf_counter() - t0, proxy_requests(pport) - before
+
+        # The data both sides read, written once by us.
+        ours("peers/meta", "meta-write")
+        ours("peers/big64", "big-write", "64")
+        rows = []
+        for lat in LATENCIES:
+            proxy_ctl(pport, latency_ms=lat)
+            for phase, mine, theirs in (
+                ("open 200 vars", lambda r: ours("peers/meta", "meta-open"), lambda r: ts_open200()),
+                ("read 64 MiB", lambda r: ours("peers/big64", "big-read"), lambda r: ts_read()),
+                ("write 256 MiB", lambda r: ours(f"peers/w256-ours-{r}", "big-write", "256"), lambda r: ts_write(r)),
+            ):
+                o, t = [], []
+                for r in range(RUNS):
+                    o.append(mine(r))
+                    t.append(theirs(r))
+                mo, mt = statistics.median(x[0] for x in o), statistics.median(x[0] for x in t)
+                rows.append((lat, phase, mo, mt, o[0][1], t[0][1]))
+        print(f"\nS3 vs TensorStore ({name} behind the latency proxy; medians of {RUNS}; requests per run):")
+        print(f"{'ms':>3} {'phase':14} {'ours s':>8} {'TS s':>8} {'ours/TS':>8} {'target':>7} {'req ours':>9} {'req TS':>7}")
+        for lat, phase, mo, mt, ro, rt in rows:
+            ok = mo / mt <= 0.8
+            print(f"{lat:3d} {phase:14} {mo:8.3f} {mt:8.3f} {mo / mt:8.3f} {'<=' if ok else '>'}{0.8:6.2f} {ro:9d} {rt:7d}")
+    finally:
+        proxy.terminate()
+        server.terminate()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
