@@ -140,6 +140,11 @@ impl S3Store {
             .or_else(|| ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"].iter().find_map(|v| std::env::var(v).ok().filter(|e| !e.is_empty())));
         if let Some(ep) = &endpoint {
             b = b.endpoint_url(ep).force_path_style(true);
+            // A plain-HTTP endpoint (a local or in-cluster server) needs no TLS: skipping it
+            // saves parsing the system's CA bundle, which costs more than a whole small open.
+            if ep.to_ascii_lowercase().starts_with("http://") {
+                b = b.http_client(aws_smithy_http_client::Builder::new().build_http());
+            }
         }
         b = match &settings.keys {
             Some(k) => b.credentials_provider(Credentials::new(&k.access, &k.secret, k.token.clone(), None, "nczarr")),
