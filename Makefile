@@ -2,6 +2,10 @@
 # (see doc/spec/passthrough.md section 2):
 #   build/libnetcdf.so.19      drop-in libnetcdf (SONAME libnetcdf.so.19): API + tool helpers
 #   build/libnczarr_preload.so for LD_PRELOAD in front of a real netcdf-c: API only
+# and, when an MPI compiler (mpicc) is present, the parallel pair (csrc/par_mpi.c + the same
+# archive; the serial libraries never link MPI):
+#   build/libnetcdf_mpi.so.19        drop-in for Debian's libnetcdf-mpi-19 (netcdf_par.h)
+#   build/libnczarr_mpi_preload.so   for LD_PRELOAD in front of Debian's parallel netcdf-c
 #
 #   make            build both libraries and the config files
 #   make check      every test: Rust units, C tests, real clients, Python interop, CMake consumer
@@ -21,6 +25,10 @@ DROPIN  := $(BUILD)/libnetcdf.so.$(SOVERSION)
 PRELOAD := $(BUILD)/libnczarr_preload.so
 STATIC  := $(BUILD)/libnetcdf.a
 NATIVE_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+MPICC   ?= mpicc
+MPI_LIB := $(BUILD)/libnetcdf_mpi.so.$(SOVERSION)
+MPI_PRELOAD := $(BUILD)/libnczarr_mpi_preload.so
+HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo yes)
 HEADERS := include/netcdf.h include/netcdf_meta.h include/netcdf_filter.h include/netcdf_mem.h include/netcdf_aux.h include/netcdf_nczarr.h
 
 # netcdf-c internals the Debian tools import: exported by the drop-in only. (Public API such as
@@ -30,9 +38,12 @@ TOOL_HELPERS := Cdh2e NC__testurl NC_shellUnescape NCpathcanonical cdChar2Comp c
   nclog ncsetlogging ncsetloglevel ncuriappendfragmentkey ncuribuild ncurifree ncuriparse strlcat
 C_SYMBOLS := ncerr ncopts nc_advise nclog
 
-.PHONY: all cargo check check-rust check-c check-compat check-clients check-passthrough check-s3 check-python check-v3 check-cmake demo install clean bench
+.PHONY: all cargo check check-rust check-c check-compat check-clients check-passthrough check-s3 check-python check-v3 check-cmake check-mpi demo install clean bench
 
 all: $(DROPIN) $(PRELOAD) $(STATIC) $(BUILD)/nc-config $(BUILD)/netcdf.pc
+ifeq ($(HAVE_MPI),yes)
+all: $(MPI_LIB) $(MPI_PRELOAD) $(BUILD)/netcdf-mpi.pc
+endif
 
 cargo:
 	$(CARGO) build --release --lib
@@ -44,7 +55,7 @@ $(LIB_A) $(TARGET)/libnetcdf.so: cargo
 # bzip2-sys export C-ABI names too, so only netCDF names are kept) + the C shim.
 $(BUILD)/exports.txt: cargo
 	@mkdir -p $(BUILD)
-	nm -D --defined-only $(TARGET)/libnetcdf.so | awk '{print $$3}' | grep -E '^(nc|NC|cd|Cd|strlcat$$)' | grep -v '^nczarr_use_passthrough_numbering$$' > $@.tmp
+	nm -D --defined-only $(TARGET)/libnetcdf.so | awk '{print $$3}' | grep -E '^(nc|NC|cd|Cd|strlcat$$)' | grep -v -E '^(nczarr_use_passthrough_numbering|nczarr_par_.*)$$' > $@.tmp
 	for s in $(C_SYMBOLS); do echo $$s; done >> $@.tmp
 	sort -u $@.tmp > $@ && rm -f $@.tmp
 
@@ -69,6 +80,26 @@ $(PRELOAD): cargo $(BUILD)/preload.map csrc/preload_init.c
 	$(CC) -shared -fPIC -o $@ -Wl,-soname,libnczarr_preload.so -Wl,--version-script=$(BUILD)/preload.map \
 	  csrc/preload_init.c @$(BUILD)/preload.undef -Wl,--gc-sections -Wl,--strip-debug $(LIB_A) $(NATIVE_LIBS)
 
+# The parallel libraries: the drop-in's exports plus nc_create_par/nc_open_par from the shim.
+$(BUILD)/mpi.map: $(BUILD)/exports.txt
+	{ echo '{ global:'; sed 's/$$/;/' $<; echo 'nc_create_par; nc_open_par;'; echo 'local: *; };'; } > $@
+
+$(BUILD)/mpi_preload.map: $(BUILD)/preload.txt
+	{ echo '{ global:'; sed 's/$$/;/' $<; echo 'nc_create_par; nc_open_par;'; echo 'local: *; };'; } > $@
+
+$(MPI_LIB): cargo $(DROPIN) $(BUILD)/mpi.map csrc/par_mpi.c
+	$(MPICC) -shared -fPIC -O2 -o $@ -Wl,-soname,libnetcdf_mpi.so.$(SOVERSION) -Wl,--version-script=$(BUILD)/mpi.map \
+	  csrc/par_mpi.c @$(BUILD)/dropin.undef -Wl,--gc-sections -Wl,--strip-debug $(LIB_A) $(NATIVE_LIBS)
+	ln -sf libnetcdf_mpi.so.$(SOVERSION) $(BUILD)/libnetcdf_mpi.so
+
+$(MPI_PRELOAD): cargo $(PRELOAD) $(BUILD)/mpi_preload.map csrc/par_mpi.c csrc/preload_init.c
+	$(MPICC) -shared -fPIC -O2 -DNCZARR_PRELOAD -o $@ -Wl,-soname,libnczarr_mpi_preload.so -Wl,--version-script=$(BUILD)/mpi_preload.map \
+	  csrc/preload_init.c csrc/par_mpi.c @$(BUILD)/preload.undef -Wl,--gc-sections -Wl,--strip-debug $(LIB_A) $(NATIVE_LIBS) -ldl
+
+$(BUILD)/netcdf-mpi.pc: cmake/netcdf-mpi.pc.in
+	@mkdir -p $(BUILD)
+	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@NATIVE_LIBS@|$(NATIVE_LIBS)|g' $< > $@
+
 $(STATIC): cargo
 	@mkdir -p $(BUILD)
 	cp $(LIB_A) $@
@@ -92,12 +123,22 @@ install: all
 	install -m 0644 $(HEADERS) $(DESTDIR)$(PREFIX)/include/
 	install -m 0644 $(BUILD)/netcdf.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/netcdf.pc
 	install -m 0755 $(BUILD)/nc-config $(DESTDIR)$(PREFIX)/bin/nc-config
-	sed -e 's|@VERSION@|$(VERSION)|g' cmake/netCDFConfig.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/netCDF/netCDFConfig.cmake
+	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBNAME@|libnetcdf|g' -e 's|@HAS_PARALLEL@|no|g' cmake/netCDFConfig.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/netCDF/netCDFConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|g' cmake/netCDFConfigVersion.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/netCDF/netCDFConfigVersion.cmake
+	if [ -f $(MPI_LIB) ]; then \
+	  install -d $(DESTDIR)$(PREFIX)/lib/cmake/netCDF_mpi && \
+	  install -m 0755 $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/libnetcdf_mpi.so.$(SOVERSION) && \
+	  ln -sf libnetcdf_mpi.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libnetcdf_mpi.so && \
+	  install -m 0755 $(MPI_PRELOAD) $(DESTDIR)$(PREFIX)/lib/libnczarr_mpi_preload.so && \
+	  install -m 0644 include/netcdf_par.h $(DESTDIR)$(PREFIX)/include/ && \
+	  install -m 0644 $(BUILD)/netcdf-mpi.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/netcdf-mpi.pc && \
+	  sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBNAME@|libnetcdf_mpi|g' -e 's|@HAS_PARALLEL@|yes|g' cmake/netCDFConfig.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/netCDF_mpi/netCDFConfig.cmake && \
+	  sed -e 's|@VERSION@|$(VERSION)|g' cmake/netCDFConfigVersion.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/netCDF_mpi/netCDFConfigVersion.cmake; \
+	fi
 
 check: all
 	sh ctests/ensure_deps.sh
-	$(MAKE) --no-print-directory check-rust check-c check-compat check-clients check-passthrough check-s3 check-python check-v3 check-cmake
+	$(MAKE) --no-print-directory check-rust check-c check-compat check-clients check-passthrough check-s3 check-python check-v3 check-cmake check-mpi
 	@echo "make check: all suites passed"
 
 check-rust:
@@ -129,6 +170,9 @@ check-v3: all
 
 check-cmake: all
 	sh ctests/run_cmake.sh
+
+check-mpi: all
+	sh ctests/run_mpi.sh
 
 demo: all
 	sh ctests/demo.sh

@@ -18,6 +18,21 @@ typedef struct Limit Limit;
 
 typedef int nc_type;
 
+typedef struct NczParComm {
+  void *ctx;
+  int rank;
+  int size;
+  int (*barrier)(void *ctx);
+  int (*allreduce_max)(void *ctx, uint64_t *values, size_t n);
+  int (*alltoallv)(void *ctx, const uint8_t *send, const uint64_t *send_counts, uint8_t **recv, uint64_t *recv_counts);
+  void (*free_buf)(uint8_t *buf);
+  void (*release)(void *ctx);
+} NczParComm;
+
+typedef struct NczParHooks {
+  int (*comm_from_fortran)(int fcomm, NczParComm *out);
+} NczParHooks;
+
 typedef struct nc_vlen_t {
   size_t len;
   void *p;
@@ -895,9 +910,6 @@ EXTERNL int
 nc__open_mp(const char *path, int mode, int basepe, size_t *chunksizehintp, int *ncidp);
 
 EXTERNL int
-nc_var_par_access(int ncid, int varid, int par_access);
-
-EXTERNL int
 nc_redef(int ncid);
 
 EXTERNL int
@@ -1077,6 +1089,9 @@ nc_initialize(void);
 
 EXTERNL int
 nc_finalize(void);
+
+EXTERNL int
+nc_var_par_access(int ncid, int varid, int par_access);
 
 EXTERNL int
 nc_inq_type(int ncid, nc_type xtype, char *name, size_t *size);

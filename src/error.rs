@@ -45,6 +45,9 @@ pub enum Kind {
     NotNc4,
     StrictNc3,
     NoPar,
+    ParInit,
+    /// An MPI call failed, or the ranks disagreed on a collective call.
+    Mpi,
     BadGroupId,
     BadTypeId,
     LateFill,
@@ -120,6 +123,8 @@ impl Error {
             Kind::NotNc4 => -111,
             Kind::StrictNc3 => -112,
             Kind::NoPar => -114,
+            Kind::ParInit => -115,
+            Kind::Mpi => -131,
             Kind::BadGroupId => -116,
             Kind::BadTypeId => -117,
             Kind::LateFill => -122,

@@ -20,10 +20,11 @@
 //! | 4 | `codec` | filters and Zarr codecs: ids, JSON, encode/decode |
 //! | 3 | `nc` `json` | netCDF vocabulary (types, names, values, quantize); JSON as Zarr writers write it |
 //! | 2 | `trace` | `NCTRACING` output |
-//! | 1 | `config` `parallel` | `.ncrc` and environment settings; the per-process worker pool |
+//! | 1 | `config` `parallel` `collective` | `.ncrc` and environment settings; the per-process worker pool; MPI ranks as a C vtable |
 //! | 0 | `error` | the one error type and its `NC_*` codes |
 
 pub mod codec;
+pub mod collective;
 pub mod config;
 pub mod dataset;
 pub mod engine;

@@ -50,7 +50,7 @@ impl Dataset {
                 }
             }
         }
-        let stored = self.write_chunks(gid, varid, sel, mem);
+        let stored = self.write_chunks(gid, varid, sel, mem).and_then(|()| self.after_par_write(gid, varid.index()?));
         if stored.as_ref().is_err_and(|e| e.kind != Kind::Range) {
             for (dimid, len) in grown {
                 self.model.dims[dimid].len = len;

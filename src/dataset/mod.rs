@@ -25,7 +25,10 @@ mod attrs;
 mod data;
 mod define;
 mod inquire;
+mod parallel;
 mod strings;
+
+pub use parallel::Access;
 
 pub use inquire::{GroupCounts, VarSummary};
 mod persist;
@@ -84,6 +87,8 @@ pub struct Dataset {
     pub format: ZarrFormat,
     /// Shard indexes read so far, by shard key (zarr-v3.md §7.3).
     shard_indexes: crate::zmap::shard::IndexCache,
+    /// The MPI ranks sharing this dataset (`nc_create_par`/`nc_open_par`).
+    par: Option<parallel::ParState>,
 }
 
 /// `format`: the format a create writes (its zip layout differs); opens pass `None`.
@@ -140,11 +145,18 @@ impl Dataset {
             return err(Kind::Invalid, "shard= needs mode v3");
         }
         let (store, _) = open_store(&spec, true, format)?;
+        let mut ds = Dataset::fresh(spec, cmode, store, format);
+        ds.persist()?;
+        Ok(ds)
+    }
+
+    /// A new, empty dataset in define mode over `store` (nothing written yet).
+    fn fresh(spec: OpenSpec, cmode: OpenFlags, store: Box<dyn Zmap>, format: ZarrFormat) -> Dataset {
         let flavor = spec.flavor.unwrap_or(Flavor::NcZarr);
         if !spec.xarray && flavor == Flavor::Zarr {
             trace::warn("noxarray implies pure Zarr: dimension names will not be stored");
         }
-        let mut ds = Dataset {
+        Dataset {
             model: Model::new(),
             store,
             flavor,
@@ -162,10 +174,9 @@ impl Dataset {
             chunks: Default::default(),
             format,
             shard_indexes: Default::default(),
+            par: None,
             spec,
-        };
-        ds.persist()?;
-        Ok(ds)
+        }
     }
 
     pub fn open(spec: OpenSpec, omode: OpenFlags) -> Result<Dataset> {
@@ -218,6 +229,7 @@ impl Dataset {
             chunks: Default::default(),
             format: ZarrFormat::from_number(loaded.zarr_format),
             shard_indexes: Default::default(),
+            par: None,
             spec,
         })
     }
@@ -262,6 +274,10 @@ impl Dataset {
         }
         if self.define_mode {
             return err(Kind::InDefine, "already in define mode");
+        }
+        if let Some(par) = &self.par {
+            // Collective: every rank enters define mode at the same call.
+            par.comm.barrier()?;
         }
         self.define_mode = true;
         Ok(())
@@ -348,6 +364,7 @@ impl Dataset {
     /// pending changes are dropped (nothing is written).
     pub fn abort(self) -> Result<()> {
         if self.created
+            && self.par.as_ref().is_none_or(|p| p.comm.rank() == 0)
             && self.model.groups[0].vars.is_empty()
             && self.model.dims.is_empty()
             && self.model.groups.len() == 1

@@ -9,6 +9,9 @@ impl Dataset {
     /// Makes everything durable in crash-safe order: moved objects of renamed nodes, then
     /// chunks, then array metadata, then group metadata (`flush_metadata`).
     pub fn persist(&mut self) -> Result<()> {
+        if self.par.is_some() {
+            return self.persist_par();
+        }
         self.apply_renames()?;
         for (gid, varid) in self.chunks.dirty_vars() {
             let layout = self.chunk_layout(gid, varid)?;
@@ -31,10 +34,12 @@ impl Dataset {
     /// Writes every metadata object whose bytes differ from storage, in crash-safe order.
     /// Only `persist` calls it, after renamed nodes' objects have been moved.
     pub(super) fn flush_metadata(&mut self) -> Result<()> {
-        if !self.dirty {
-            return Ok(());
-        }
-        let opts = RenderOptions {
+        self.flush_metadata_as(true)
+    }
+
+    /// How this dataset's metadata is rendered.
+    pub(super) fn render_options(&self) -> RenderOptions {
+        RenderOptions {
             flavor: self.flavor,
             xarray: self.spec.xarray,
             strict_char: self.spec.strict_char,
@@ -45,7 +50,16 @@ impl Dataset {
                 || self.has_zmetadata
                 || (self.spec.consolidated.is_none() && self.spec.s3.is_some()),
             classic: self.classic,
-        };
+        }
+    }
+
+    /// `write`: false on the ranks of a parallel dataset other than 0, which keep the
+    /// bookkeeping of what is stored but leave the writing to rank 0.
+    pub(super) fn flush_metadata_as(&mut self, write: bool) -> Result<()> {
+        if !self.dirty {
+            return Ok(());
+        }
+        let opts = self.render_options();
         let rendered = self.format.render(&self.model, &opts);
         let changed: Vec<(String, Vec<u8>)> = rendered.into_iter().filter(|(k, b)| self.stored.get(k) != Some(b)).collect();
         // Crash-safe order, one concurrent batch per wave: every array's objects, then groups
@@ -73,8 +87,10 @@ impl Dataset {
             waves.entry(wave_of(&key)).or_default().push((key, bytes));
         }
         for (_, wave) in waves {
-            let items = wave.iter().map(|(k, b)| Ok((Key::new(k.as_str())?, b.clone()))).collect::<Result<Vec<_>>>()?;
-            self.store.put_many(items)?;
+            if write {
+                let items = wave.iter().map(|(k, b)| Ok((Key::new(k.as_str())?, b.clone()))).collect::<Result<Vec<_>>>()?;
+                self.store.put_many(items)?;
+            }
             self.stored.extend(wave);
         }
         for gid in 0..self.model.groups.len() {
@@ -92,12 +108,25 @@ impl Dataset {
     /// Moves the objects of renamed groups and variables to their new keys (FIX of netcdf-c's
     /// rename data loss): groups top-down, then variables.
     pub(super) fn apply_renames(&mut self) -> Result<()> {
+        self.renames(true)
+    }
+
+    /// The bookkeeping of `apply_renames` without moving anything: ranks of a parallel
+    /// dataset other than 0, after rank 0 moved the objects.
+    pub(super) fn note_renames(&mut self) {
+        // Without store calls nothing here can fail.
+        let _ = self.renames(false);
+    }
+
+    fn renames(&mut self, move_objects: bool) -> Result<()> {
         for gid in 1..self.model.groups.len() {
             let now = self.model.group_key(gid);
             if let Some(old) = self.model.groups[gid].stored_key.clone()
                 && old != now
             {
-                self.store.rename_prefix(&Key::new(old.clone())?, &Key::new(now.clone())?)?;
+                if move_objects {
+                    self.store.rename_prefix(&Key::new(old.clone())?, &Key::new(now.clone())?)?;
+                }
                 let lead = format!("{old}/");
                 let fix = |k: &mut Option<String>| {
                     if let Some(s) = k.as_mut()
@@ -124,7 +153,9 @@ impl Dataset {
                     && old != now
                     && !old.is_empty()
                 {
-                    self.store.rename_prefix(&Key::new(old.clone())?, &Key::new(now.clone())?)?;
+                    if move_objects {
+                        self.store.rename_prefix(&Key::new(old.clone())?, &Key::new(now.clone())?)?;
+                    }
                     let lead = format!("{old}/");
                     self.stored.retain(|k, _| !k.starts_with(&lead));
                     self.shard_indexes.forget_prefix(&lead);

@@ -27,6 +27,13 @@ impl Dataset {
         if longest > MAX_STRLEN {
             return err(Kind::Invalid, format!("a string of {longest} bytes is longer than the widest supported ({MAX_STRLEN})"));
         }
+        if self.par.is_some() {
+            // Widening rewrites every chunk: not something one rank may do while others write.
+            return err(
+                Kind::Invalid,
+                format!("a string of {longest} bytes does not fit the width {old} fixed at nc_enddef in parallel (set _nczarr_maxstrlen)"),
+            );
+        }
         if var.stored.v3.as_ref().is_some_and(|v| v.shard.is_some()) {
             return err(Kind::Invalid, format!("a string of {longest} bytes does not fit the sharded array's width {old}"));
         }

@@ -20,6 +20,8 @@ pub(super) struct Entry {
     /// A background encoding of `buf` started when a write covered the whole chunk; used at
     /// flush if the chunk was not touched again (any later write drops it).
     pub(super) pending: Option<Pending>,
+    /// Parallel datasets: the elements this rank wrote since the last collective flush.
+    pub(super) written: Option<super::pieces::Mask>,
 }
 
 /// The result of an encoding running on the thread pool, and what it was encoded with.
@@ -77,7 +79,7 @@ pub(super) struct VarChunks {
 impl VarChunks {
     fn insert(&mut self, idx: &[u64], buf: ChunkBuf, clock: u64) {
         self.bytes += buf.bytes();
-        if let Some(old) = self.entries.insert(idx.to_vec(), Entry { buf, dirty: false, last_use: clock, pending: None }) {
+        if let Some(old) = self.entries.insert(idx.to_vec(), Entry { buf, dirty: false, last_use: clock, pending: None, written: None }) {
             self.bytes -= old.buf.bytes();
             self.lru.remove(&(old.last_use, idx.to_vec()));
         }
@@ -95,7 +97,7 @@ impl VarChunks {
         Ok(e)
     }
 
-    fn remove(&mut self, idx: &[u64]) -> Option<Entry> {
+    pub(super) fn remove(&mut self, idx: &[u64]) -> Option<Entry> {
         let e = self.entries.remove(idx)?;
         self.bytes -= e.buf.bytes();
         self.lru.remove(&(e.last_use, idx.to_vec()));
@@ -108,6 +110,8 @@ impl VarChunks {
 pub struct Cache {
     pub(super) vars: HashMap<(usize, usize), VarChunks>,
     pub(super) clock: u64,
+    /// Record which elements each write touched (parallel datasets, `pieces`).
+    pub(super) tracking: bool,
 }
 
 impl Cache {
@@ -287,12 +291,19 @@ impl Cache {
         self.load(store, var, layout, &idxs)?;
         self.clock += 1;
         let clock = self.clock;
+        let tracking = self.tracking;
         let vc = self.var(var);
         let mut range = false;
         for p in &plans {
             let e = vc.touch(&p.idx, clock)?;
             e.dirty = true;
             e.pending = None;
+            if tracking {
+                let mask = e.written.get_or_insert_with(|| super::pieces::Mask::new(layout.nelems));
+                for r in &p.runs {
+                    (0..r.n).for_each(|j| mask.set(r.coff + j * r.cstep));
+                }
+            }
             match (&mut e.buf, &mut mem) {
                 (ChunkBuf::Fixed(chunk), Mem::Bytes(buf, mt)) => {
                     for r in &p.runs {
@@ -348,6 +359,11 @@ impl Cache {
                 break;
             }
             if let Some(e) = vc.entries.get(k) {
+                if e.dirty && e.written.as_ref().is_some_and(|m| layout.sharded || !m.full()) {
+                    // Part of a chunk (or shard) other ranks may also write: it waits, cached,
+                    // for the next collective flush (`pieces`).
+                    continue;
+                }
                 bytes -= e.buf.bytes();
                 victims.push(k.clone());
             }
@@ -372,6 +388,7 @@ impl Cache {
         for e in vc.entries.values_mut() {
             e.dirty = false;
             e.pending = None;
+            e.written = None;
         }
         Ok(())
     }

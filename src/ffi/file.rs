@@ -13,7 +13,7 @@ use std::ffi::{c_char, c_int};
 
 /// Dataset name → spec. Names that are not ours: a missing path is errno 2 (as netcdf-c),
 /// anything else NC_ENOTNC (classic and HDF5 files are not served by this library).
-fn spec_for(path: *const c_char, creating: bool) -> Result<OpenSpec> {
+pub(super) fn spec_for(path: *const c_char, creating: bool) -> Result<OpenSpec> {
     // SAFETY: `path` is the caller's NUL-terminated dataset name (NULL checked).
     let raw = unsafe { cstr(path) }?;
     let name = std::str::from_utf8(raw).map_err(|_| crate::error::Error::new(Kind::Invalid, "path is not UTF-8"))?;
@@ -191,26 +191,6 @@ pub unsafe extern "C" fn nc_close_memio(ncid: c_int, info: *mut super::consts::N
     // No dataset of ours lives in memory: this is a plain close and `info` is left
     // untouched, as netcdf-c's NCZarr close ignores it.
     registry::remove(ncid)?.close()
-}
-
-#[export]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc_create_par_fortran(path: *const c_char, cmode: c_int, comm: c_int, info: c_int, ncidp: *mut c_int) -> c_int {
-    super::route::route_path!(true, nc_create_par_fortran(path, cmode, comm, info, ncidp): (*const c_char, c_int, c_int, c_int, *mut c_int), claim ncidp);
-    api!("nc_create_par_fortran", (path, cmode, comm, info, ncidp), { err(Kind::NoPar, "parallel I/O is not built") })
-}
-
-#[export]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc_open_par_fortran(path: *const c_char, mode: c_int, comm: c_int, info: c_int, ncidp: *mut c_int) -> c_int {
-    super::route::route_path!(false, nc_open_par_fortran(path, mode, comm, info, ncidp): (*const c_char, c_int, c_int, c_int, *mut c_int), claim ncidp);
-    api!("nc_open_par_fortran", (path, mode, comm, info, ncidp), { err(Kind::NoPar, "parallel I/O is not built") })
-}
-
-#[export(trace(ncid, varid, par_access))]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc_var_par_access(ncid: c_int, varid: c_int, par_access: c_int) -> c_int {
-    err(Kind::NoPar, "parallel I/O is not built")
 }
 
 #[export(trace(ncid))]

@@ -24,6 +24,7 @@ pub mod file;
 pub mod filters;
 pub mod group;
 pub mod library;
+pub mod par;
 pub mod route;
 pub mod tool_compat;
 pub mod usertypes;
