@@ -10,6 +10,9 @@ for tool in ncdump:netcdf-bin cmake:cmake pkg-config:pkg-config gfortran:gfortra
 done
 [ -f /usr/include/netcdf.h ] || need_apt="$need_apt libnetcdf-dev"
 [ -f /usr/include/netcdf.mod ] || need_apt="$need_apt libnetcdff-dev"
+# Parallel I/O: OpenMPI (mpicc, mpif90, mpirun) and Debian's parallel netcdf-c to compare with.
+for tool in mpicc mpirun mpif90; do command -v $tool > /dev/null 2>&1 || need_apt="$need_apt openmpi-bin libopenmpi-dev"; done
+[ -f /usr/lib/x86_64-linux-gnu/netcdf/mpi/include/netcdf_par.h ] || need_apt="$need_apt libnetcdf-mpi-dev"
 if [ -n "$need_apt" ]; then
     echo "installing:$need_apt"
     SUDO=""

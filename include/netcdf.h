@@ -18,21 +18,6 @@ typedef struct Limit Limit;
 
 typedef int nc_type;
 
-typedef struct NczParComm {
-  void *ctx;
-  int rank;
-  int size;
-  int (*barrier)(void *ctx);
-  int (*allreduce_max)(void *ctx, uint64_t *values, size_t n);
-  int (*alltoallv)(void *ctx, const uint8_t *send, const uint64_t *send_counts, uint8_t **recv, uint64_t *recv_counts);
-  void (*free_buf)(uint8_t *buf);
-  void (*release)(void *ctx);
-} NczParComm;
-
-typedef struct NczParHooks {
-  int (*comm_from_fortran)(int fcomm, NczParComm *out);
-} NczParHooks;
-
 typedef struct nc_vlen_t {
   size_t len;
   void *p;

@@ -11,11 +11,6 @@
 #if defined(__cplusplus)
 extern "C" {
 #endif
-EXTERNL void nczarr_par_register(NczParHooks *hooks);
-EXTERNL int nczarr_par_create(const char *path, int cmode, const NczParComm *comm, int *ncidp);
-EXTERNL int nczarr_par_open(const char *path, int mode, const NczParComm *comm, int *ncidp);
-EXTERNL int nczarr_par_forward(const char *path, int creating);
-EXTERNL int nczarr_par_claim(int status, int *ncidp, int creating);
 EXTERNL int nczarr_def_var_shards(int ncid, int varid, const size_t *shardp);
 EXTERNL int nczarr_inq_var_shards(int ncid, int varid, int *shardedp, size_t *shardp);
 #if defined(__cplusplus)
