@@ -35,6 +35,23 @@ pub(super) fn read_direct(store: &dyn Zmap, layout: &Layout, p: &ChunkPlan, out:
         }
         return Ok(());
     }
+    if total == layout.nelems && tiles_chunk(p) {
+        // The whole chunk, each row contiguous in the caller's memory: read straight into
+        // those rows (one vectored read), no scratch copy.
+        let mut parts: Vec<&mut [u8]> = p
+            .runs
+            .iter()
+            // SAFETY: the runs of one chunk hold distinct elements with distinct memory slots,
+            // and this chunk's slots belong to this task (MemOut).
+            .map(|r| unsafe { out.range(r.moff * fs, r.n * fs) })
+            .collect();
+        let found = store.read_scatter(&key, &mut parts)?;
+        drop(parts);
+        if !found {
+            p.runs.iter().for_each(write_fill);
+        }
+        return Ok(());
+    }
     if total * 4 > layout.nelems {
         // Most of the chunk is wanted: read it whole into this thread's scratch buffer.
         scratch.resize(layout.nelems * fs, 0);
@@ -86,6 +103,16 @@ pub(super) fn read_direct(store: &dyn Zmap, layout: &Layout, p: &ChunkPlan, out:
         }
     }
     Ok(())
+}
+
+/// Do the chunk's runs cover it in storage order, each contiguous in chunk and memory?
+fn tiles_chunk(p: &ChunkPlan) -> bool {
+    let mut next = 0;
+    p.runs.iter().all(|r| {
+        let fits = r.coff == next && (r.cstep == 1 || r.n == 1) && (r.mstep == 1 || r.n == 1);
+        next += r.n;
+        fits
+    })
 }
 
 /// The user's buffer, shared by the parallel copy of a get.

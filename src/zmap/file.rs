@@ -16,6 +16,47 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Temp files carry this marker; listings skip them and they are never valid Zarr keys.
 const TMP_MARK: &str = ".nczarr-tmp-";
 
+fn temp_name(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}{TMP_MARK}{}-{}", std::process::id(), TMP_COUNTER.fetch_add(1, Ordering::Relaxed)))
+}
+
+/// Writes `value` into an unnamed file (`O_TMPFILE`) and links it in as `path`: a new object
+/// costs one directory operation where temp-file-and-rename costs two, and is still never seen
+/// half written. The directory lock is what many writers contend on (perf: `rename` spinning
+/// on the directory's rwsem with 8 writers). An existing object is replaced by linking the
+/// unnamed file under a temp name and renaming that over it. `false`: no `O_TMPFILE` here (or
+/// no /proc), the caller writes through a named temp file.
+fn put_linked(dir: &Path, path: &Path, value: &[u8]) -> Result<bool> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(mut f) = fs::OpenOptions::new().write(true).mode(0o666).custom_flags(libc::O_TMPFILE).open(dir) else { return Ok(false) };
+    f.write_all(value)?;
+    let proc = std::ffi::CString::new(format!("/proc/self/fd/{}", f.as_raw_fd())).expect("no NUL");
+    let link = |to: &Path| -> std::io::Result<()> {
+        let to = std::ffi::CString::new(to.as_os_str().as_bytes()).map_err(|_| std::io::Error::from(ErrorKind::InvalidInput))?;
+        // SAFETY: two NUL-terminated paths; the fd stays open until `f` drops.
+        let rc = unsafe { libc::linkat(libc::AT_FDCWD, proc.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_SYMLINK_FOLLOW) };
+        if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+    };
+    match link(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("obj");
+            let tmp = temp_name(dir, name);
+            link(&tmp)?;
+            fs::rename(&tmp, path).inspect_err(|_| {
+                let _ = fs::remove_file(&tmp);
+            })?;
+            Ok(true)
+        }
+        // /proc missing or linking refused: the named temp file path still works.
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::EPERM) | Some(libc::EXDEV) | Some(libc::EOPNOTSUPP)) => {
+            Ok(false)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 pub struct FileStore {
     root: PathBuf,
     /// The root directory opened once: reads resolve keys beneath it with one `openat2`
@@ -205,6 +246,26 @@ impl Zmap for FileStore {
         Ok(true)
     }
 
+    /// One `readv` per object (a 1 MiB chunk into 64 rows of the caller's array is one call).
+    fn read_scatter(&self, key: &Key, parts: &mut [&mut [u8]]) -> Result<bool> {
+        let Some(mut file) = self.open_object(key)? else { return Ok(false) };
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let len = file.metadata()?.len();
+        if len != total as u64 {
+            return err(Kind::NcZarr, format!("{key}: {len} bytes, expected {total}"));
+        }
+        let mut slices: Vec<std::io::IoSliceMut<'_>> = parts.iter_mut().map(|p| std::io::IoSliceMut::new(p)).collect();
+        let mut rest = &mut slices[..];
+        while !rest.is_empty() {
+            let n = file.read_vectored(rest)?;
+            if n == 0 {
+                return err(Kind::NcZarr, format!("{key}: shorter than its size"));
+            }
+            std::io::IoSliceMut::advance_slices(&mut rest, n);
+        }
+        Ok(true)
+    }
+
     fn get_ranges(&self, key: &Key, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
         use std::os::unix::fs::FileExt;
         let Some(file) = self.open_object(key)? else { return Ok(None) };
@@ -232,8 +293,11 @@ impl Zmap for FileStore {
         if !dir.is_dir() {
             fs::create_dir_all(dir)?;
         }
+        if put_linked(dir, &path, value)? {
+            return Ok(());
+        }
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("obj");
-        let tmp = dir.join(format!("{name}{TMP_MARK}{}-{}", std::process::id(), TMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
+        let tmp = temp_name(dir, name);
         let result = (|| -> Result<()> {
             let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o666).open(&tmp)?;
             f.write_all(value)?;

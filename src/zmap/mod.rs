@@ -43,6 +43,12 @@ pub trait Zmap: Send + Sync {
         copy_exact(key, self.get(key)?, out)
     }
 
+    /// Reads an object of exactly the parts' total length into the parts, in order: a chunk
+    /// scattered straight into the rows of the caller's array. `Ok(false)`: absent.
+    fn read_scatter(&self, key: &Key, parts: &mut [&mut [u8]]) -> Result<bool> {
+        scatter_exact(key, self.get(key)?, parts)
+    }
+
     /// Byte ranges of one object, in the order asked, and the object's size; `None`: absent.
     /// A range past the end is NC_ENCZARR. `size`: the object must be exactly this long (a
     /// chunk of the size its metadata says; else NC_ENCZARR, truncated or foreign), checked
@@ -121,6 +127,21 @@ pub fn within_limit(keys: &[Key], got: Vec<Option<Vec<u8>>>, limit: Limit) -> Re
 }
 
 /// `read_into` from a whole object: absent → `false`; any size but `out.len()` is NC_ENCZARR.
+/// `read_scatter` from a whole object: its bytes laid into `parts` in order.
+pub fn scatter_exact(key: &str, got: Option<Vec<u8>>, parts: &mut [&mut [u8]]) -> Result<bool> {
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    let Some(bytes) = got else { return Ok(false) };
+    if bytes.len() != total {
+        return err(Kind::NcZarr, format!("{key}: {} bytes, expected {total}", bytes.len()));
+    }
+    let mut at = 0;
+    for p in parts.iter_mut() {
+        p.copy_from_slice(&bytes[at..at + p.len()]);
+        at += p.len();
+    }
+    Ok(true)
+}
+
 pub fn copy_exact(key: &str, got: Option<Vec<u8>>, out: &mut [u8]) -> Result<bool> {
     match got {
         None => Ok(false),
@@ -250,6 +271,15 @@ pub(crate) mod conformance {
         assert_eq!(store.get_ranges(&Key::new("a/none").unwrap(), &[Suffix(4)], Some(4)).unwrap(), None);
         assert_eq!(store.get_ranges(&Key::new("a/s").unwrap(), &[at(8, 5)], None).unwrap_err().kind, crate::error::Kind::NcZarr);
         assert_eq!(store.get_ranges(&Key::new("a/s").unwrap(), &[Suffix(11)], None).unwrap_err().kind, crate::error::Kind::NcZarr);
+        // Scattered reads (a chunk into rows of the caller's array): exact size or NC_ENCZARR.
+        let (mut x, mut y) = ([0u8; 3], [0u8; 7]);
+        assert!(store.read_scatter(&Key::new("a/s").unwrap(), &mut [&mut x[..], &mut y[..]]).unwrap());
+        assert_eq!((&x[..], &y[..]), (&b"012"[..], &b"3456789"[..]));
+        assert_eq!(store.read_scatter(&Key::new("a/s").unwrap(), &mut [&mut x[..]]).unwrap_err().kind, crate::error::Kind::NcZarr);
+        assert!(!store.read_scatter(&Key::new("a/none").unwrap(), &mut [&mut x[..]]).unwrap());
+        // Replacing an object (linked over the old one) keeps every reader's view whole.
+        store.put(&Key::new("a/s").unwrap(), b"abc").unwrap();
+        assert_eq!(store.get(&Key::new("a/s").unwrap()).unwrap().as_deref(), Some(&b"abc"[..]));
         store.delete_prefix(&Key::new("a/s").unwrap()).unwrap();
         store.rename_prefix(&Key::new("a").unwrap(), &Key::new("c").unwrap()).unwrap();
         assert_eq!(store.get(&Key::new("a/.zarray").unwrap()).unwrap(), None);

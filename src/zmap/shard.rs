@@ -375,6 +375,10 @@ impl Zmap for ShardStore<'_> {
         super::copy_exact(key, self.get(key)?, out)
     }
 
+    fn read_scatter(&self, key: &Key, parts: &mut [&mut [u8]]) -> Result<bool> {
+        super::scatter_exact(key, self.get(key)?, parts)
+    }
+
     fn get_ranges(&self, key: &Key, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
         super::cut_ranges(key, self.get(key)?, ranges, size)
     }

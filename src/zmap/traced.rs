@@ -43,6 +43,20 @@ impl Zmap for Traced {
         r
     }
 
+    fn read_scatter(&self, key: &Key, parts: &mut [&mut [u8]]) -> Result<bool> {
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let r = self.0.read_scatter(key, parts);
+        trace::emit(
+            2,
+            &format!(
+                "storage: read {key} ({total} bytes in {} parts) -> {}",
+                parts.len(),
+                outcome(&r, |f| if *f { "ok".into() } else { "absent".into() })
+            ),
+        );
+        r
+    }
+
     fn read_into(&self, key: &Key, out: &mut [u8]) -> Result<bool> {
         let r = self.0.read_into(key, out);
         trace::emit(
