@@ -138,6 +138,10 @@ pub unsafe extern "C" fn nc_open_par_fortran(path: *const c_char, mode: c_int, c
 #[export(trace(ncid, varid, par_access))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_var_par_access(ncid: c_int, varid: c_int, par_access: c_int) -> c_int {
+    if HOOKS.load(Ordering::Acquire).is_null() {
+        // A serial library, like netcdf-c built without parallel I/O: NC_ENOPAR for any call.
+        return err(Kind::NoPar, "parallel I/O is not built into this library (link libnetcdf_mpi)");
+    }
     let access = match par_access {
         0 => Access::Independent,
         1 => Access::Collective,
