@@ -280,7 +280,7 @@ int main(int argc, char **argv)
     /* Partly written chunks beyond NCZARR_PAR_PENDING_MB: independent writers get NC_ENOMEM,
      * collective ones have them merged at the call. */
     setenv("NCZARR_PAR_PENDING_MB", "1", 1);
-    OK(nc_create_par(name("bound"), NC_NETCDF4 | NC_CLOBBER, MPI_COMM_WORLD, MPI_INFO_NULL, &ncid));
+    OK(nc_create_par(name("bound"), NC_NETCDF4 | NC_CLOBBER | NC_MPIIO, /* NC_MPIIO/NC_MPIPOSIX: accepted, as netcdf-c */ MPI_COMM_WORLD, MPI_INFO_NULL, &ncid));
     int d, w;
     OK(nc_def_dim(ncid, "big", (size_t)(2 << 20) * (size_t)n, &d));
     OK(nc_def_var(ncid, "w", NC_INT, 1, &d, &w));
@@ -294,7 +294,7 @@ int main(int argc, char **argv)
     OK(nc_put_vara_int(ncid, w, (size_t[]){(size_t)(n + rank) * part}, &part, big));
     OK(nc_close(ncid));
     unsetenv("NCZARR_PAR_PENDING_MB");
-    OK(nc_open_par(name("bound"), NC_NOWRITE, MPI_COMM_WORLD, MPI_INFO_NULL, &ncid));
+    OK(nc_open_par(name("bound"), NC_NOWRITE | NC_MPIPOSIX, MPI_COMM_WORLD, MPI_INFO_NULL, &ncid));
     OK(nc_get_vara_int(ncid, w, (size_t[]){(size_t)(n + rank) * part}, &part, big));
     good = 1;
     for (size_t i = 0; i < part; i++) good &= big[i] == (int)(rank * 1000 + (int)(i % 1000));
