@@ -3,7 +3,12 @@
 build="$top/build"
 pre="$build/libnczarr_preload.so"
 scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+# Background servers a suite starts go into $pids; they are stopped at exit.
+pids=""
+cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; rm -rf "$scratch"; }
+trap cleanup EXIT
+# A free loopback port, for servers the suites start.
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); }

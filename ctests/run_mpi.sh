@@ -10,9 +10,6 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/ctests/harness.sh"
-pids=""
-cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; rm -rf "$scratch"; }
-trap cleanup EXIT
 for tool in mpicc mpirun mpif90 moto_server curl; do
     command -v $tool > /dev/null || { echo "missing tool: $tool (sh ctests/ensure_deps.sh)"; exit 1; }
 done
@@ -41,7 +38,6 @@ done
 tail -1 "$scratch/py.txt"
 
 # 2. S3 (moto), 1/2/4/7 ranks.
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 M=$(port); moto_server -H 127.0.0.1 -p "$M" > "$scratch/moto.log" 2>&1 & pids="$pids $!"
 for i in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$M/" && break; sleep 0.1; done
 export AWS_ACCESS_KEY_ID=AKIATESTKEY AWS_SECRET_ACCESS_KEY=test-secret NCZARR_S3_BACKOFF_MS=10

@@ -8,13 +8,9 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/ctests/harness.sh"
-pids=""
-cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; rm -rf "$scratch"; }
-trap cleanup EXIT
 for tool in moto_server curl ncdump nccopy; do
     command -v $tool > /dev/null || { echo "missing tool: $tool (sh ctests/ensure_deps.sh)"; exit 1; }
 done
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_up() { for i in $(seq 1 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; echo "server $1 did not start"; exit 1; }
 
 M=$(port); moto_server -H 127.0.0.1 -p "$M" > "$scratch/moto.log" 2>&1 & pids="$pids $!"
