@@ -41,6 +41,13 @@ impl Pending {
     }
 }
 
+thread_local! {
+    /// Each worker's buffer for chunks read whole and copied out in rows. Kept across calls:
+    /// rayon calls a `map_init` initialiser per split job, so a buffer made there was often
+    /// new, and each new one cost page faults and zeroing.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Background encodings in flight, bounded so snapshots cannot pile up in memory.
 pub(super) static ENCODES_IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
@@ -211,7 +218,7 @@ impl Cache {
             plans = rest;
             let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
             let results: Vec<Result<()>> = crate::parallel::run(|| {
-                direct.par_iter().map_init(Vec::new, |scratch, p| read_direct(store, layout, p, &out, scratch)).collect()
+                direct.par_iter().map(|p| SCRATCH.with(|s| read_direct(store, layout, p, &out, &mut s.borrow_mut()))).collect()
             });
             results.into_iter().collect::<Result<()>>()?;
         }
