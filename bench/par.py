@@ -67,7 +67,7 @@ def main():
 
     try:
         print(f"\nparallel I/O: {MIB} MiB float, 1 MiB chunks; seconds (medians of {RUNS}) in {scratch}; ours on dir and S3 ({server_name}),")
-        print("netcdf-c = Debian's parallel netcdf-c 4.9.0 writing netCDF-4/HDF5 on local disk (best of collective/independent)")
+        print("netcdf-c = Debian's parallel netcdf-c 4.9.0 writing netCDF-4/HDF5 in the same place; dir/hdf5 against its better access mode")
         print(f"{'decomp':8} {'np':>2} {'hdf5 coll w/r':>15} {'hdf5 ind w/r':>15} {'dir coll w/r':>15} {'dir ind w/r':>15} {'s3 coll w/r':>15}"
               f" {'dir/hdf5 w':>10} {'dir/hdf5 r':>10}")
         for decomp in ("aligned", "split"):

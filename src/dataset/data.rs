@@ -72,9 +72,7 @@ impl Dataset {
         let layout = self.chunk_layout(gid, varid.index()?)?;
         let key = (gid, varid.index()?);
         let range = crate::zmap::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, |store| {
-            let range = self.chunks.put(store, key, &layout, &shape, sel, mem)?;
-            self.chunks.trim(store, key, &layout, budget)?;
-            Ok(range)
+            self.chunks.put(store, key, &layout, &shape, sel, mem, budget)
         })?;
         if range { err(Kind::Range, "value out of range for the variable type") } else { Ok(()) }
     }

@@ -119,7 +119,13 @@ pub struct Cache {
     pub(super) clock: u64,
     /// Record which elements each write touched (parallel datasets, `pieces`).
     pub(super) tracking: bool,
+    /// Buffers of chunks evicted after writing, reused for chunks a write covers whole: no
+    /// page faults and zeroing for a fresh buffer, no fill for bytes about to be overwritten.
+    spare: Vec<Vec<u8>>,
 }
+
+/// How many evicted chunk buffers are kept for reuse.
+const SPARE_BUFFERS: usize = 8;
 
 impl Cache {
     pub(super) fn var(&mut self, key: (usize, usize)) -> &mut VarChunks {
@@ -150,8 +156,14 @@ impl Cache {
         for (idx, buf) in to_read.into_iter().zip(decoded) {
             vc.insert(idx, buf?, clock);
         }
+        let want = layout.nelems * layout.item;
         for (idx, _) in missing.iter().filter(|(_, skip)| *skip) {
-            vc.insert(idx, layout.fill_chunk(), clock);
+            // Whole-chunk writes overwrite every byte: a recycled buffer needs no fill.
+            let buf = match self.spare.iter().position(|b| b.len() == want) {
+                Some(i) if !layout.is_text() => ChunkBuf::Fixed(self.spare.swap_remove(i)),
+                _ => layout.fill_chunk(),
+            };
+            self.vars.entry(var).or_default().insert(idx, buf, clock);
         }
         Ok(())
     }
@@ -265,7 +277,11 @@ impl Cache {
         Ok(range)
     }
 
-    /// Writes a selection from memory into cached chunks (marked dirty).
+    /// Writes a selection from memory into cached chunks (marked dirty), keeping the
+    /// variable's cache within `budget` bytes: a write larger than the cache goes through it in
+    /// batches of chunks, each trimmed (written out) before the next is loaded, so memory stays
+    /// bounded and evicted buffers are reused.
+    #[allow(clippy::too_many_arguments)]
     pub fn put(
         &mut self,
         store: &dyn Zmap,
@@ -274,6 +290,7 @@ impl Cache {
         shape: &[u64],
         sel: &Selection,
         mut mem: Mem<'_>,
+        budget: usize,
     ) -> Result<bool> {
         let mut plans = plan(layout, shape, sel);
         if let Mem::Bytes(buf, mt) = &mem
@@ -294,68 +311,72 @@ impl Cache {
                 vc.remove(&p.idx);
             }
         }
-        let idxs: Vec<(Vec<u64>, bool)> = plans.iter().map(|p| (p.idx.clone(), p.whole)).collect();
-        self.load(store, var, layout, &idxs)?;
-        self.clock += 1;
-        let clock = self.clock;
-        let tracking = self.tracking;
-        let vc = self.var(var);
         let mut range = false;
-        for p in &plans {
-            let e = vc.touch(&p.idx, clock)?;
-            e.dirty = true;
-            e.pending = None;
-            if tracking {
-                let mask = e.written.get_or_insert_with(|| super::pieces::Mask::new(layout.nelems));
-                for r in &p.runs {
-                    (0..r.n).for_each(|j| mask.set(r.coff + j * r.cstep));
-                }
-            }
-            match (&mut e.buf, &mut mem) {
-                (ChunkBuf::Fixed(chunk), Mem::Bytes(buf, mt)) => {
+        let per_batch = (budget / (layout.nelems * layout.item).max(1)).max(1);
+        for batch in plans.chunks(per_batch) {
+            let idxs: Vec<(Vec<u64>, bool)> = batch.iter().map(|p| (p.idx.clone(), p.whole)).collect();
+            self.load(store, var, layout, &idxs)?;
+            self.clock += 1;
+            let clock = self.clock;
+            let tracking = self.tracking;
+            let vc = self.var(var);
+            for p in batch {
+                let e = vc.touch(&p.idx, clock)?;
+                e.dirty = true;
+                e.pending = None;
+                if tracking {
+                    let mask = e.written.get_or_insert_with(|| super::pieces::Mask::new(layout.nelems));
                     for r in &p.runs {
-                        range |= copy_run(r, chunk, layout.nctype, buf, *mt, false);
-                        if layout.storage == StorageKind::Bool {
-                            for j in 0..r.n {
-                                let at = r.coff + j * r.cstep;
-                                chunk[at] = (chunk[at] != 0) as u8;
+                        (0..r.n).for_each(|j| mask.set(r.coff + j * r.cstep));
+                    }
+                }
+                match (&mut e.buf, &mut mem) {
+                    (ChunkBuf::Fixed(chunk), Mem::Bytes(buf, mt)) => {
+                        for r in &p.runs {
+                            range |= copy_run(r, chunk, layout.nctype, buf, *mt, false);
+                            if layout.storage == StorageKind::Bool {
+                                for j in 0..r.n {
+                                    let at = r.coff + j * r.cstep;
+                                    chunk[at] = (chunk[at] != 0) as u8;
+                                }
+                            }
+                            if layout.storage == StorageKind::Half {
+                                // Finite floats beyond half precision's range are stored as
+                                // infinity: NC_ERANGE, as for any narrowing conversion.
+                                range |= (0..r.n).any(|j| {
+                                    let at = (r.coff + j * r.cstep) * 4;
+                                    let f = f32::from_ne_bytes([chunk[at], chunk[at + 1], chunk[at + 2], chunk[at + 3]]);
+                                    f.is_finite() && f.abs() > 65504.0
+                                });
+                            }
+                            if let Some(q) = &layout.quantize {
+                                // BitGroom alternates by the element's place in the caller's block.
+                                q.apply(chunk, (0..r.n).map(|j| (r.coff + j * r.cstep, r.mem(j))));
                             }
                         }
-                        if layout.storage == StorageKind::Half {
-                            // Finite floats beyond half precision's range are stored as
-                            // infinity: NC_ERANGE, as for any narrowing conversion.
-                            range |= (0..r.n).any(|j| {
-                                let at = (r.coff + j * r.cstep) * 4;
-                                let f = f32::from_ne_bytes([chunk[at], chunk[at + 1], chunk[at + 2], chunk[at + 3]]);
-                                f.is_finite() && f.abs() > 65504.0
-                            });
-                        }
-                        if let Some(q) = &layout.quantize {
-                            // BitGroom alternates by the element's place in the caller's block.
-                            q.apply(chunk, (0..r.n).map(|j| (r.coff + j * r.cstep, r.mem(j))));
+                        if p.whole {
+                            e.pending = encode_behind(layout, &e.buf);
                         }
                     }
-                    if p.whole {
-                        e.pending = encode_behind(layout, &e.buf);
+                    (ChunkBuf::Strings(items), Mem::Strings(slots)) => {
+                        for r in &p.runs {
+                            for j in 0..r.n {
+                                let v = slots[r.mem(j)].clone().flatten();
+                                items[r.coff + j * r.cstep] = v.map(|s| layout.clip(s));
+                            }
+                        }
                     }
+                    _ => return err(Kind::Internal, "memory kind does not match the chunk"),
                 }
-                (ChunkBuf::Strings(items), Mem::Strings(slots)) => {
-                    for r in &p.runs {
-                        for j in 0..r.n {
-                            let v = slots[r.mem(j)].clone().flatten();
-                            items[r.coff + j * r.cstep] = v.map(|s| layout.clip(s));
-                        }
-                    }
-                }
-                _ => return err(Kind::Internal, "memory kind does not match the chunk"),
             }
+            self.trim(store, var, layout, budget)?;
         }
         Ok(range)
     }
 
     /// Keeps a variable's cache within `budget` bytes, writing dirty chunks it drops.
     pub fn trim(&mut self, store: &dyn Zmap, var: (usize, usize), layout: &Layout, budget: usize) -> Result<()> {
-        let vc = self.var(var);
+        let vc = self.vars.entry(var).or_default();
         if vc.bytes <= budget {
             return Ok(());
         }
@@ -379,7 +400,11 @@ impl Cache {
             victims.iter().filter_map(|k| vc.entries.get(k).filter(|e| e.dirty).map(|e| (k, &e.buf, e.pending.as_ref()))).collect();
         write_chunks(store, layout, &dirty)?;
         for k in victims {
-            vc.remove(&k);
+            if let Some(Entry { buf: ChunkBuf::Fixed(b), .. }) = vc.remove(&k)
+                && self.spare.len() < SPARE_BUFFERS
+            {
+                self.spare.push(b);
+            }
         }
         Ok(())
     }
