@@ -1,5 +1,5 @@
-/* Parallel write/read benchmark: N ranks write then read one 256 MiB float variable in 1 MiB
- * chunks (64 rows x 4096 columns), through netcdf_par.h. Built against Debian's parallel
+/* Parallel write/read benchmark: N ranks write then read one 256 MiB float variable in 256 KiB
+ * chunks (64 rows x 1024 columns), through netcdf_par.h. Built against Debian's parallel
  * netcdf-c and run either plainly (an .nc path: netCDF-4/HDF5 through parallel HDF5) or with
  * our preload library in front (a Zarr URL: ours). Prints "write <s> read <s>" from rank 0,
  * each the slowest rank's time between barriers.

@@ -1,5 +1,5 @@
 """Parallel row of `make bench`: 1, 2 and 4 MPI ranks writing and reading 256 MiB (one float
-variable, 1 MiB chunks) with chunk-aligned and chunk-splitting decompositions (bench/par.c),
+variable, 256 KiB chunks (64 x 1024)) with chunk-aligned and chunk-splitting decompositions (bench/par.c),
 on our directory store and on S3 (s3s-fs when installed, else moto), against Debian's parallel
 netcdf-c writing netCDF-4/HDF5 on local disk with the same decomposition, collective and
 independent. One program: built against Debian's library, with our preload library in front
@@ -66,7 +66,7 @@ def main():
         return [(statistics.median(r[i][0] for r in runs), statistics.median(r[i][1] for r in runs)) for i in range(len(configs))]
 
     try:
-        print(f"\nparallel I/O: {MIB} MiB float, 1 MiB chunks; seconds (medians of {RUNS}) in {scratch}; ours on dir and S3 ({server_name}),")
+        print(f"\nparallel I/O: {MIB} MiB float, 256 KiB chunks (64 x 1024); seconds (medians of {RUNS}) in {scratch}; ours on dir and S3 ({server_name}),")
         print("netcdf-c = Debian's parallel netcdf-c 4.9.0 writing netCDF-4/HDF5 in the same place; dir/hdf5 against its better access mode")
         print(f"{'decomp':8} {'np':>2} {'hdf5 coll w/r':>15} {'hdf5 ind w/r':>15} {'dir coll w/r':>15} {'dir ind w/r':>15} {'s3 coll w/r':>15}"
               f" {'dir/hdf5 w':>10} {'dir/hdf5 r':>10}")
