@@ -130,32 +130,30 @@ __attribute__((constructor)) static void register_shim(void) { nczarr_par_regist
 
 typedef int (*par_fn)(const char *, int, MPI_Comm, MPI_Info, int *);
 
-int nc_create_par(const char *path, int cmode, MPI_Comm comm, MPI_Info info, int *ncidp) {
-    (void)info; /* hints for MPI-IO; object stores take none */
+/* nc_create_par and nc_open_par: `real_name` is the real netcdf-c's function behind the preload
+ * library, `ours` the core's entry point. `info` holds MPI-IO hints; object stores take none. */
+static int par_entry(int creating, const char *real_name, int (*ours)(const char *, int, const struct nczarr_par_comm *, int *),
+                     const char *path, int mode, MPI_Comm comm, MPI_Info info, int *ncidp)
+{
 #ifdef NCZARR_PRELOAD
-    if (nczarr_par_forward(path, 1)) {
-        par_fn real = (par_fn)dlsym(RTLD_NEXT, "nc_create_par");
+    if (nczarr_par_forward(path, creating)) {
+        par_fn real = (par_fn)dlsym(RTLD_NEXT, real_name);
         if (!real) return NC_ENOPAR;
-        return nczarr_par_claim(real(path, cmode, comm, info, ncidp), ncidp, 1);
+        return nczarr_par_claim(real(path, mode, comm, info, ncidp), ncidp, creating);
     }
+#else
+    (void)creating; (void)real_name; (void)info;
 #endif
     struct nczarr_par_comm c;
     int rc = make_comm(comm, &c);
     if (rc) return rc;
-    return nczarr_par_create(path, cmode, &c, ncidp);
+    return ours(path, mode, &c, ncidp);
+}
+
+int nc_create_par(const char *path, int cmode, MPI_Comm comm, MPI_Info info, int *ncidp) {
+    return par_entry(1, "nc_create_par", nczarr_par_create, path, cmode, comm, info, ncidp);
 }
 
 int nc_open_par(const char *path, int mode, MPI_Comm comm, MPI_Info info, int *ncidp) {
-    (void)info;
-#ifdef NCZARR_PRELOAD
-    if (nczarr_par_forward(path, 0)) {
-        par_fn real = (par_fn)dlsym(RTLD_NEXT, "nc_open_par");
-        if (!real) return NC_ENOPAR;
-        return nczarr_par_claim(real(path, mode, comm, info, ncidp), ncidp, 0);
-    }
-#endif
-    struct nczarr_par_comm c;
-    int rc = make_comm(comm, &c);
-    if (rc) return rc;
-    return nczarr_par_open(path, mode, &c, ncidp);
+    return par_entry(0, "nc_open_par", nczarr_par_open, path, mode, comm, info, ncidp);
 }

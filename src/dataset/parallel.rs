@@ -89,10 +89,6 @@ impl Dataset {
         Ok(comm.agree(local)?.attach(comm))
     }
 
-    pub fn is_parallel(&self) -> bool {
-        self.par.is_some()
-    }
-
     /// `nc_var_par_access`: NC_GLOBAL sets every variable of the group.
     pub fn set_par_access(&mut self, gid: usize, varid: VarRef, access: Access) -> Result<()> {
         let nvars = self.model.groups.get(gid).map_or(0, |g| g.vars.len());
@@ -158,7 +154,8 @@ impl Dataset {
     pub(super) fn persist_par(&mut self) -> Result<()> {
         let par = self.par.as_ref().expect("parallel dataset");
         let rank = par.comm.rank();
-        let mut digest = [self.define_digest(), !self.define_digest()];
+        let digest = self.define_digest();
+        let mut digest = [digest, !digest];
         par.comm.max(&mut digest)?;
         if digest[0] != !digest[1] {
             return err(
@@ -267,8 +264,8 @@ mod tests {
         format!("file://{}#mode=nczarr,file", dir.display())
     }
 
-    /// Four ranks (threads) each write every fourth element of one chunk, then a column of a
-    /// second; both chunks come back whole after the collective close.
+    /// Four ranks (threads) each write every fourth element of one chunk, one element per call;
+    /// the chunk comes back whole after the collective close.
     #[test]
     fn pieces_of_one_chunk_from_four_ranks_all_land() {
         let dir = std::env::temp_dir().join(format!("par_pieces_{}", std::process::id()));

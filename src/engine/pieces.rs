@@ -42,10 +42,6 @@ impl Mask {
             && (self.len.is_multiple_of(64) || self.words[whole] == (1u64 << (self.len % 64)) - 1)
     }
 
-    pub fn count(&self) -> usize {
-        self.words.iter().map(|w| w.count_ones() as usize).sum()
-    }
-
     fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.len).filter(|&i| self.get(i))
     }
@@ -60,15 +56,6 @@ pub struct Piece {
 }
 
 impl Piece {
-    /// Bytes this piece takes on the wire (about): the bound on pending pieces counts these.
-    pub fn wire_bytes(&self, item: usize) -> usize {
-        self.mask.words.len() * 8
-            + match &self.buf {
-                ChunkBuf::Fixed(_) => self.mask.count() * item,
-                ChunkBuf::Strings(s) => self.mask.iter().map(|i| 4 + s[i].as_ref().map_or(0, |x| x.len())).sum(),
-            }
-    }
-
     pub fn encode(&self, item: usize, out: &mut Vec<u8>) {
         out.extend((self.var.0 as u32).to_le_bytes());
         out.extend((self.var.1 as u32).to_le_bytes());
@@ -189,15 +176,14 @@ impl WirePiece {
     }
 }
 
-/// The owner's half of two-phase I/O for one variable: reads each chunk that pieces arrived
-/// for (one batch), lays the pieces over it in the order given (rank order), and stores each
-/// chunk once.
+/// The owner's half of two-phase I/O for one variable: reads the chunks that pieces arrived
+/// for a batch at a time, lays the pieces over each in the order given (rank order), and
+/// stores each chunk once.
 pub fn merge(store: &dyn Zmap, layout: &Layout, chunks: Vec<(Vec<u64>, Vec<WirePiece>)>) -> Result<()> {
     if chunks.is_empty() {
         return Ok(());
     }
     let keys: Vec<Key> = chunks.iter().map(|(idx, _)| layout.chunk_key(idx)).collect::<Result<_>>()?;
-    let mut merged: Vec<(Vec<u64>, ChunkBuf)> = Vec::with_capacity(chunks.len());
     for (batch, batch_keys) in chunks.chunks(store.caps().batch_size.max(1)).zip(keys.chunks(store.caps().batch_size.max(1))) {
         let fetched = store.get_many_limited(batch_keys, layout.stored_limit())?;
         let done: Vec<Result<(Vec<u64>, ChunkBuf)>> = crate::parallel::run(|| {
@@ -213,10 +199,11 @@ pub fn merge(store: &dyn Zmap, layout: &Layout, chunks: Vec<(Vec<u64>, Vec<WireP
                 })
                 .collect()
         });
-        merged.extend(done.into_iter().collect::<Result<Vec<_>>>()?);
+        let merged = done.into_iter().collect::<Result<Vec<_>>>()?;
+        let dirty: Vec<DirtyChunk<'_>> = merged.iter().map(|(idx, buf)| (idx, buf, None)).collect();
+        write_chunks(store, layout, &dirty)?;
     }
-    let dirty: Vec<DirtyChunk<'_>> = merged.iter().map(|(idx, buf)| (idx, buf, None)).collect();
-    write_chunks(store, layout, &dirty)
+    Ok(())
 }
 
 impl Cache {

@@ -42,10 +42,13 @@ pub(super) fn spec_for(path: *const c_char, creating: bool) -> Result<OpenSpec> 
 /// # Safety
 /// `path` is NULL or NUL-terminated; `ncidp` is NULL or writable.
 pub unsafe fn create_impl(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> Result<()> {
-    let spec = spec_for(path, true)?;
-    let ds = Dataset::create(spec, OpenFlags::from_bits(cmode))?;
+    hand_out(Dataset::create(spec_for(path, true)?, OpenFlags::from_bits(cmode))?, ncidp)
+}
+
+/// Registers a newly created or opened dataset and stores its ncid through `ncidp`.
+pub(super) fn hand_out(ds: Dataset, ncidp: *mut c_int) -> Result<()> {
     let ncid = registry::insert(ds)?;
-    // SAFETY: optional out-pointer.
+    // SAFETY: optional out-pointer (NULL or the caller's int*).
     unsafe { put(ncidp, ncid) };
     Ok(())
 }
@@ -53,12 +56,7 @@ pub unsafe fn create_impl(path: *const c_char, cmode: c_int, ncidp: *mut c_int) 
 /// # Safety
 /// `path` is NULL or NUL-terminated; `ncidp` is NULL or writable.
 pub unsafe fn open_impl(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> Result<()> {
-    let spec = spec_for(path, false)?;
-    let ds = Dataset::open(spec, OpenFlags::from_bits(mode))?;
-    let ncid = registry::insert(ds)?;
-    // SAFETY: optional out-pointer.
-    unsafe { put(ncidp, ncid) };
-    Ok(())
+    hand_out(Dataset::open(spec_for(path, false)?, OpenFlags::from_bits(mode))?, ncidp)
 }
 
 #[export]

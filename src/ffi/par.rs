@@ -4,14 +4,13 @@
 //! In the serial libraries no shim registers itself: the `_fortran` forms and
 //! `nc_var_par_access` answer NC_ENOPAR, as a netcdf-c built without parallel I/O does.
 
-use super::file::spec_for;
-use super::{put, with};
+use super::file::{hand_out, spec_for};
+use super::with;
 use crate::api;
 use crate::collective::{Comm, NczParComm};
 use crate::dataset::{Access, Dataset};
 use crate::error::{Kind, Result, err};
 use crate::nc::modes::{OpenFlags, VarRef};
-use crate::registry;
 use nczarr_macros::export;
 use std::ffi::{c_char, c_int};
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -44,21 +43,11 @@ unsafe fn take_comm(comm: *const NczParComm) -> Result<Comm> {
 }
 
 fn create(path: *const c_char, cmode: c_int, comm: Comm, ncidp: *mut c_int) -> Result<()> {
-    let spec = spec_for(path, true)?;
-    let ds = Dataset::create_par(spec, OpenFlags::from_bits(cmode), comm)?;
-    let ncid = registry::insert(ds)?;
-    // SAFETY: optional out-pointer.
-    unsafe { put(ncidp, ncid) };
-    Ok(())
+    hand_out(Dataset::create_par(spec_for(path, true)?, OpenFlags::from_bits(cmode), comm)?, ncidp)
 }
 
 fn open(path: *const c_char, mode: c_int, comm: Comm, ncidp: *mut c_int) -> Result<()> {
-    let spec = spec_for(path, false)?;
-    let ds = Dataset::open_par(spec, OpenFlags::from_bits(mode), comm)?;
-    let ncid = registry::insert(ds)?;
-    // SAFETY: optional out-pointer.
-    unsafe { put(ncidp, ncid) };
-    Ok(())
+    hand_out(Dataset::open_par(spec_for(path, false)?, OpenFlags::from_bits(mode), comm)?, ncidp)
 }
 
 /// The body of `nc_create_par` after the shim duplicated the communicator.

@@ -254,15 +254,7 @@ impl Zmap for FileStore {
         if len != total as u64 {
             return err(Kind::NcZarr, format!("{key}: {len} bytes, expected {total}"));
         }
-        let mut slices: Vec<std::io::IoSliceMut<'_>> = parts.iter_mut().map(|p| std::io::IoSliceMut::new(p)).collect();
-        let mut rest = &mut slices[..];
-        while !rest.is_empty() {
-            let n = file.read_vectored(rest)?;
-            if n == 0 {
-                return err(Kind::NcZarr, format!("{key}: shorter than its size"));
-            }
-            std::io::IoSliceMut::advance_slices(&mut rest, n);
-        }
+        super::read_vectored_exact(key, &mut file, parts)?;
         Ok(true)
     }
 

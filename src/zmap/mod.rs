@@ -127,6 +127,21 @@ pub fn within_limit(keys: &[Key], got: Vec<Option<Vec<u8>>>, limit: Limit) -> Re
 }
 
 /// `read_into` from a whole object: absent → `false`; any size but `out.len()` is NC_ENCZARR.
+/// Fills `parts` in order from `reader` (a file at the object's first byte): `readv` calls
+/// until every part is full; an early end is NC_ENCZARR.
+pub fn read_vectored_exact(key: &str, reader: &mut impl std::io::Read, parts: &mut [&mut [u8]]) -> Result<()> {
+    let mut slices: Vec<std::io::IoSliceMut<'_>> = parts.iter_mut().map(|p| std::io::IoSliceMut::new(p)).collect();
+    let mut rest = &mut slices[..];
+    while !rest.is_empty() {
+        let n = reader.read_vectored(rest)?;
+        if n == 0 {
+            return err(Kind::NcZarr, format!("{key}: shorter than its size"));
+        }
+        std::io::IoSliceMut::advance_slices(&mut rest, n);
+    }
+    Ok(())
+}
+
 /// `read_scatter` from a whole object: its bytes laid into `parts` in order.
 pub fn scatter_exact(key: &str, got: Option<Vec<u8>>, parts: &mut [&mut [u8]]) -> Result<bool> {
     let total: usize = parts.iter().map(|p| p.len()).sum();

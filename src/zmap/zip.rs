@@ -218,7 +218,7 @@ impl Zmap for ZipStore {
         super::copy_exact(key, self.get_limited(key, exact)?, out)
     }
 
-    /// A stored (uncompressed) entry is read with vectored preads at its data offset, straight
+    /// A stored (uncompressed) entry is read with vectored reads from its data offset, straight
     /// into the parts, as the directory store reads its files.
     fn read_scatter(&self, key: &Key, parts: &mut [&mut [u8]]) -> Result<bool> {
         let total: usize = parts.iter().map(|p| p.len()).sum();
@@ -227,39 +227,11 @@ impl Zmap for ZipStore {
             Entry::Absent => Ok(false),
             Entry::Bytes(b) => super::scatter_exact(key, Some(b), parts),
             Entry::Stored(start, len) => {
-                use std::os::fd::AsRawFd;
+                use std::io::{Seek, SeekFrom};
                 super::check_size(key, len, Some(total as u64))?;
-                let file = File::open(&self.path)?;
-                let mut iov: Vec<libc::iovec> =
-                    parts.iter_mut().map(|p| libc::iovec { iov_base: p.as_mut_ptr().cast(), iov_len: p.len() }).collect();
-                let (mut first, mut done) = (0usize, 0usize);
-                while first < iov.len() {
-                    let count = (iov.len() - first).min(1024);
-                    // SAFETY: the iovecs point into `parts`, alive and exclusively borrowed here.
-                    let got = unsafe {
-                        libc::preadv(file.as_raw_fd(), iov[first..].as_ptr(), count as libc::c_int, (start + done as u64) as libc::off_t)
-                    };
-                    if got < 0 {
-                        return Err(std::io::Error::last_os_error().into());
-                    }
-                    if got == 0 {
-                        return err(Kind::NcZarr, format!("{key}: archive shorter than its entry"));
-                    }
-                    let mut got = got as usize;
-                    done += got;
-                    while got > 0 && first < iov.len() {
-                        let v = &mut iov[first];
-                        if got >= v.iov_len {
-                            got -= v.iov_len;
-                            first += 1;
-                        } else {
-                            // SAFETY: advancing within the same part.
-                            v.iov_base = unsafe { v.iov_base.cast::<u8>().add(got) }.cast();
-                            v.iov_len -= got;
-                            got = 0;
-                        }
-                    }
-                }
+                let mut file = File::open(&self.path)?;
+                file.seek(SeekFrom::Start(start))?;
+                super::read_vectored_exact(key, &mut file, parts)?;
                 Ok(true)
             }
         }
