@@ -27,6 +27,7 @@ pub mod codec;
 pub mod collective;
 pub mod config;
 pub mod dataset;
+pub mod bytes;
 pub mod engine;
 pub mod error;
 pub mod ffi;

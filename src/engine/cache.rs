@@ -206,7 +206,7 @@ impl Cache {
                             match stored {
                                 Some(bytes) => {
                                     if !codec::decode_into(&layout.filters, &bytes, dst)? {
-                                        dst.copy_from_slice(&codec::decode(&layout.filters, bytes, fs, dst.len())?);
+                                        crate::bytes::copy(dst, &codec::decode(&layout.filters, bytes, fs, dst.len())?);
                                     }
                                 }
                                 None => match &layout.fill {
@@ -300,16 +300,31 @@ impl Cache {
             && layout.storage != StorageKind::Bool
             && !store.caps().latency_bound
         {
-            // Whole chunks laid out contiguously in the caller's memory go straight to storage:
-            // no copy, no cache entry (a cached copy would now be stale, so it is dropped).
-            let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) = plans.into_iter().partition(|p| contiguous_span(layout, p).is_some());
+            // Whole chunks whose rows lie contiguously in the caller's memory go straight to
+            // storage, gathered from those rows (one vectored write each): no copy, no chunk
+            // buffer, no cache entry (a cached copy would now be stale, so it is dropped).
+            let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) =
+                plans.into_iter().partition(|p| contiguous_span(layout, p).is_some() || tiles_chunk(layout, p));
             plans = rest;
-            for p in direct {
-                let (moff, n) = contiguous_span(layout, &p).expect("checked");
-                store.put(&layout.chunk_key(&p.idx)?, &buf[moff * layout.item..(moff + n) * layout.item])?;
-                let vc = self.var(var);
+            let fs = layout.item;
+            let buf: &[u8] = buf;
+            let store_one = |p: &ChunkPlan| -> Result<()> {
+                let parts: Vec<&[u8]> = match contiguous_span(layout, p) {
+                    Some((moff, n)) => vec![slice_of(buf, moff * fs, n * fs)?],
+                    None => p.runs.iter().map(|r| slice_of(buf, r.moff * fs, r.n * fs)).collect::<Result<_>>()?,
+                };
+                store.put_parts(&layout.chunk_key(&p.idx)?, &parts)
+            };
+            let stored: Vec<Result<()>> = if store.caps().concurrent_puts && direct.len() > 1 {
+                crate::parallel::run(|| direct.par_iter().map(store_one).collect())
+            } else {
+                direct.iter().map(store_one).collect()
+            };
+            let vc = self.var(var);
+            for p in &direct {
                 vc.remove(&p.idx);
             }
+            stored.into_iter().collect::<Result<()>>()?;
         }
         let mut range = false;
         let per_batch = (budget / (layout.nelems * layout.item).max(1)).max(1);

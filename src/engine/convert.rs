@@ -96,9 +96,9 @@ pub(super) fn copy_run(run: &Run, chunk: &mut [u8], file: NcType, mem: &mut [u8]
             let (c, m) = (run.coff * fs, run.moff * ms);
             let len = run.n * fs;
             if to_mem {
-                mem[m..m + len].copy_from_slice(&chunk[c..c + len]);
+                crate::bytes::copy(&mut mem[m..m + len], &chunk[c..c + len]);
             } else {
-                chunk[c..c + len].copy_from_slice(&mem[m..m + len]);
+                crate::bytes::copy(&mut chunk[c..c + len], &mem[m..m + len]);
             }
         } else {
             for j in 0..run.n {

@@ -35,7 +35,7 @@ pub(super) fn read_direct(store: &dyn Zmap, layout: &Layout, p: &ChunkPlan, out:
         }
         return Ok(());
     }
-    if total == layout.nelems && tiles_chunk(p) {
+    if tiles_chunk(layout, p) {
         // The whole chunk, each row contiguous in the caller's memory: read straight into
         // those rows (one vectored read), no scratch copy.
         let mut parts: Vec<&mut [u8]> = p
@@ -105,14 +105,21 @@ pub(super) fn read_direct(store: &dyn Zmap, layout: &Layout, p: &ChunkPlan, out:
     Ok(())
 }
 
-/// Do the chunk's runs cover it in storage order, each contiguous in chunk and memory?
-fn tiles_chunk(p: &ChunkPlan) -> bool {
+/// Do the chunk's runs cover all of it in storage order, each contiguous in chunk and memory?
+/// Then the chunk's bytes are the runs' memory, one after another.
+pub(super) fn tiles_chunk(layout: &Layout, p: &ChunkPlan) -> bool {
     let mut next = 0;
-    p.runs.iter().all(|r| {
-        let fits = r.coff == next && (r.cstep == 1 || r.n == 1) && (r.mstep == 1 || r.n == 1);
-        next += r.n;
-        fits
-    })
+    p.runs.iter().map(|r| r.n).sum::<usize>() == layout.nelems
+        && p.runs.iter().all(|r| {
+            let fits = r.coff == next && (r.cstep == 1 || r.n == 1) && (r.mstep == 1 || r.n == 1);
+            next += r.n;
+            fits
+        })
+}
+
+/// `len` bytes of the caller's buffer from `off`; a selection reaching past it is refused.
+pub(super) fn slice_of(buf: &[u8], off: usize, len: usize) -> Result<&[u8]> {
+    buf.get(off..off + len).ok_or_else(|| crate::error::Error::new(crate::error::Kind::Internal, "selection outside the user buffer"))
 }
 
 /// The user's buffer, shared by the parallel copy of a get.
@@ -142,7 +149,7 @@ impl MemOut {
     pub(super) fn write(&self, off: usize, bytes: &[u8]) {
         assert!(off + bytes.len() <= self.len, "selection outside the user buffer");
         // SAFETY: in bounds (checked) and disjoint from other threads' writes (see above).
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.add(off), bytes.len()) }
+        crate::bytes::copy(unsafe { std::slice::from_raw_parts_mut(self.ptr.add(off), bytes.len()) }, bytes)
     }
 }
 
@@ -158,7 +165,7 @@ pub(super) fn copy_out(run: &Run, chunk: &[u8], file: NcType, out: &MemOut, mt: 
     assert!(last <= out.len, "selection outside the user buffer");
     let write = |m: usize, bytes: &[u8]| {
         // SAFETY: in bounds (checked above) and disjoint from other threads' writes (MemOut).
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.ptr.add(m), bytes.len()) }
+        crate::bytes::copy(unsafe { std::slice::from_raw_parts_mut(out.ptr.add(m), bytes.len()) }, bytes)
     };
     if mem_t == file {
         if run.cstep == 1 && run.mstep == 1 {

@@ -8,7 +8,7 @@
 use super::{ByteRange, Caps, Key, Ranges, Zmap};
 use crate::error::{Error, Kind, Result, err};
 use std::fs;
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,17 +20,17 @@ fn temp_name(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}{TMP_MARK}{}-{}", std::process::id(), TMP_COUNTER.fetch_add(1, Ordering::Relaxed)))
 }
 
-/// Writes `value` into an unnamed file (`O_TMPFILE`) and links it in as `path`: a new object
+/// Writes `parts` (in order) into an unnamed file (`O_TMPFILE`) and links it in as `path`: a new object
 /// costs one directory operation where temp-file-and-rename costs two, and is still never seen
 /// half written. The directory lock is what many writers contend on (perf: `rename` spinning
 /// on the directory's rwsem with 8 writers). An existing object is replaced by linking the
 /// unnamed file under a temp name and renaming that over it. `false`: no `O_TMPFILE` here (or
 /// no /proc), the caller writes through a named temp file.
-fn put_linked(dir: &Path, path: &Path, value: &[u8]) -> Result<bool> {
+fn put_linked(dir: &Path, path: &Path, parts: &[&[u8]]) -> Result<bool> {
     use std::os::fd::AsRawFd;
     use std::os::unix::ffi::OsStrExt;
     let Ok(mut f) = fs::OpenOptions::new().write(true).mode(0o666).custom_flags(libc::O_TMPFILE).open(dir) else { return Ok(false) };
-    f.write_all(value)?;
+    super::write_vectored_all(&mut f, parts)?;
     let proc = std::ffi::CString::new(format!("/proc/self/fd/{}", f.as_raw_fd())).expect("no NUL");
     let link = |to: &Path| -> std::io::Result<()> {
         let to = std::ffi::CString::new(to.as_os_str().as_bytes()).map_err(|_| std::io::Error::from(ErrorKind::InvalidInput))?;
@@ -242,7 +242,7 @@ impl Zmap for FileStore {
         if len != out.len() as u64 {
             return err(Kind::NcZarr, format!("{key}: {len} bytes, expected {}", out.len()));
         }
-        file.read_exact(out)?;
+        super::read_vectored_exact(key, &mut file, 0, &mut [out])?;
         Ok(true)
     }
 
@@ -254,7 +254,7 @@ impl Zmap for FileStore {
         if len != total as u64 {
             return err(Kind::NcZarr, format!("{key}: {len} bytes, expected {total}"));
         }
-        super::read_vectored_exact(key, &mut file, parts)?;
+        super::read_vectored_exact(key, &mut file, 0, parts)?;
         Ok(true)
     }
 
@@ -276,6 +276,11 @@ impl Zmap for FileStore {
     }
 
     fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
+        self.put_parts(key, &[value])
+    }
+
+    /// One `writev` per object: a chunk gathered from 64 rows of the caller's array is one call.
+    fn put_parts(&self, key: &Key, parts: &[&[u8]]) -> Result<()> {
         let path = self.path(key)?;
         if key.is_empty() {
             return err(Kind::BadName, "empty key");
@@ -285,14 +290,14 @@ impl Zmap for FileStore {
         if !dir.is_dir() {
             fs::create_dir_all(dir)?;
         }
-        if put_linked(dir, &path, value)? {
+        if put_linked(dir, &path, parts)? {
             return Ok(());
         }
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("obj");
         let tmp = temp_name(dir, name);
         let result = (|| -> Result<()> {
             let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o666).open(&tmp)?;
-            f.write_all(value)?;
+            super::write_vectored_all(&mut f, parts)?;
             drop(f);
             fs::rename(&tmp, &path)?;
             Ok(())

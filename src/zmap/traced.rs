@@ -92,6 +92,13 @@ impl Zmap for Traced {
         r
     }
 
+    fn put_parts(&self, key: &Key, parts: &[&[u8]]) -> Result<()> {
+        let r = self.0.put_parts(key, parts);
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        trace::emit(2, &format!("storage: put {key} ({total} bytes in {} parts) -> {}", parts.len(), outcome(&r, |_| "ok".into())));
+        r
+    }
+
     fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
         let (n, bytes) = (items.len(), items.iter().map(|(_, v)| v.len()).sum::<usize>());
         let r = self.0.put_many(items);

@@ -231,7 +231,7 @@ impl Zmap for ZipStore {
                 super::check_size(key, len, Some(total as u64))?;
                 let mut file = File::open(&self.path)?;
                 file.seek(SeekFrom::Start(start))?;
-                super::read_vectored_exact(key, &mut file, parts)?;
+                super::read_vectored_exact(key, &mut file, start, parts)?;
                 Ok(true)
             }
         }
