@@ -21,13 +21,13 @@
 //! | 3 | `nc` `json` | netCDF vocabulary (types, names, values, quantize); JSON as Zarr writers write it |
 //! | 2 | `trace` | `NCTRACING` output |
 //! | 1 | `config` `parallel` `collective` | `.ncrc` and environment settings; the per-process worker pool; MPI ranks as a C vtable |
-//! | 0 | `error` | the one error type and its `NC_*` codes |
+//! | 0 | `error` `bytes` | the one error type and its `NC_*` codes; byte copies into caller memory |
 
+pub mod bytes;
 pub mod codec;
 pub mod collective;
 pub mod config;
 pub mod dataset;
-pub mod bytes;
 pub mod engine;
 pub mod error;
 pub mod ffi;

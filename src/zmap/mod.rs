@@ -156,7 +156,7 @@ pub fn read_vectored_exact(key: &str, reader: &mut impl std::io::Read, start: u6
     let short = || err(Kind::NcZarr, format!("{key}: shorter than its size"));
     let mut at = start as usize;
     let matched = parts.iter().all(|p| {
-        let same = (p.as_ptr() as usize).wrapping_sub(at) % LINE == 0;
+        let same = (p.as_ptr() as usize).wrapping_sub(at).is_multiple_of(LINE);
         at += p.len();
         same
     });

@@ -366,6 +366,11 @@ impl Zmap for ShardStore<'_> {
         Ok(())
     }
 
+    /// Inner chunks are held until the shard is written whole: the parts are joined now.
+    fn put_parts(&self, key: &Key, parts: &[&[u8]]) -> Result<()> {
+        self.put(key, &parts.concat())
+    }
+
     fn get_many_limited(&self, keys: &[Key], limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
         super::within_limit(keys, self.get_many(keys)?, limit)
     }
