@@ -42,11 +42,16 @@ impl Pending {
 }
 
 thread_local! {
-    /// Each worker's buffer for chunks read whole and copied out in rows. Kept across calls:
+    /// Each worker's buffer for chunks read whole and copied out in rows, or joined from short
+    /// rows before they are stored. Kept across calls:
     /// rayon calls a `map_init` initialiser per split job, so a buffer made there was often
     /// new, and each new one cost page faults and zeroing.
     static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
+
+/// Rows at least this long (on average) are written straight from the caller's memory with one
+/// vectored write per chunk; shorter ones are first joined in a scratch buffer.
+const GATHER_MIN_ROW: usize = 4096;
 
 /// Background encodings in flight, bounded so snapshots cannot pile up in memory.
 pub(super) static ENCODES_IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -309,11 +314,21 @@ impl Cache {
             let fs = layout.item;
             let buf: &[u8] = buf;
             let store_one = |p: &ChunkPlan| -> Result<()> {
-                let parts: Vec<&[u8]> = match contiguous_span(layout, p) {
-                    Some((moff, n)) => vec![slice_of(buf, moff * fs, n * fs)?],
-                    None => p.runs.iter().map(|r| slice_of(buf, r.moff * fs, r.n * fs)).collect::<Result<_>>()?,
-                };
-                store.put_parts(&layout.chunk_key(&p.idx)?, &parts)
+                let key = layout.chunk_key(&p.idx)?;
+                if let Some((moff, n)) = contiguous_span(layout, p) {
+                    return store.put(&key, slice_of(buf, moff * fs, n * fs)?);
+                }
+                let parts: Vec<&[u8]> = p.runs.iter().map(|r| slice_of(buf, r.moff * fs, r.n * fs)).collect::<Result<_>>()?;
+                if layout.nelems * fs >= GATHER_MIN_ROW * parts.len() {
+                    return store.put_parts(&key, &parts);
+                }
+                // Short rows cost the kernel more per byte than one copy into a reused buffer.
+                SCRATCH.with(|s| {
+                    let mut joined = s.borrow_mut();
+                    joined.clear();
+                    parts.iter().for_each(|part| joined.extend_from_slice(part));
+                    store.put(&key, &joined)
+                })
             };
             let stored: Vec<Result<()>> = if store.caps().concurrent_puts && direct.len() > 1 {
                 crate::parallel::run(|| direct.par_iter().map(store_one).collect())
