@@ -1,7 +1,8 @@
-"""S3 against the fastest Zarr peer: our library (bench/s3_peers.c) and TensorStore on the same
-data, the same server (s3s-fs when installed, else moto) and the same latency proxy
-(ctests/s3/s3proxy.py) at 0, 20 and 50 ms per request. Medians of N runs, printed as
-ours/TensorStore with the request counts each side made. Called by bench/run.py.
+"""S3 against the Zarr peers: our library (bench/s3_peers.c), TensorStore and zarr-python 3 (over
+s3fs) on the same data, the same server (s3s-fs when installed, else moto) and the same latency
+proxy (ctests/s3/s3proxy.py) at 0, 20 and 50 ms per request. Medians of N runs, printed as
+ours/TensorStore and ours/zarr-python with the request counts each side made. Called by
+bench/run.py.
 
 Workloads: open 200 variables (metadata only), read 64 MiB in 64 uncompressed 1 MiB chunks,
 write 256 MiB in 1 MiB chunks."""
@@ -72,6 +73,39 @@ def proxy_requests(port):
     return json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/__proxy"))["requests"]
 
 
+def zarr_python(ep):
+    """zarr-python 3's open/read/write of the same workloads, each with fresh stores (no caching
+    between runs); its own async concurrency, as a user gets it."""
+    import asyncio
+
+    import zarr
+    from zarr.storage import FsspecStore
+
+    opts = {"endpoint_url": ep, "key": KEY, "secret": SECRET, "client_kwargs": {"region_name": "us-east-1"}}
+
+    def store(path, read_only):
+        return FsspecStore.from_url(f"s3://{BUCKET}/{path}", storage_options=opts, read_only=read_only)
+
+    def open200():
+        async def go():
+            base = store("peers/meta", True)
+            return await asyncio.gather(*(zarr.api.asynchronous.open_array(store=base, path=f"v{i:03d}", mode="r", zarr_format=2)
+                                          for i in range(200)))
+        got = asyncio.run(go())
+        assert len(got) == 200
+
+    def read():
+        data = zarr.open_array(store=store("peers/big64/v", True), mode="r", zarr_format=2)[:]
+        assert data.shape == (64 << 18,)
+
+    def write(run, big):
+        arr = zarr.create_array(store=store(f"peers/w256-zp-{run}", False), shape=big.shape, chunks=(1 << 18,), dtype="<f4",
+                                compressors=None, zarr_format=2, overwrite=True)
+        arr[:] = big
+
+    return open200, read, write
+
+
 def main():
     import tensorstore as ts
 
@@ -127,28 +161,40 @@ def main():
             arr.write(big).result()
             return time.perf_counter() - t0, proxy_requests(pport) - before
 
-        # The data both sides read, written once by us.
+        zp_open200, zp_read, zp_write = zarr_python(ep)
+
+        def timed(fn, *args):
+            before = proxy_requests(pport)
+            t0 = time.perf_counter()
+            fn(*args)
+            return time.perf_counter() - t0, proxy_requests(pport) - before
+
+        # The data every side reads, written once by us.
         ours("peers/meta", "meta-write")
         ours("peers/big64", "big-write", "64")
         rows = []
         for lat in LATENCIES:
             proxy_ctl(pport, latency_ms=lat)
-            for phase, mine, theirs in (
-                ("open 200 vars", lambda r: ours("peers/meta", "meta-open"), lambda r: ts_open200()),
-                ("read 64 MiB", lambda r: ours("peers/big64", "big-read"), lambda r: ts_read()),
-                ("write 256 MiB", lambda r: ours(f"peers/w256-ours-{r}", "big-write", "256"), lambda r: ts_write(r)),
+            for phase, mine, theirs, zp in (
+                ("open 200 vars", lambda r: ours("peers/meta", "meta-open"), lambda r: ts_open200(), lambda r: timed(zp_open200)),
+                ("read 64 MiB", lambda r: ours("peers/big64", "big-read"), lambda r: ts_read(), lambda r: timed(zp_read)),
+                ("write 256 MiB", lambda r: ours(f"peers/w256-ours-{r}", "big-write", "256"), lambda r: ts_write(r),
+                 lambda r: timed(zp_write, r, big)),
             ):
-                o, t = [], []
+                o, t, z = [], [], []
                 for r in range(RUNS):
                     o.append(mine(r))
                     t.append(theirs(r))
-                mo, mt = statistics.median(x[0] for x in o), statistics.median(x[0] for x in t)
-                rows.append((lat, phase, mo, mt, o[0][1], t[0][1]))
-        print(f"\nS3 vs TensorStore ({name} behind the latency proxy; medians of {RUNS}; requests per run):")
-        print(f"{'ms':>3} {'phase':14} {'ours s':>8} {'TS s':>8} {'ours/TS':>8} {'target':>7} {'req ours':>9} {'req TS':>7}")
-        for lat, phase, mo, mt, ro, rt in rows:
+                    z.append(zp(r))
+                mo, mt, mz = (statistics.median(x[0] for x in side) for side in (o, t, z))
+                rows.append((lat, phase, mo, mt, mz, o[0][1], t[0][1], z[0][1]))
+        print(f"\nS3 vs TensorStore and zarr-python 3 ({name} behind the latency proxy; medians of {RUNS}; requests per run):")
+        print(f"{'ms':>3} {'phase':14} {'ours s':>8} {'TS s':>8} {'ours/TS':>8} {'target':>7} {'zarr s':>8} {'ours/zarr':>9}"
+              f" {'req ours':>9} {'req TS':>7} {'req zarr':>8}")
+        for lat, phase, mo, mt, mz, ro, rt, rz in rows:
             ok = mo / mt <= 0.8
-            print(f"{lat:3d} {phase:14} {mo:8.3f} {mt:8.3f} {mo / mt:8.3f} {'<=' if ok else '>'}{0.8:6.2f} {ro:9d} {rt:7d}")
+            print(f"{lat:3d} {phase:14} {mo:8.3f} {mt:8.3f} {mo / mt:8.3f} {'<=' if ok else '>'}{0.8:6.2f} {mz:8.3f} {mo / mz:9.3f}"
+                  f" {ro:9d} {rt:7d} {rz:8d}")
     finally:
         proxy.terminate()
         server.terminate()
