@@ -178,11 +178,12 @@ def main():
         rows = []
         for lat in LATENCIES:
             proxy_ctl(pport, latency_ms=lat)
+            # Each write goes to a new prefix, so no side pays for deleting an earlier run's objects.
             for phase, mine, theirs, zp in (
                 ("open 200 vars", lambda r: ours("peers/meta", "meta-open"), lambda r: ts_open200(), lambda r: timed(zp_open200)),
                 ("read 64 MiB", lambda r: ours("peers/big64", "big-read"), lambda r: ts_read(), lambda r: timed(zp_read)),
-                ("write 256 MiB", lambda r: ours(f"peers/w256-ours-{r}", "big-write", "256"), lambda r: ts_write(r),
-                 lambda r: timed(zp_write, r, big)),
+                ("write 256 MiB", lambda r: ours(f"peers/w256-ours-{lat}-{r}", "big-write", "256"), lambda r: ts_write(f"{lat}-{r}"),
+                 lambda r: timed(zp_write, f"{lat}-{r}", big)),
             ):
                 o, t, z = [], [], []
                 for r in range(RUNS):
