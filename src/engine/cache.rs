@@ -308,8 +308,8 @@ impl Cache {
             // Whole chunks whose rows lie contiguously in the caller's memory go straight to
             // storage, gathered from those rows (one vectored write each): no copy, no chunk
             // buffer, no cache entry (a cached copy would now be stale, so it is dropped).
-            let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) =
-                plans.into_iter().partition(|p| contiguous_span(layout, p).is_some() || tiles_chunk(layout, p));
+            // (A chunk contiguous as a whole is the one-row case.)
+            let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) = plans.into_iter().partition(|p| tiles_chunk(layout, p));
             plans = rest;
             let fs = layout.item;
             let buf: &[u8] = buf;

@@ -139,20 +139,18 @@ pub fn within_limit(keys: &[Key], got: Vec<Option<Vec<u8>>>, limit: Limit) -> Re
 /// into it and ours out of it.
 const BOUNCE_BYTES: usize = 256 << 10;
 
-/// The kernel's copy-to-user (`rep movsb`) runs at half speed when the destination's offset in
-/// a 64-byte line differs from the source's: measured on tmpfs, 256 MiB of 256 KiB chunks read
-/// into the rows of a `malloc`ed array (16 bytes past a line) take 0.17 s, into line-aligned
-/// rows 0.08 s, and through a line-aligned bounce buffer plus a user-space copy 0.09 s.
-const LINE: usize = 64;
-
 thread_local! {
     static BOUNCE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Fills `parts` in order from `reader`, positioned at byte `start` of its file: vectored reads
 /// straight into the parts when each part sits at the same offset in a cache line as its bytes
-/// in the file, else through a bounce buffer that does. An early end is NC_ENCZARR.
+/// in the file, else through a bounce buffer that does. The kernel's copy-to-user (`rep movsb`)
+/// runs at half speed otherwise: measured on tmpfs, 256 MiB of 256 KiB chunks read into the rows
+/// of a `malloc`ed array (16 bytes past a line) take 0.17 s, into line-aligned rows 0.08 s, and
+/// through a line-aligned bounce buffer plus a user-space copy 0.09 s. An early end is NC_ENCZARR.
 pub fn read_vectored_exact(key: &str, reader: &mut impl std::io::Read, start: u64, parts: &mut [&mut [u8]]) -> Result<()> {
+    use crate::bytes::LINE;
     let short = || err(Kind::NcZarr, format!("{key}: shorter than its size"));
     let mut at = start as usize;
     let matched = parts.iter().all(|p| {
@@ -181,13 +179,9 @@ pub fn read_vectored_exact(key: &str, reader: &mut impl std::io::Read, start: u6
         let mut left: usize = parts.iter().map(|p| p.len()).sum();
         while left > 0 {
             let want = left.min(BOUNCE_BYTES);
-            let mut got = 0;
-            while got < want {
-                let n = reader.read(&mut bounce[got..want])?;
-                if n == 0 {
-                    return short();
-                }
-                got += n;
+            match reader.read_exact(&mut bounce[..want]) {
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return short(),
+                r => r?,
             }
             let mut from = 0;
             while from < want {

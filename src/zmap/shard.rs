@@ -105,6 +105,13 @@ pub fn through<R>(inner: &dyn Zmap, cache: &IndexCache, var: &Var, key: &str, f:
 }
 
 impl ShardStore<'_> {
+    /// Keeps an inner chunk's bytes until its shard is written whole (`finish`).
+    fn hold(&self, key: &Key, bytes: Vec<u8>) -> Result<()> {
+        let (shard, slot) = self.locate(key)?;
+        self.pending.lock().map_err(|_| Error::new(Kind::Internal, "shard lock poisoned"))?.entry(shard).or_default().insert(slot, bytes);
+        Ok(())
+    }
+
     fn nslots(&self) -> usize {
         self.per_shard.iter().product::<u64>() as usize
     }
@@ -356,19 +363,11 @@ impl Zmap for ShardStore<'_> {
     }
 
     fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
-        let (shard, slot) = self.locate(key)?;
-        self.pending
-            .lock()
-            .map_err(|_| Error::new(Kind::Internal, "shard lock poisoned"))?
-            .entry(shard)
-            .or_default()
-            .insert(slot, value.to_vec());
-        Ok(())
+        self.hold(key, value.to_vec())
     }
 
-    /// Inner chunks are held until the shard is written whole: the parts are joined now.
     fn put_parts(&self, key: &Key, parts: &[&[u8]]) -> Result<()> {
-        self.put(key, &parts.concat())
+        self.hold(key, parts.concat())
     }
 
     fn get_many_limited(&self, keys: &[Key], limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
