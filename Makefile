@@ -148,6 +148,7 @@ check-rust:
 	$(CARGO) test --release --lib
 
 check-c: all
+	python3 tools/check_headers.py
 	sh ctests/run_c.sh
 
 check-compat: all

@@ -133,7 +133,9 @@ fn write_if_changed(path: &Path, text: &str) {
 }
 
 fn main() {
-    println!("cargo:rerun-if-changed=src/ffi");
+    // cbindgen reads every `pub` item of the crate, not only src/ffi: a public constant
+    // anywhere lands in netcdf.h, so any source change must regenerate the headers.
+    println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=csrc/varargs.c");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-changed=build.rs");

@@ -12,10 +12,6 @@
 #endif
 #define EXTERNL MSC_EXTRA extern
 
-typedef struct Kind Kind;
-
-typedef struct Limit Limit;
-
 typedef int nc_type;
 
 typedef struct nc_vlen_t {

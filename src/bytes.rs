@@ -9,7 +9,7 @@
 /// Below this, `memcpy` uses vector moves itself.
 const SMALL: usize = 1024;
 /// A cache line: the alignment `rep movsb` wants of its destination.
-pub const LINE: usize = 64;
+pub(crate) const LINE: usize = 64;
 
 /// `dst.copy_from_slice(src)`, with vector moves when the destination is off a cache line.
 #[inline]
