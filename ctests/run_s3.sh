@@ -204,6 +204,13 @@ ctl '{"stall_next": 0}'
 "$T" "$E/nczarr-test/faults/keep#mode=nczarr,s3" roundtrip > /dev/null && ok || bad "dataset for the write fault"
 ctl '{"deny_puts": true}'; NCZARR_S3_MAX_ATTEMPTS=2 "$T" "$E/nczarr-test/faults/keep#mode=nczarr,s3" modify-expect -138 > /dev/null && ok || bad "failing writes -> NC_ES3"
 ctl '{"deny_puts": false}'; "$T" "$E/nczarr-test/faults/keep#mode=nczarr,s3" read > /dev/null && ok || bad "previous state intact after failed writes"
+# Chunks are uploaded behind the caller: every byte arrives, and a chunk upload that fails is
+# reported by the put or the close (never lost silently), with the dataset still readable.
+"$T" "$E/nczarr-test/faults/behind#mode=nczarr,s3" chunks-expect 0 > /dev/null && ok || bad "chunks written behind arrive whole"
+ctl '{"deny_put_paths": "/behind/big/1"}'
+NCZARR_S3_MAX_ATTEMPTS=1 "$T" "$E/nczarr-test/faults/behind#mode=nczarr,s3" chunks-expect -138 > /dev/null && ok || bad "failed chunk upload behind the caller -> NC_ES3"
+ctl '{"deny_put_paths": ""}'
+"$T" "$E/nczarr-test/faults/behind#mode=nczarr,s3" chunks-read > /dev/null && ok || bad "dataset readable after a failed chunk upload"
 # Multipart uploads (every object above ~100 bytes here): they complete; a failing part aborts
 # the upload and leaves neither a partial object nor a dangling upload.
 NCZARR_S3_MULTIPART_MB=0.0001 "$T" "$E/nczarr-test/multipart/ok#mode=nczarr,s3" roundtrip > /dev/null && ok || bad "multipart uploads"

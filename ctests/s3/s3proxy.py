@@ -11,6 +11,7 @@ Behaviour is set at run time with `POST /__proxy` and a JSON body (unset keys ke
   stall_next       the next N GET responses stall for `stall_s` seconds after the headers
   stall_s          seconds of the stall
   deny_puts        PUT requests get 500 InternalError (a failing write)
+  deny_put_paths   ... and so do PUTs whose path contains this text ("" = none)
 `GET /__proxy` returns the counters: requests, gets, puts, injected.
 """
 import http.client
@@ -23,7 +24,7 @@ import time
 PORT = int(sys.argv[1])
 UPSTREAM = sys.argv[2].split("://", 1)[1]
 state = {"latency_ms": 0, "fail_next": 0, "fail_all": False, "truncate_next": 0, "stall_next": 0, "stall_s": 3.0,
-         "deny_puts": False}
+         "deny_puts": False, "deny_put_paths": ""}
 counters = {"requests": 0, "gets": 0, "puts": 0, "injected": 0}
 lock = threading.Lock()
 local = threading.local()
@@ -77,7 +78,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             fail = state["fail_all"] or state["fail_next"] > 0
             if state["fail_next"] > 0 and not state["fail_all"]:
                 state["fail_next"] -= 1
-            deny = state["deny_puts"] and self.command == "PUT"
+            pattern = state["deny_put_paths"]
+            deny = self.command == "PUT" and (state["deny_puts"] or (pattern and pattern in self.path))
             if fail or deny:
                 counters["injected"] += 1
         if latency:

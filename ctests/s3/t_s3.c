@@ -129,6 +129,43 @@ int main(int argc, char **argv) {
         if (!got) got = c;
         if (got != want) printf("%s: got %d (%s), want %d\n", url, got, nc_strerror(got), want);
         CHECK(got == want);
+    } else if (!strcmp(mode, "chunks-expect") && argc > 3) {
+        /* 16 MiB in 64 chunks, more than the chunk cache holds: chunks go out during the
+         * put and at the close. The first error either reports must be the expected code. */
+        enum { N = 4 << 20 };
+        int ncid, d, v, want = atoi(argv[3]);
+        float *buf = malloc(sizeof(float) * N);
+        for (int i = 0; i < N; i++) buf[i] = (float)i;
+        OK(nc_create(url, NC_NETCDF4 | NC_CLOBBER, &ncid));
+        OK(nc_def_dim(ncid, "n", N, &d));
+        OK(nc_def_var(ncid, "big", NC_FLOAT, 1, &d, &v));
+        size_t chunk = N / 64;
+        OK(nc_def_var_chunking(ncid, v, NC_CHUNKED, &chunk));
+        OK(nc_set_var_chunk_cache(ncid, v, 4 << 20, 16, 0.75f));
+        OK(nc_enddef(ncid));
+        int got = nc_put_var_float(ncid, v, buf);
+        int c = nc_close(ncid);
+        if (!got) got = c;
+        if (got != want) printf("%s: got %d (%s), want %d\n", url, got, nc_strerror(got), want);
+        CHECK(got == want);
+        if (want == NC_NOERR) {
+            float *back = malloc(sizeof(float) * N);
+            OK(nc_open(url, NC_NOWRITE, &ncid));
+            OK(nc_get_var_float(ncid, v, back));
+            CHECK(memcmp(buf, back, sizeof(float) * N) == 0);
+            OK(nc_close(ncid));
+            free(back);
+        }
+        free(buf);
+    } else if (!strcmp(mode, "chunks-read")) {
+        /* After a failed chunk upload: the dataset opens and every chunk reads (data or fill). */
+        int ncid, v;
+        float *back = malloc(sizeof(float) * (4 << 20));
+        OK(nc_open(url, NC_NOWRITE, &ncid));
+        OK(nc_inq_varid(ncid, "big", &v));
+        OK(nc_get_var_float(ncid, v, back));
+        OK(nc_close(ncid));
+        free(back);
     } else if (!strcmp(mode, "create-expect") && argc > 3) {
         int ncid = -1, want = atoi(argv[3]);
         int got = nc_create(url, NC_NETCDF4 | NC_CLOBBER, &ncid);

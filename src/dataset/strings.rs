@@ -65,7 +65,7 @@ impl Dataset {
                     rewritten.push((key.clone(), new_layout.encode(&chunk)?.into_owned()));
                 }
             }
-            self.store.put_many(rewritten)?;
+            self.store.put_chunks(rewritten)?;
         }
         // The new dtype goes out with the rewritten chunks.
         self.persist()

@@ -231,7 +231,7 @@ pub(super) fn write_chunks(store: &dyn Zmap, layout: &Layout, chunks: &[DirtyChu
             batch.iter().map(|(k, b, p)| Ok((layout.chunk_key(k)?, encoded(layout, b, *p)?.into_owned()))).collect()
         };
         let items = all.into_iter().collect::<Result<Vec<_>>>()?;
-        store.put_many(items)?;
+        store.put_chunks(items)?;
     }
     Ok(())
 }

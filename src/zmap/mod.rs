@@ -66,9 +66,17 @@ pub trait Zmap: Send + Sync {
         cut_ranges(key, self.get(key)?, ranges, size)
     }
 
-    /// Several objects; drivers with latency or parallel I/O override this.
+    /// Several objects, all stored on return; drivers with latency or parallel I/O override this.
     fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
         items.iter().try_for_each(|(k, v)| self.put(k, v))
+    }
+
+    /// Chunk objects, in no order among themselves. A driver may return before they are
+    /// stored (S3 writes behind) if every other call waits for them first and the next
+    /// write or `flush` reports one that failed: metadata written after chunks is still
+    /// stored after them.
+    fn put_chunks(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
+        self.put_many(items)
     }
 
     /// Names of the direct children (objects and sub-prefixes) under `prefix` ("" = root).

@@ -9,6 +9,11 @@
 //!   timeouts) bounded by `NCZARR_S3_MAX_ATTEMPTS`; explicit per-attempt and per-operation
 //!   timeouts; 403 is NC_EACCESS without retry; a body shorter than its Content-Length is
 //!   resumed with a ranged GET pinned to the ETag, and never returned as data.
+//! * Chunks are written behind: `put_chunks` returns once their uploads are handed to the runtime (at most
+//!   `NCZARR_S3_WRITE_BEHIND_MB`, default 256, of bodies held), so copying and encoding the next
+//!   chunks overlaps them; reads, metadata writes and `flush` wait for them first (`Uploads`).
+//! * PUT bodies carry a CRC32C checksum the server verifies, instead of a SHA-256 payload
+//!   signature over every byte (`NCZARR_S3_SIGN_PAYLOAD=1` restores that).
 //! * Objects above `NCZARR_S3_MULTIPART_MB` (default 64) go up as multipart uploads; a failed
 //!   upload is aborted, leaving no partial object.
 
@@ -96,6 +101,106 @@ pub struct S3Store {
     part_size: usize,
     /// Longest wait for the next piece of a response body.
     stall: Duration,
+    /// PUT bodies signed with their SHA-256 (`NCZARR_S3_SIGN_PAYLOAD=1`) rather than
+    /// checked by CRC32C.
+    sign_payload: bool,
+    uploads: Uploads,
+}
+
+/// Chunk uploads `put_chunks` handed to the runtime and did not wait for: the caller's next step
+/// (copying or encoding the next chunks) overlaps them, and batches do not wait for their
+/// slowest request. Every other operation first waits for them, so a read sees what was
+/// written and metadata is stored only after the chunks it describes. A failed upload is
+/// reported by the next write, `put` or `flush` (so at the latest by nc_sync/nc_close, before
+/// any metadata naming the lost chunk is written).
+struct Uploads {
+    /// KiB of bodies handed over and not yet stored: bounds the memory uploads hold.
+    room: Arc<tokio::sync::Semaphore>,
+    room_kib: u32,
+    /// PUT requests in flight at once.
+    requests: Arc<tokio::sync::Semaphore>,
+    failed: Arc<std::sync::Mutex<Option<Error>>>,
+}
+
+/// One upload's hold on `Uploads::room`; a task that ends without saying how (a panic, the
+/// runtime shutting down) counts as a failed upload.
+struct UploadTicket {
+    _room: tokio::sync::OwnedSemaphorePermit,
+    failed: Arc<std::sync::Mutex<Option<Error>>>,
+    outcome: Option<Result<()>>,
+}
+
+impl UploadTicket {
+    fn done(mut self, outcome: Result<()>) {
+        self.outcome = Some(outcome);
+    }
+}
+
+impl Drop for UploadTicket {
+    fn drop(&mut self) {
+        let failure = match self.outcome.take() {
+            Some(Ok(())) => return,
+            Some(Err(e)) => e,
+            None => Error::new(Kind::S3, "an S3 upload stopped before it finished"),
+        };
+        if let Ok(mut slot) = self.failed.lock() {
+            slot.get_or_insert(failure);
+        }
+    }
+}
+
+impl Uploads {
+    fn new(concurrency: usize, room_mb: f64) -> Uploads {
+        let room_kib = (room_mb * 1024.0).clamp(1024.0, f64::from(u32::MAX >> 4)) as u32;
+        Uploads {
+            room: Arc::new(tokio::sync::Semaphore::new(room_kib as usize)),
+            room_kib,
+            requests: Arc::new(tokio::sync::Semaphore::new(concurrency.max(1))),
+            failed: Arc::default(),
+        }
+    }
+
+    /// Waits until no upload is running.
+    fn settle(&self) -> Result<()> {
+        if self.room.available_permits() == self.room_kib as usize {
+            return Ok(());
+        }
+        let room = self.room.clone();
+        let all = self.room_kib;
+        block_on(async move { room.acquire_many_owned(all).await.map(drop) })?
+            .map_err(|_| Error::new(Kind::Internal, "S3 upload accounting closed"))
+    }
+
+    /// Waits for running uploads and reports (once) the first that failed.
+    fn finish(&self) -> Result<()> {
+        self.settle()?;
+        match self.failed.lock().map(|mut f| f.take()) {
+            Ok(Some(e)) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Room for a body of `len` bytes, waiting while the uploads in flight hold too much.
+    fn ticket(&self, len: usize) -> Result<UploadTicket> {
+        let kib = (len.div_ceil(1024) as u64).clamp(1, u64::from(self.room_kib)) as u32;
+        let room = match self.room.clone().try_acquire_many_owned(kib) {
+            Ok(p) => p,
+            Err(_) => {
+                let room = self.room.clone();
+                block_on(async move { room.acquire_many_owned(kib).await })?
+                    .map_err(|_| Error::new(Kind::Internal, "S3 upload accounting closed"))?
+            }
+        };
+        Ok(UploadTicket { _room: room, failed: self.failed.clone(), outcome: None })
+    }
+}
+
+impl Drop for S3Store {
+    /// Uploads still running finish before the store goes (a dataset closed without a flush,
+    /// e.g. after an error, still stores what it handed over).
+    fn drop(&mut self) {
+        let _ = self.uploads.settle();
+    }
 }
 
 impl S3Store {
@@ -150,14 +255,28 @@ impl S3Store {
             Some(k) => b.credentials_provider(Credentials::new(&k.access, &k.secret, k.token.clone(), None, "nczarr")),
             None => b.allow_no_auth(),
         };
+        let concurrency = (env_number("NCZARR_S3_CONCURRENCY", 32.0) as usize).max(1);
         Ok(S3Store {
             client: Client::from_conf(b.build()),
             target: target.clone(),
             region: settings.region.clone(),
-            concurrency: env_number("NCZARR_S3_CONCURRENCY", 32.0) as usize,
+            concurrency,
             multipart_threshold: (env_number("NCZARR_S3_MULTIPART_MB", 64.0) * 1048576.0) as usize,
             part_size: ((env_number("NCZARR_S3_PART_MB", 16.0) * 1048576.0) as usize).max(5 << 20),
             stall: Duration::from_secs_f64(attempt),
+            sign_payload: env_number("NCZARR_S3_SIGN_PAYLOAD", 0.0) != 0.0,
+            uploads: Uploads::new(concurrency, env_number("NCZARR_S3_WRITE_BEHIND_MB", 256.0)),
+        })
+    }
+
+    fn put_ctx(&self) -> Arc<PutCtx> {
+        Arc::new(PutCtx {
+            client: self.client.clone(),
+            bucket: self.target.bucket.clone(),
+            multipart_threshold: self.multipart_threshold,
+            part_size: self.part_size,
+            part_concurrency: self.concurrency.clamp(1, 8),
+            sign_payload: self.sign_payload,
         })
     }
 
@@ -184,6 +303,7 @@ impl S3Store {
     /// Makes room for a new dataset (netcdf-c's clobber): clears the root, and creates the
     /// bucket when it does not exist, as netcdf-c does (refused: NC_EACCESS).
     pub fn create_root(&self) -> Result<()> {
+        self.uploads.finish()?;
         let (client, bucket, dir) = (self.client.clone(), self.target.bucket.clone(), self.dir_prefix(""));
         let region = self.region.clone();
         block_on(async move {
@@ -196,6 +316,7 @@ impl S3Store {
 
     /// Does anything exist under the dataset root?
     pub fn exists(&self) -> Result<bool> {
+        self.uploads.settle()?;
         let (client, bucket, prefix) = (self.client.clone(), self.target.bucket.clone(), self.dir_prefix(""));
         block_on(async move {
             let out = client.list_objects_v2().bucket(&bucket).prefix(&prefix).max_keys(1).send().await;
@@ -294,15 +415,12 @@ async fn ranged_get(client: &Client, bucket: &str, key: &str, range: String) -> 
 async fn put_object(store: Arc<PutCtx>, key: String, value: Vec<u8>) -> Result<()> {
     let (client, bucket) = (&store.client, &store.bucket);
     if value.len() <= store.multipart_threshold {
-        return client
-            .put_object()
-            .bucket(bucket)
-            .key(&key)
-            .body(ByteStream::from(value))
-            .send()
-            .await
-            .map(|_| ())
-            .map_err(|e| map_err(e, &format!("put {key}")));
+        let put = client.put_object().bucket(bucket).key(&key);
+        let put = match store.sign_payload {
+            true => put.body(ByteStream::from(value)).customize(),
+            false => put.checksum_crc32_c(crc32c_header(&value)).body(ByteStream::from(value)).customize().disable_payload_signing(),
+        };
+        return put.send().await.map(|_| ()).map_err(|e| map_err(e, &format!("put {key}")));
     }
     let up =
         client.create_multipart_upload().bucket(bucket).key(&key).send().await.map_err(|e| map_err(e, &format!("start upload {key}")))?;
@@ -314,18 +432,17 @@ async fn put_object(store: Arc<PutCtx>, key: String, value: Vec<u8>) -> Result<(
             .map(|i| {
                 let (client, bucket, key, id) = (client.clone(), bucket.clone(), key.clone(), id.clone());
                 let part = body.slice(i * store.part_size..((i + 1) * store.part_size).min(body.len()));
+                let sign = store.sign_payload;
                 async move {
                     let n = i as i32 + 1;
-                    let out = client
-                        .upload_part()
-                        .bucket(&bucket)
-                        .key(&key)
-                        .upload_id(&id)
-                        .part_number(n)
-                        .body(ByteStream::from(part))
-                        .send()
-                        .await
-                        .map_err(|e| map_err(e, &format!("upload part {n} of {key}")))?;
+                    let up = client.upload_part().bucket(&bucket).key(&key).upload_id(&id).part_number(n);
+                    let up = match sign {
+                        true => up.body(ByteStream::from(part)).customize(),
+                        false => {
+                            up.checksum_crc32_c(crc32c_header(&part)).body(ByteStream::from(part)).customize().disable_payload_signing()
+                        }
+                    };
+                    let out = up.send().await.map_err(|e| map_err(e, &format!("upload part {n} of {key}")))?;
                     Ok(aws_sdk_s3::types::CompletedPart::builder().set_e_tag(out.e_tag().map(str::to_string)).part_number(n).build())
                 }
             })
@@ -360,6 +477,16 @@ struct PutCtx {
     part_size: usize,
     /// Parts of one upload in flight at once.
     part_concurrency: usize,
+    sign_payload: bool,
+}
+
+/// The `x-amz-checksum-crc32c` value of a body: the server checks the bytes it received
+/// against it. With it, a PUT need not hash its whole body with SHA-256 for the signature
+/// (which costs client and server a pass over the data each); the headers, this checksum
+/// among them, stay signed.
+fn crc32c_header(body: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(crate::codec::crc32c(body).to_be_bytes())
 }
 
 /// Every key starting with `prefix`; `None` when the bucket does not exist.
@@ -438,10 +565,12 @@ where
 
 impl Zmap for S3Store {
     fn get(&self, key: &Key) -> Result<Option<Vec<u8>>> {
+        self.uploads.settle()?;
         block_on(get_object(self.client.clone(), self.target.bucket.clone(), self.object_key(key), self.stall))?
     }
 
     fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.uploads.settle()?;
         keys.iter().try_for_each(|k| validate_key(k))?;
         let jobs: Vec<_> =
             keys.iter().map(|k| get_object(self.client.clone(), self.target.bucket.clone(), self.object_key(k), self.stall)).collect();
@@ -449,23 +578,43 @@ impl Zmap for S3Store {
     }
 
     fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
-        self.put_many(vec![(key.clone(), value.to_vec())])
+        // Synchronous, after every upload handed over before it: metadata is stored this
+        // way, and must never name chunks that are not stored yet.
+        validate_key(key)?;
+        self.uploads.finish()?;
+        block_on(put_object(self.put_ctx(), self.object_key(key), value.to_vec()))?
     }
 
     fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
+        // Metadata waves: each after everything handed over before it, all of it stored on
+        // return (the crash-safe order of `persist`).
         items.iter().try_for_each(|(k, _)| validate_key(k))?;
-        let ctx = Arc::new(PutCtx {
-            client: self.client.clone(),
-            bucket: self.target.bucket.clone(),
-            multipart_threshold: self.multipart_threshold,
-            part_size: self.part_size,
-            part_concurrency: self.concurrency.clamp(1, 8),
-        });
+        self.uploads.finish()?;
+        let ctx = self.put_ctx();
         let jobs: Vec<_> = items.into_iter().map(|(k, v)| put_object(ctx.clone(), self.object_key(&k), v)).collect();
         block_on(run_limited(self.concurrency, jobs))?.into_iter().collect()
     }
 
+    fn put_chunks(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
+        items.iter().try_for_each(|(k, _)| validate_key(k))?;
+        if let Ok(Some(e)) = self.uploads.failed.lock().map(|mut f| f.take()) {
+            return Err(e);
+        }
+        let rt = runtime()?;
+        let ctx = self.put_ctx();
+        for (k, v) in items {
+            let ticket = self.uploads.ticket(v.len())?;
+            let (ctx, key, requests) = (ctx.clone(), self.object_key(&k), self.uploads.requests.clone());
+            rt.spawn(async move {
+                let _request = requests.acquire_owned().await;
+                ticket.done(put_object(ctx, key, v).await);
+            });
+        }
+        Ok(())
+    }
+
     fn get_ranges(&self, key: &Key, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
+        self.uploads.settle()?;
         let k = self.object_key(key);
         let jobs: Vec<_> = ranges.iter().map(|&r| get_range(self.client.clone(), self.target.bucket.clone(), k.clone(), r)).collect();
         let got: Vec<Option<(Vec<u8>, Option<u64>)>> = block_on(run_limited(self.concurrency, jobs))?.into_iter().collect::<Result<_>>()?;
@@ -489,6 +638,7 @@ impl Zmap for S3Store {
     }
 
     fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {
+        self.uploads.settle()?;
         let (client, bucket, dir) = (self.client.clone(), self.target.bucket.clone(), self.dir_prefix(prefix));
         let raw: Vec<String> = block_on(async move {
             let mut names = Vec::new();
@@ -534,6 +684,7 @@ impl Zmap for S3Store {
     }
 
     fn delete_prefix(&self, prefix: &Key) -> Result<()> {
+        self.uploads.finish()?;
         let (client, bucket) = (self.client.clone(), self.target.bucket.clone());
         let (exact, dir) = (self.object_key(prefix), self.dir_prefix(prefix));
         // Inside the dataset an object may sit at the prefix itself; it is deleted only when
@@ -545,6 +696,10 @@ impl Zmap for S3Store {
             let keys: Vec<String> = keys.into_iter().filter(|k| k.starts_with(&dir) || (!at_root && *k == exact)).collect();
             delete_keys(&client, &bucket, &keys).await
         })?
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.uploads.finish()
     }
 
     fn describe(&self) -> String {

@@ -292,7 +292,7 @@ impl ShardStore<'_> {
                 None => self.inner.delete_prefix(&Key::new(&k)?)?,
             }
         }
-        self.inner.put_many(puts)
+        self.inner.put_chunks(puts)
     }
 
     /// Inner chunks back to back in C order, then the index (+ CRC) where the metadata says.
@@ -389,6 +389,12 @@ impl Zmap for ShardStore<'_> {
 
     fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
         items.iter().try_for_each(|(k, v)| self.put(k, v))
+    }
+
+    // Inner chunks are held for their shard; the shards go out (behind, where the store
+    // writes behind) when it is finished.
+    fn put_chunks(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
+        items.into_iter().try_for_each(|(k, v)| self.hold(&k, v))
     }
 
     // Listing, deleting and renaming name prefixes, whose objects below are whole shards.

@@ -106,6 +106,13 @@ impl Zmap for Traced {
         r
     }
 
+    fn put_chunks(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
+        let (n, bytes) = (items.len(), items.iter().map(|(_, v)| v.len()).sum::<usize>());
+        let r = self.0.put_chunks(items);
+        trace::emit(2, &format!("storage: put {n} chunks ({bytes} bytes) -> {}", outcome(&r, |_| "ok".into())));
+        r
+    }
+
     fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {
         let r = self.0.list_dir(prefix);
         trace::emit(2, &format!("storage: list {prefix:?} -> {}", outcome(&r, |v| format!("{} entries", v.len()))));
