@@ -146,7 +146,7 @@ impl Dataset {
         }
         let (store, _) = open_store(&spec, true, format)?;
         let mut ds = Dataset::fresh(spec, cmode, store, format);
-        ds.persist()?;
+        ds.persist_behind()?;
         Ok(ds)
     }
 
@@ -334,7 +334,7 @@ impl Dataset {
             }
         }
         self.define_mode = false;
-        self.persist()
+        self.persist_behind()
     }
 
     pub fn sync(&mut self) -> Result<()> {

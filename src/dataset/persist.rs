@@ -9,6 +9,21 @@ impl Dataset {
     /// Makes everything durable in crash-safe order: moved objects of renamed nodes, then
     /// chunks, then array metadata, then group metadata (`flush_metadata`).
     pub fn persist(&mut self) -> Result<()> {
+        self.write_out()?;
+        self.store.flush()
+    }
+
+    /// What `persist` stores, in the same order, without waiting until the store has it: nc_create
+    /// and nc_enddef write the metadata so far but are not durability points (nc_sync and
+    /// nc_close are), so on S3 their waves go up while the program goes on.
+    pub fn persist_behind(&mut self) -> Result<()> {
+        if self.par.is_some() {
+            return self.persist_par();
+        }
+        self.write_out()
+    }
+
+    fn write_out(&mut self) -> Result<()> {
         if self.par.is_some() {
             return self.persist_par();
         }
@@ -20,8 +35,7 @@ impl Dataset {
                 self.chunks.flush_var(store, (gid, varid), &layout)
             })?;
         }
-        self.flush_metadata()?;
-        self.store.flush()
+        self.flush_metadata()
     }
 
     /// The chunk layout of a variable, at the key its objects live under now.

@@ -186,10 +186,11 @@ impl Cache {
         let mut plans = plan(layout, shape, sel);
         let mut mem = mem;
         if let Mem::Bytes(buf, mt) = &mut mem
-            && layout.decodes_into(*mt)
+            && (layout.decodes_into(*mt) || (layout.is_plain(*mt) && store.caps().latency_bound))
         {
-            // Whole chunks laid out contiguously in memory that nobody has cached: decode
-            // straight into the caller's buffer (a full read wants each chunk once).
+            // Whole chunks laid out contiguously in memory that nobody has cached: decode (or,
+            // unfiltered on a store with latency, read) straight into the caller's buffer (a full
+            // read wants each chunk once).
             let cached = &self.var(var).entries;
             let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) =
                 plans.into_iter().partition(|p| !cached.contains_key(&p.idx) && contiguous_span(layout, p).is_some());
@@ -197,33 +198,54 @@ impl Cache {
             let keys: Vec<Key> = direct.iter().map(|p| layout.chunk_key(&p.idx)).collect::<Result<_>>()?;
             let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
             let batch = store.caps().batch_size;
-            for (batch_plans, batch_keys) in direct.chunks(batch).zip(keys.chunks(batch)) {
-                let fetched = store.get_many_limited(batch_keys, layout.stored_limit())?;
-                let results: Vec<Result<()>> = crate::parallel::run(|| {
-                    batch_plans
-                        .par_iter()
-                        .zip(fetched)
-                        .map(|(p, stored)| {
+            let fs = layout.item;
+            let fill = |dst: &mut [u8]| match &layout.fill {
+                Some(f) => dst.chunks_exact_mut(fs).for_each(|e| e.copy_from_slice(&f.to_ne_bytes())),
+                None => dst.fill(0),
+            };
+            if layout.filters.is_empty() {
+                // Stored bytes are the values: each chunk read straight into its place.
+                for (batch_plans, batch_keys) in direct.chunks(batch).zip(keys.chunks(batch)) {
+                    let outs: Vec<&mut [u8]> = batch_plans
+                        .iter()
+                        .map(|p| {
                             let (moff, n) = contiguous_span(layout, p).expect("checked");
-                            let fs = layout.item;
-                            // SAFETY: this chunk's memory range belongs to this task (MemOut).
-                            let dst = unsafe { out.range(moff * fs, n * fs) };
-                            match stored {
-                                Some(bytes) => {
-                                    if !codec::decode_into(&layout.filters, &bytes, dst)? {
-                                        crate::bytes::copy(dst, &codec::decode(&layout.filters, bytes, fs, dst.len())?);
-                                    }
-                                }
-                                None => match &layout.fill {
-                                    Some(f) => dst.chunks_exact_mut(fs).for_each(|e| e.copy_from_slice(&f.to_ne_bytes())),
-                                    None => dst.fill(0),
-                                },
-                            }
-                            Ok(())
+                            // SAFETY: the chunks of one get cover disjoint memory ranges (MemOut).
+                            unsafe { out.range(moff * fs, n * fs) }
                         })
-                        .collect()
-                });
-                results.into_iter().collect::<Result<()>>()?;
+                        .collect();
+                    let found = store.read_many_into(batch_keys, outs)?;
+                    for (p, _) in batch_plans.iter().zip(found).filter(|(_, f)| !f) {
+                        let (moff, n) = contiguous_span(layout, p).expect("checked");
+                        // SAFETY: as above; the read left this range alone.
+                        fill(unsafe { out.range(moff * fs, n * fs) });
+                    }
+                }
+            } else {
+                for (batch_plans, batch_keys) in direct.chunks(batch).zip(keys.chunks(batch)) {
+                    let fetched = store.get_many_limited(batch_keys, layout.stored_limit())?;
+                    let results: Vec<Result<()>> = crate::parallel::run(|| {
+                        batch_plans
+                            .par_iter()
+                            .zip(fetched)
+                            .map(|(p, stored)| {
+                                let (moff, n) = contiguous_span(layout, p).expect("checked");
+                                // SAFETY: this chunk's memory range belongs to this task (MemOut).
+                                let dst = unsafe { out.range(moff * fs, n * fs) };
+                                match stored {
+                                    Some(bytes) => {
+                                        if !codec::decode_into(&layout.filters, &bytes, dst)? {
+                                            crate::bytes::copy(dst, &codec::decode(&layout.filters, bytes, fs, dst.len())?);
+                                        }
+                                    }
+                                    None => fill(dst),
+                                }
+                                Ok(())
+                            })
+                            .collect()
+                    });
+                    results.into_iter().collect::<Result<()>>()?;
+                }
             }
         }
         if let Mem::Bytes(buf, mt) = &mut mem

@@ -231,6 +231,15 @@ impl Zmap for FileStore {
         crate::parallel::run(|| keys.par_iter().with_min_len(4).map(|k| self.get(k)).collect())
     }
 
+    /// Whole chunks straight into the caller's array, on every core.
+    fn read_many_into(&self, keys: &[Key], outs: Vec<&mut [u8]>) -> Result<Vec<bool>> {
+        use rayon::prelude::*;
+        if keys.len() < 2 {
+            return keys.iter().zip(outs).map(|(k, out)| self.read_into(k, out)).collect();
+        }
+        crate::parallel::run(|| keys.par_iter().zip(outs).map(|(k, out)| self.read_into(k, out)).collect())
+    }
+
     /// Objects are independent files written through unique temp names and renamed.
     fn caps(&self) -> Caps {
         Caps { concurrent_puts: true, ..Caps::default() }

@@ -52,6 +52,12 @@ pub trait Zmap: Send + Sync {
         copy_exact(key, self.get(key)?, out)
     }
 
+    /// Several objects, each of exactly its `outs` slice's length, straight into those slices;
+    /// `false`: absent (the slice untouched). Drivers with latency overlap the reads.
+    fn read_many_into(&self, keys: &[Key], outs: Vec<&mut [u8]>) -> Result<Vec<bool>> {
+        keys.iter().zip(outs).map(|(k, out)| self.read_into(k, out)).collect()
+    }
+
     /// Reads an object of exactly the parts' total length into the parts, in order: a chunk
     /// scattered straight into the rows of the caller's array. `Ok(false)`: absent.
     fn read_scatter(&self, key: &Key, parts: &mut [&mut [u8]]) -> Result<bool> {

@@ -107,12 +107,16 @@ pub struct S3Store {
     uploads: Uploads,
 }
 
-/// Chunk uploads `put_chunks` handed to the runtime and did not wait for: the caller's next step
-/// (copying or encoding the next chunks) overlaps them, and batches do not wait for their
-/// slowest request. Every other operation first waits for them, so a read sees what was
-/// written and metadata is stored only after the chunks it describes. A failed upload is
-/// reported by the next write, `put` or `flush` (so at the latest by nc_sync/nc_close, before
-/// any metadata naming the lost chunk is written).
+/// Uploads handed to the runtime and not waited for: the caller's next step (copying or
+/// encoding the next chunks, defining the next variable) overlaps them, and one batch does
+/// not wait for its slowest request before the next starts.
+///
+/// Order is kept where it matters: a later upload of the same object waits for the earlier
+/// one; a metadata wave (`put_many`) waits for every upload handed over before it, so the
+/// crash-safe order chunks → arrays → groups → consolidated holds on the server. Reads,
+/// listings, deletes and `flush` wait for everything first, so they see what was written. A
+/// failed upload is reported (once) by the next write or `flush`: at the latest by
+/// nc_sync/nc_close, before any later metadata wave is stored.
 struct Uploads {
     /// KiB of bodies handed over and not yet stored: bounds the memory uploads hold.
     room: Arc<tokio::sync::Semaphore>,
@@ -120,6 +124,24 @@ struct Uploads {
     /// PUT requests in flight at once.
     requests: Arc<tokio::sync::Semaphore>,
     failed: Arc<std::sync::Mutex<Option<Error>>>,
+    /// The last upload of each object not known to be finished.
+    running: std::sync::Mutex<Running>,
+}
+
+#[derive(Default)]
+struct Running {
+    by_key: std::collections::HashMap<String, Done>,
+    /// Size of `by_key` after its last pruning: it is pruned again when it doubles.
+    pruned_at: usize,
+}
+
+/// Closed when its upload task ends (the task holds the sender).
+type Done = tokio::sync::watch::Receiver<()>;
+
+async fn wait_all(done: Vec<Done>) {
+    for mut d in done {
+        while d.changed().await.is_ok() {}
+    }
 }
 
 /// One upload's hold on `Uploads::room`; a task that ends without saying how (a panic, the
@@ -157,32 +179,43 @@ impl Uploads {
             room_kib,
             requests: Arc::new(tokio::sync::Semaphore::new(concurrency.max(1))),
             failed: Arc::default(),
+            running: Default::default(),
         }
     }
 
     /// Waits until no upload is running.
     fn settle(&self) -> Result<()> {
-        if self.room.available_permits() == self.room_kib as usize {
+        let all: Vec<Done> = match self.running.lock() {
+            Ok(mut r) => std::mem::take(&mut *r).by_key.into_values().collect(),
+            Err(_) => return err(Kind::Internal, "S3 upload bookkeeping poisoned"),
+        };
+        if all.iter().all(|d| d.has_changed().is_err()) {
             return Ok(());
         }
-        let room = self.room.clone();
-        let all = self.room_kib;
-        block_on(async move { room.acquire_many_owned(all).await.map(drop) })?
-            .map_err(|_| Error::new(Kind::Internal, "S3 upload accounting closed"))
+        block_on(wait_all(all))
     }
 
     /// Waits for running uploads and reports (once) the first that failed.
     fn finish(&self) -> Result<()> {
         self.settle()?;
+        self.take_failure()
+    }
+
+    fn take_failure(&self) -> Result<()> {
         match self.failed.lock().map(|mut f| f.take()) {
             Ok(Some(e)) => Err(e),
             _ => Ok(()),
         }
     }
 
-    /// Room for a body of `len` bytes, waiting while the uploads in flight hold too much.
-    fn ticket(&self, len: usize) -> Result<UploadTicket> {
-        let kib = (len.div_ceil(1024) as u64).clamp(1, u64::from(self.room_kib)) as u32;
+    /// Starts `upload` once the uploads it must follow have finished: those of the same
+    /// objects, or (`after_all`, a metadata wave) every upload handed over so far. `bytes`:
+    /// what the upload holds in memory; waits while the uploads in flight hold too much.
+    fn start<F>(&self, keys: &[String], bytes: usize, after_all: bool, upload: F) -> Result<()>
+    where
+        F: std::future::Future<Output = Result<()>> + Send + 'static,
+    {
+        let kib = (bytes.div_ceil(1024) as u64).clamp(1, u64::from(self.room_kib)) as u32;
         let room = match self.room.clone().try_acquire_many_owned(kib) {
             Ok(p) => p,
             Err(_) => {
@@ -191,7 +224,31 @@ impl Uploads {
                     .map_err(|_| Error::new(Kind::Internal, "S3 upload accounting closed"))?
             }
         };
-        Ok(UploadTicket { _room: room, failed: self.failed.clone(), outcome: None })
+        let ticket = UploadTicket { _room: room, failed: self.failed.clone(), outcome: None };
+        let (finished, done) = tokio::sync::watch::channel(());
+        let before: Vec<Done> = {
+            let Ok(mut running) = self.running.lock() else { return err(Kind::Internal, "S3 upload bookkeeping poisoned") };
+            if running.by_key.len() > 2 * running.pruned_at.max(64) {
+                running.by_key.retain(|_, d| d.has_changed().is_ok());
+                running.pruned_at = running.by_key.len();
+            }
+            let before = match after_all {
+                true => running.by_key.values().cloned().collect(),
+                false => keys.iter().filter_map(|k| running.by_key.get(k).cloned()).collect(),
+            };
+            for k in keys {
+                running.by_key.insert(k.clone(), done.clone());
+            }
+            before
+        };
+        let requests = self.requests.clone();
+        runtime()?.spawn(async move {
+            let _finished = finished;
+            wait_all(before).await;
+            let _request = requests.acquire_owned().await;
+            ticket.done(upload.await);
+        });
+        Ok(())
     }
 }
 
@@ -332,15 +389,37 @@ impl S3Store {
 /// GET of a whole object; `None` when absent. A body cut short is resumed from where it
 /// stopped with a ranged GET pinned to the ETag; a changed object is an error.
 async fn get_object(client: Client, bucket: String, key: String, stall: Duration) -> Result<Option<Vec<u8>>> {
-    let out = match client.get_object().bucket(&bucket).key(&key).send().await {
+    let mut data = Vec::new();
+    Ok(fetch(&client, &bucket, &key, stall, Sink::Grow(&mut data)).await?.then_some(data))
+}
+
+/// Where a GET's body goes: a growing buffer, or straight into caller memory of exactly the
+/// object's size (no intermediate buffer; a different size is NC_ENCZARR).
+enum Sink<'a> {
+    Grow(&'a mut Vec<u8>),
+    Exact(&'a mut [u8]),
+}
+
+/// GET of a whole object into `sink`; `false` when absent. A body cut short is resumed from
+/// where it stopped with a ranged GET pinned to the ETag, so the bytes are one version.
+async fn fetch(client: &Client, bucket: &str, key: &str, stall: Duration, mut sink: Sink<'_>) -> Result<bool> {
+    let out = match client.get_object().bucket(bucket).key(key).send().await {
         Ok(o) => o,
-        Err(e) if is_not_found(&e) => return Ok(None),
-        Err(e) if matches!(e.code(), Some("NoSuchBucket")) => return Ok(None),
+        Err(e) if is_not_found(&e) => return Ok(false),
+        Err(e) if matches!(e.code(), Some("NoSuchBucket")) => return Ok(false),
         Err(e) => return Err(map_err(e, &format!("get {key}"))),
     };
     let expected = out.content_length().map(|n| n.max(0) as usize);
     let etag = out.e_tag().map(str::to_string);
-    let mut data = Vec::with_capacity(expected.unwrap_or(0));
+    let mut filled = 0;
+    match &mut sink {
+        Sink::Grow(data) => data.reserve(expected.unwrap_or(0)),
+        Sink::Exact(dst) => {
+            if let Some(n) = expected {
+                super::check_size(key, n as u64, Some(dst.len() as u64))?;
+            }
+        }
+    }
     let mut body = out.body;
     let mut resumes = 0;
     loop {
@@ -353,8 +432,17 @@ async fn get_object(client: Client, bucket: String, key: String, stall: Duration
             }
         };
         match next {
-            Some(Ok(bytes)) => data.extend_from_slice(&bytes),
-            Some(Err(_)) | None if expected.is_some_and(|n| data.len() < n) => {
+            Some(Ok(bytes)) => {
+                match &mut sink {
+                    Sink::Grow(data) => data.extend_from_slice(&bytes),
+                    Sink::Exact(dst) => match dst.get_mut(filled..filled + bytes.len()) {
+                        Some(to) => crate::bytes::copy(to, &bytes),
+                        None => return err(Kind::NcZarr, format!("{key}: more than the {} bytes expected", dst.len())),
+                    },
+                }
+                filled += bytes.len();
+            }
+            Some(Err(_)) | None if expected.is_some_and(|n| filled < n) => {
                 resumes += 1;
                 let (Some(total), Some(tag)) = (expected, etag.as_deref()) else {
                     return err(Kind::S3, format!("S3 get {key}: body cut short and no ETag to resume"));
@@ -362,12 +450,12 @@ async fn get_object(client: Client, bucket: String, key: String, stall: Duration
                 if resumes > 3 {
                     return err(Kind::S3, format!("S3 get {key}: body cut short {resumes} times"));
                 }
-                crate::trace::emit(2, &format!("s3: {key} cut at {} of {total} bytes; resuming", data.len()));
+                crate::trace::emit(2, &format!("s3: {key} cut at {filled} of {total} bytes; resuming"));
                 let more = client
                     .get_object()
-                    .bucket(&bucket)
-                    .key(&key)
-                    .range(format!("bytes={}-{}", data.len(), total - 1))
+                    .bucket(bucket)
+                    .key(key)
+                    .range(format!("bytes={filled}-{}", total - 1))
                     .if_match(tag)
                     .send()
                     .await
@@ -382,11 +470,16 @@ async fn get_object(client: Client, bucket: String, key: String, stall: Duration
         }
     }
     if let Some(n) = expected
-        && data.len() != n
+        && filled != n
     {
-        return err(Kind::S3, format!("S3 get {key}: {} bytes received, Content-Length {n}", data.len()));
+        return err(Kind::S3, format!("S3 get {key}: {filled} bytes received, Content-Length {n}"));
     }
-    Ok(Some(data))
+    if let Sink::Exact(dst) = &sink
+        && filled != dst.len()
+    {
+        return err(Kind::NcZarr, format!("{key}: {filled} bytes, expected {}", dst.len()));
+    }
+    Ok(true)
 }
 
 /// One range of an object: its bytes and, when the server says, the object's size.
@@ -569,6 +662,28 @@ impl Zmap for S3Store {
         block_on(get_object(self.client.clone(), self.target.bucket.clone(), self.object_key(key), self.stall))?
     }
 
+    fn read_into(&self, key: &Key, out: &mut [u8]) -> Result<bool> {
+        self.uploads.settle()?;
+        block_on(fetch(&self.client, &self.target.bucket, &self.object_key(key), self.stall, Sink::Exact(out)))?
+    }
+
+    fn read_many_into(&self, keys: &[Key], outs: Vec<&mut [u8]>) -> Result<Vec<bool>> {
+        keys.iter().try_for_each(|k| validate_key(k))?;
+        self.uploads.settle()?;
+        let (client, bucket, stall) = (&self.client, self.target.bucket.as_str(), self.stall);
+        let objects: Vec<String> = keys.iter().map(|k| self.object_key(k)).collect();
+        // Not spawned: each GET writes into memory borrowed from the caller, which outlives
+        // this call; they run concurrently on this thread, the connections on the runtime.
+        let gets: Vec<_> = objects.iter().zip(outs).map(|(key, out)| fetch(client, bucket, key, stall, Sink::Exact(out))).collect();
+        let concurrency = self.concurrency;
+        block_on(async move {
+            use futures_util::StreamExt;
+            futures_util::stream::iter(gets).buffered(concurrency).collect::<Vec<Result<bool>>>().await
+        })?
+        .into_iter()
+        .collect()
+    }
+
     fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
         self.uploads.settle()?;
         keys.iter().try_for_each(|k| validate_key(k))?;
@@ -586,29 +701,27 @@ impl Zmap for S3Store {
     }
 
     fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
-        // Metadata waves: each after everything handed over before it, all of it stored on
-        // return (the crash-safe order of `persist`).
+        // A metadata wave: stored after everything handed over before it (`Uploads`).
         items.iter().try_for_each(|(k, _)| validate_key(k))?;
-        self.uploads.finish()?;
+        self.uploads.take_failure()?;
         let ctx = self.put_ctx();
-        let jobs: Vec<_> = items.into_iter().map(|(k, v)| put_object(ctx.clone(), self.object_key(&k), v)).collect();
-        block_on(run_limited(self.concurrency, jobs))?.into_iter().collect()
+        let keys: Vec<String> = items.iter().map(|(k, _)| self.object_key(k)).collect();
+        let bytes = items.iter().map(|(_, v)| v.len()).sum();
+        let (concurrency, objects) = (self.concurrency, keys.clone());
+        let wave = async move {
+            let jobs: Vec<_> = objects.into_iter().zip(items).map(|(key, (_, v))| put_object(ctx.clone(), key, v)).collect();
+            run_limited(concurrency, jobs).await.into_iter().collect::<Result<()>>()
+        };
+        self.uploads.start(&keys, bytes, true, wave)
     }
 
     fn put_chunks(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
         items.iter().try_for_each(|(k, _)| validate_key(k))?;
-        if let Ok(Some(e)) = self.uploads.failed.lock().map(|mut f| f.take()) {
-            return Err(e);
-        }
-        let rt = runtime()?;
+        self.uploads.take_failure()?;
         let ctx = self.put_ctx();
         for (k, v) in items {
-            let ticket = self.uploads.ticket(v.len())?;
-            let (ctx, key, requests) = (ctx.clone(), self.object_key(&k), self.uploads.requests.clone());
-            rt.spawn(async move {
-                let _request = requests.acquire_owned().await;
-                ticket.done(put_object(ctx, key, v).await);
-            });
+            let key = self.object_key(&k);
+            self.uploads.start(std::slice::from_ref(&key), v.len(), false, put_object(ctx.clone(), key.clone(), v))?;
         }
         Ok(())
     }

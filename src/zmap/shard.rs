@@ -383,6 +383,11 @@ impl Zmap for ShardStore<'_> {
         super::scatter_exact(key, self.get(key)?, parts)
     }
 
+    // One batch of shards, the inner chunks cut from them.
+    fn read_many_into(&self, keys: &[Key], outs: Vec<&mut [u8]>) -> Result<Vec<bool>> {
+        keys.iter().zip(self.get_many(keys)?).zip(outs).map(|((k, got), out)| super::copy_exact(k, got, out)).collect()
+    }
+
     fn get_ranges(&self, key: &Key, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
         super::cut_ranges(key, self.get(key)?, ranges, size)
     }

@@ -66,6 +66,14 @@ impl Zmap for Traced {
         r
     }
 
+    fn read_many_into(&self, keys: &[Key], outs: Vec<&mut [u8]>) -> Result<Vec<bool>> {
+        let bytes: usize = outs.iter().map(|o| o.len()).sum();
+        let r = self.0.read_many_into(keys, outs);
+        let found = |f: &Vec<bool>| format!("{} present", f.iter().filter(|p| **p).count());
+        trace::emit(2, &format!("storage: read {} objects ({bytes} bytes) -> {}", keys.len(), outcome(&r, found)));
+        r
+    }
+
     fn get_ranges(&self, key: &Key, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
         let r = self.0.get_ranges(key, ranges, size);
         let found = outcome(&r, |v| if v.is_some() { "ok".into() } else { "absent".into() });

@@ -214,8 +214,7 @@ impl Zmap for ZipStore {
     /// index or an inner chunk costs what it weighs, not the whole entry.
     /// A raw chunk is at most its exact size: a bigger (compressed) entry is refused unread.
     fn read_into(&self, key: &Key, out: &mut [u8]) -> Result<bool> {
-        let exact = super::Limit { bytes: out.len() as u64, kind: Kind::NcZarr };
-        super::copy_exact(key, self.get_limited(key, exact)?, out)
+        self.read_scatter(key, &mut [out])
     }
 
     /// A stored (uncompressed) entry is read with vectored reads from its data offset, straight
