@@ -1,6 +1,8 @@
 /* Our side of the S3 peer comparison (bench/s3_peers.py runs TensorStore on the same data,
  * server and latency). Prints "<phase> <seconds>".
  * usage: s3_peers <url> meta-write | meta-open | big-write <MiB> | big-read
+ *        s3_peers serve      the same commands, one per line on stdin ("<url> <mode> [MiB]"),
+ *                            in one process: as TensorStore and zarr-python run in the harness
  *   meta-*   200 float variables of 16 values each in the root group, 1 chunk each
  *   big-*    one float variable of <MiB> MiB in 1 MiB uncompressed chunks */
 #define _POSIX_C_SOURCE 200809L
@@ -13,10 +15,9 @@
 #define E(call) do { int s_ = (call); if (s_) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, nc_strerror(s_)); exit(1); } } while (0)
 static double now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec + ts.tv_nsec * 1e-9; }
 
-int main(int argc, char **argv)
+/* One command; returns 0, or 1 when the data read back is wrong, 2 for a bad command. */
+static int run(const char *url, const char *mode, const char *arg)
 {
-    if (argc < 3) return 2;
-    const char *url = argv[1], *mode = argv[2];
     int ncid, d, v;
     char name[NC_MAX_NAME + 1];
     if (!strcmp(mode, "meta-write")) {
@@ -44,8 +45,8 @@ int main(int argc, char **argv)
         printf("open200 %.6f\n", now() - t0);
         return nvars == NVARS ? 0 : 1;
     }
-    if (!strcmp(mode, "big-write") && argc > 3) {
-        size_t n = (size_t)atoi(argv[3]) << 18; /* floats in <MiB> MiB */
+    if (!strcmp(mode, "big-write") && arg) {
+        size_t n = (size_t)atoi(arg) << 18; /* floats in <MiB> MiB */
         float *buf = malloc(sizeof(float) * n);
         for (size_t i = 0; i < n; i++) buf[i] = (float)(i % 1000) * 0.5f;
         double t0 = now();
@@ -59,6 +60,7 @@ int main(int argc, char **argv)
         E(nc_put_var_float(ncid, v, buf));
         E(nc_close(ncid));
         printf("write %.6f\n", now() - t0);
+        free(buf);
         return 0;
     }
     if (!strcmp(mode, "big-read")) {
@@ -70,7 +72,27 @@ int main(int argc, char **argv)
         E(nc_get_var_float(ncid, 0, buf));
         E(nc_close(ncid));
         printf("readall %.6f\n", now() - t0);
-        return buf[n - 1] == (float)((n - 1) % 1000) * 0.5f ? 0 : 1;
+        int ok = buf[n - 1] == (float)((n - 1) % 1000) * 0.5f;
+        free(buf);
+        return ok ? 0 : 1;
     }
     return 2;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && !strcmp(argv[1], "serve")) {
+        char line[4096], url[4000], mode[32], arg[32];
+        while (fgets(line, sizeof line, stdin)) {
+            int n = sscanf(line, "%3999s %31s %31s", url, mode, arg);
+            if (n < 2) return 2;
+            int rc = run(url, mode, n > 2 ? arg : NULL);
+            if (rc) return rc;
+            if (strncmp(mode, "big-", 4) && strcmp(mode, "meta-open")) printf("done 0\n");
+            fflush(stdout);
+        }
+        return 0;
+    }
+    if (argc < 3) return 2;
+    return run(argv[1], argv[2], argc > 3 ? argv[3] : NULL);
 }

@@ -4,9 +4,18 @@ proxy (ctests/s3/s3proxy.py) at 0, 20 and 50 ms per request. Medians of N runs, 
 ours/TensorStore and ours/zarr-python with the request counts each side made. Called by
 bench/run.py.
 
+Each side runs all its runs in one long-lived process (ours: `s3_peers serve`), so each keeps
+what it keeps between operations, connection pools included, as a program using it would.
+
 Workloads: open 200 variables (metadata only), read 64 MiB in 64 uncompressed 1 MiB chunks,
-write 256 MiB in 1 MiB chunks."""
+write 256 MiB in 1 MiB chunks.
+
+The server keeps its objects on tmpfs (/dev/shm when there is one; BENCH_DIR picks another place)
+and every written prefix is removed after its run, outside the timed part: on a disk, the page
+cache's writeback of earlier runs' gigabytes lands in whichever later run it likes and swamps
+the differences measured here."""
 import json
+import logging
 import os
 import shutil
 import socket
@@ -61,7 +70,14 @@ def start_server(scratch):
     wait_up(f"http://127.0.0.1:{port}/")
     if name == "moto":
         urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/{BUCKET}", method="PUT"))
-    return proc, port, name
+    return proc, port, name, (os.path.join(scratch, "s3s", BUCKET) if name == "s3s-fs" else None)
+
+
+def drop_written(root, prefix):
+    """Removes what a write run stored (s3s-fs keeps objects as files; moto keeps them in its
+    own memory, which the runs are too few to fill)."""
+    if root:
+        shutil.rmtree(os.path.join(root, prefix), ignore_errors=True)
 
 
 def proxy_ctl(port, **state):
@@ -110,26 +126,36 @@ def zarr_python(ep):
 
 
 def main():
+    # TensorStore's AWS code looks for ~/.aws files and logs each miss; zarr-python's s3fs leaves
+    # sessions to the garbage collector, which logs each one. Neither says anything about speed.
+    quiet = tempfile.NamedTemporaryFile(prefix="aws-", delete=False)
+    os.environ.setdefault("AWS_CONFIG_FILE", quiet.name)
+    os.environ.setdefault("AWS_SHARED_CREDENTIALS_FILE", quiet.name)
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     import tensorstore as ts
 
     env = dict(os.environ, AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=SECRET, AWS_REGION="us-east-1")
     os.environ.update(AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=SECRET, AWS_REGION="us-east-1")
     subprocess.run(["cc", "-O2", "-I", os.path.join(TOP, "include"), "-o", f"{BUILD}/s3_peers", os.path.join(TOP, "bench", "s3_peers.c"),
                     f"-L{BUILD}", "-lnetcdf", f"-Wl,-rpath,{BUILD}"], check=True)
-    scratch = tempfile.mkdtemp()
-    server, sport, name = start_server(scratch)
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    scratch = tempfile.mkdtemp(dir=os.environ.get("BENCH_DIR", shm))
+    server, sport, name, root = start_server(scratch)
     pport = free_port()
     proxy = subprocess.Popen([sys.executable, os.path.join(TOP, "ctests", "s3", "s3proxy.py"), str(pport), f"http://127.0.0.1:{sport}"])
+    mine_proc = subprocess.Popen([f"{BUILD}/s3_peers", "serve"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         wait_up(f"http://127.0.0.1:{pport}/__proxy")
         ep = f"http://127.0.0.1:{pport}"
 
         def ours(path, *args):
             before = proxy_requests(pport)
-            out = subprocess.run([f"{BUILD}/s3_peers", f"{ep}/{BUCKET}/{path}#mode=nczarr,s3", *args], env=env,
-                                 capture_output=True, text=True, check=True)
-            t = float(out.stdout.split()[1]) if out.stdout.strip() else 0.0
-            return t, proxy_requests(pport) - before
+            mine_proc.stdin.write(" ".join([f"{ep}/{BUCKET}/{path}#mode=nczarr,s3", *args]) + "\n")
+            mine_proc.stdin.flush()
+            line = mine_proc.stdout.readline()
+            if not line:
+                raise SystemExit(f"s3_peers serve stopped (exit {mine_proc.wait()})")
+            return float(line.split()[1]), proxy_requests(pport) - before
 
         def kv(path):
             return {"driver": "s3", "bucket": BUCKET, "path": path.rstrip("/") + "/", "endpoint": ep, "aws_region": "us-east-1"}
@@ -190,6 +216,8 @@ def main():
                     o.append(mine(r))
                     t.append(theirs(r))
                     z.append(zp(r))
+                    for side in ("ours", "ts", "zp"):
+                        drop_written(root, f"peers/w256-{side}-{lat}-{r}")
                 mo, mt, mz = (statistics.median(x[0] for x in side) for side in (o, t, z))
                 rows.append((lat, phase, mo, mt, mz, o[0][1], t[0][1], z[0][1]))
         print(f"\nS3 vs TensorStore and zarr-python 3 ({name} behind the latency proxy; medians of {RUNS}; requests per run):")
@@ -200,9 +228,12 @@ def main():
             print(f"{lat:3d} {phase:14} {mo:8.3f} {mt:8.3f} {mo / mt:8.3f} {'<=' if ok else '>'}{0.8:6.2f} {mz:8.3f} {mo / mz:9.3f}"
                   f" {ro:9d} {rt:7d} {rz:8d}")
     finally:
+        mine_proc.stdin.close()
+        mine_proc.wait()
         proxy.terminate()
         server.terminate()
         shutil.rmtree(scratch, ignore_errors=True)
+        os.unlink(quiet.name)
 
 
 if __name__ == "__main__":

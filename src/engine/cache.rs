@@ -325,7 +325,6 @@ impl Cache {
             && layout.quantize.is_none()
             && !layout.sharded
             && layout.storage != StorageKind::Bool
-            && !store.caps().latency_bound
         {
             // Whole chunks whose rows lie contiguously in the caller's memory go straight to
             // storage, gathered from those rows (one vectored write each): no copy, no chunk
@@ -335,33 +334,54 @@ impl Cache {
             plans = rest;
             let fs = layout.item;
             let buf: &[u8] = buf;
-            let store_one = |p: &ChunkPlan| -> Result<()> {
-                let key = layout.chunk_key(&p.idx)?;
-                if let Some((moff, n)) = contiguous_span(layout, p) {
-                    return store.put(&key, slice_of(buf, moff * fs, n * fs)?);
+            if store.caps().latency_bound {
+                // A store with latency uploads behind the caller, so it needs bodies it owns:
+                // one copy each, gathered from the rows batch by batch, and each batch handed
+                // over as soon as it is copied (the next is copied while it goes up).
+                let vc = self.var(var);
+                for p in &direct {
+                    vc.remove(&p.idx);
                 }
-                let parts: Vec<&[u8]> = p.runs.iter().map(|r| slice_of(buf, r.moff * fs, r.n * fs)).collect::<Result<_>>()?;
-                if layout.nelems * fs >= GATHER_MIN_ROW * parts.len() {
-                    return store.put_parts(&key, &parts);
+                for batch in direct.chunks(store.caps().batch_size) {
+                    let owned = |p: &ChunkPlan| -> Result<(Key, Vec<u8>)> {
+                        let mut body = Vec::with_capacity(layout.nelems * fs);
+                        for r in &p.runs {
+                            body.extend_from_slice(slice_of(buf, r.moff * fs, r.n * fs)?);
+                        }
+                        Ok((layout.chunk_key(&p.idx)?, body))
+                    };
+                    let items: Vec<Result<(Key, Vec<u8>)>> = crate::parallel::run(|| batch.par_iter().map(owned).collect());
+                    store.put_chunks(items.into_iter().collect::<Result<_>>()?)?;
                 }
-                // Short rows cost the kernel more per byte than one copy into a reused buffer.
-                SCRATCH.with(|s| {
-                    let mut joined = s.borrow_mut();
-                    joined.clear();
-                    parts.iter().for_each(|part| joined.extend_from_slice(part));
-                    store.put(&key, &joined)
-                })
-            };
-            let stored: Vec<Result<()>> = if store.caps().concurrent_puts && direct.len() > 1 {
-                crate::parallel::run(|| direct.par_iter().map(store_one).collect())
             } else {
-                direct.iter().map(store_one).collect()
-            };
-            let vc = self.var(var);
-            for p in &direct {
-                vc.remove(&p.idx);
+                let store_one = |p: &ChunkPlan| -> Result<()> {
+                    let key = layout.chunk_key(&p.idx)?;
+                    if let Some((moff, n)) = contiguous_span(layout, p) {
+                        return store.put(&key, slice_of(buf, moff * fs, n * fs)?);
+                    }
+                    let parts: Vec<&[u8]> = p.runs.iter().map(|r| slice_of(buf, r.moff * fs, r.n * fs)).collect::<Result<_>>()?;
+                    if layout.nelems * fs >= GATHER_MIN_ROW * parts.len() {
+                        return store.put_parts(&key, &parts);
+                    }
+                    // Short rows cost the kernel more per byte than one copy into a reused buffer.
+                    SCRATCH.with(|s| {
+                        let mut joined = s.borrow_mut();
+                        joined.clear();
+                        parts.iter().for_each(|part| joined.extend_from_slice(part));
+                        store.put(&key, &joined)
+                    })
+                };
+                let stored: Vec<Result<()>> = if store.caps().concurrent_puts && direct.len() > 1 {
+                    crate::parallel::run(|| direct.par_iter().map(store_one).collect())
+                } else {
+                    direct.iter().map(store_one).collect()
+                };
+                let vc = self.var(var);
+                for p in &direct {
+                    vc.remove(&p.idx);
+                }
+                stored.into_iter().collect::<Result<()>>()?;
             }
-            stored.into_iter().collect::<Result<()>>()?;
         }
         let mut range = false;
         let per_batch = (budget / (layout.nelems * layout.item).max(1)).max(1);

@@ -3,8 +3,11 @@
 //! * The runtime starts at the first S3 open (file-only programs start no threads). A caller
 //!   already inside a tokio runtime is served from a helper thread instead of nesting.
 //! * One round trip per object read: GET directly, 404 means absent (no HEAD first).
-//! * Batches (`get_many`, `put_many`, ranged reads) run concurrently under a limit
-//!   (`NCZARR_S3_CONCURRENCY`, default 32), so a chunk plan pays latency once, not per chunk.
+//! * Batches (`get_many`, `put_many`, ranged reads) run concurrently, so a chunk plan pays
+//!   latency once, not per chunk. How many requests are in flight adapts to the objects
+//!   (`InFlight`): small ones (metadata, small chunks) are latency-bound and go up to 128 at
+//!   once, big ones are held to about 64 MiB in flight (never fewer than 32);
+//!   `NCZARR_S3_CONCURRENCY` fixes the number instead.
 //! * Faults: the SDK's standard retry (exponential backoff with jitter on 5xx, throttling,
 //!   timeouts) bounded by `NCZARR_S3_MAX_ATTEMPTS`; explicit per-attempt and per-operation
 //!   timeouts; 403 is NC_EACCESS without retry; a body shorter than its Content-Length is
@@ -91,12 +94,47 @@ fn is_not_found<E: ProvideErrorMetadata>(e: &SdkError<E, aws_sdk_s3::config::htt
 
 // ---- the store --------------------------------------------------------------------------------
 
+/// How many requests a batch keeps in flight. A request's time is mostly round trip when its
+/// object is small, so small objects get many at once; for big ones the bytes in flight are
+/// what counts (memory, and a link or server that is already busy gains nothing from more).
+#[derive(Clone, Copy)]
+struct InFlight {
+    /// `NCZARR_S3_CONCURRENCY`: this many, whatever the objects.
+    fixed: Option<usize>,
+}
+
+impl InFlight {
+    const MOST: usize = 128;
+    const FEWEST: usize = 32;
+    const BYTES: usize = 64 << 20;
+
+    /// Requests at once for objects of about `bytes` each (`None`: small or not known yet).
+    fn limit(&self, bytes: Option<usize>) -> usize {
+        match (self.fixed, bytes) {
+            (Some(n), _) => n,
+            (None, None) => Self::MOST,
+            (None, Some(b)) => (Self::BYTES / b.max(1)).clamp(Self::FEWEST, Self::MOST),
+        }
+    }
+
+    /// The most requests ever in flight at once.
+    fn max(&self) -> usize {
+        self.fixed.unwrap_or(Self::MOST)
+    }
+
+    /// The share of `max` one request for an object of `bytes` takes, so that a pool of
+    /// `max` permits runs `limit(bytes)` such requests at once.
+    fn weight(&self, bytes: Option<usize>) -> u32 {
+        (self.max() / self.limit(bytes)).max(1) as u32
+    }
+}
+
 pub struct S3Store {
     client: Client,
     target: S3Target,
     /// The region buckets are created in (`create_root`).
     region: String,
-    concurrency: usize,
+    in_flight: InFlight,
     multipart_threshold: usize,
     part_size: usize,
     /// Longest wait for the next piece of a response body.
@@ -121,8 +159,9 @@ struct Uploads {
     /// KiB of bodies handed over and not yet stored: bounds the memory uploads hold.
     room: Arc<tokio::sync::Semaphore>,
     room_kib: u32,
-    /// PUT requests in flight at once.
+    /// PUT requests in flight: `InFlight::max` permits, an upload takes `InFlight::weight`.
     requests: Arc<tokio::sync::Semaphore>,
+    in_flight: InFlight,
     failed: Arc<std::sync::Mutex<Option<Error>>>,
     /// The last upload of each object not known to be finished.
     running: std::sync::Mutex<Running>,
@@ -172,12 +211,13 @@ impl Drop for UploadTicket {
 }
 
 impl Uploads {
-    fn new(concurrency: usize, room_mb: f64) -> Uploads {
+    fn new(in_flight: InFlight, room_mb: f64) -> Uploads {
         let room_kib = (room_mb * 1024.0).clamp(1024.0, f64::from(u32::MAX >> 4)) as u32;
         Uploads {
             room: Arc::new(tokio::sync::Semaphore::new(room_kib as usize)),
             room_kib,
-            requests: Arc::new(tokio::sync::Semaphore::new(concurrency.max(1))),
+            requests: Arc::new(tokio::sync::Semaphore::new(in_flight.max())),
+            in_flight,
             failed: Arc::default(),
             running: Default::default(),
         }
@@ -242,10 +282,12 @@ impl Uploads {
             before
         };
         let requests = self.requests.clone();
+        // A wave's requests are its own (`put_many` limits them); one chunk is one request.
+        let weight = if after_all { 1 } else { self.in_flight.weight(Some(bytes)) };
         runtime()?.spawn(async move {
             let _finished = finished;
             wait_all(before).await;
-            let _request = requests.acquire_owned().await;
+            let _request = requests.acquire_many_owned(weight).await;
             ticket.done(upload.await);
         });
         Ok(())
@@ -258,6 +300,27 @@ impl Drop for S3Store {
     fn drop(&mut self) {
         let _ = self.uploads.settle();
     }
+}
+
+/// What makes two datasets' clients interchangeable: the same server, region, keys, timeouts
+/// and retries.
+#[derive(PartialEq, Eq, Hash)]
+struct ClientKey {
+    endpoint: Option<String>,
+    region: String,
+    keys: Option<(String, String, Option<String>)>,
+    limits: [u64; 4],
+    attempts: u32,
+}
+
+/// One client (and so one connection pool) per configuration for the whole process: a
+/// program that opens dataset after dataset on one server (a loop over files, nccopy, a
+/// reopen) reuses warm connections instead of paying TCP (and TLS) set-up on every open.
+fn shared_client(key: ClientKey, make: impl FnOnce() -> Client) -> Result<Client> {
+    static CLIENTS: once_cell::sync::Lazy<std::sync::Mutex<std::collections::HashMap<ClientKey, Client>>> =
+        once_cell::sync::Lazy::new(Default::default);
+    let mut clients = CLIENTS.lock().map_err(|_| Error::new(Kind::Internal, "S3 client table poisoned"))?;
+    Ok(clients.entry(key).or_insert_with(make).clone())
 }
 
 impl S3Store {
@@ -312,17 +375,26 @@ impl S3Store {
             Some(k) => b.credentials_provider(Credentials::new(&k.access, &k.secret, k.token.clone(), None, "nczarr")),
             None => b.allow_no_auth(),
         };
-        let concurrency = (env_number("NCZARR_S3_CONCURRENCY", 32.0) as usize).max(1);
+        let in_flight = InFlight {
+            fixed: std::env::var("NCZARR_S3_CONCURRENCY").ok().map(|_| (env_number("NCZARR_S3_CONCURRENCY", 32.0) as usize).max(1)),
+        };
+        let same_client = ClientKey {
+            endpoint,
+            region: settings.region.clone(),
+            keys: settings.keys.as_ref().map(|k| (k.access.clone(), k.secret.clone(), k.token.clone())),
+            limits: [connect, attempt, operation, backoff].map(f64::to_bits),
+            attempts,
+        };
         Ok(S3Store {
-            client: Client::from_conf(b.build()),
+            client: shared_client(same_client, || Client::from_conf(b.build()))?,
             target: target.clone(),
             region: settings.region.clone(),
-            concurrency,
+            in_flight,
             multipart_threshold: (env_number("NCZARR_S3_MULTIPART_MB", 64.0) * 1048576.0) as usize,
             part_size: ((env_number("NCZARR_S3_PART_MB", 16.0) * 1048576.0) as usize).max(5 << 20),
             stall: Duration::from_secs_f64(attempt),
             sign_payload: env_number("NCZARR_S3_SIGN_PAYLOAD", 0.0) != 0.0,
-            uploads: Uploads::new(concurrency, env_number("NCZARR_S3_WRITE_BEHIND_MB", 256.0)),
+            uploads: Uploads::new(in_flight, env_number("NCZARR_S3_WRITE_BEHIND_MB", 256.0)),
         })
     }
 
@@ -332,7 +404,7 @@ impl S3Store {
             bucket: self.target.bucket.clone(),
             multipart_threshold: self.multipart_threshold,
             part_size: self.part_size,
-            part_concurrency: self.concurrency.clamp(1, 8),
+            part_concurrency: self.in_flight.limit(Some(self.part_size)).clamp(1, 8),
             sign_payload: self.sign_payload,
         })
     }
@@ -672,10 +744,11 @@ impl Zmap for S3Store {
         self.uploads.settle()?;
         let (client, bucket, stall) = (&self.client, self.target.bucket.as_str(), self.stall);
         let objects: Vec<String> = keys.iter().map(|k| self.object_key(k)).collect();
+        let outs_len = outs.iter().map(|o| o.len()).max();
         // Not spawned: each GET writes into memory borrowed from the caller, which outlives
         // this call; they run concurrently on this thread, the connections on the runtime.
         let gets: Vec<_> = objects.iter().zip(outs).map(|(key, out)| fetch(client, bucket, key, stall, Sink::Exact(out))).collect();
-        let concurrency = self.concurrency;
+        let concurrency = self.in_flight.limit(outs_len);
         block_on(async move {
             use futures_util::StreamExt;
             futures_util::stream::iter(gets).buffered(concurrency).collect::<Vec<Result<bool>>>().await
@@ -689,7 +762,7 @@ impl Zmap for S3Store {
         keys.iter().try_for_each(|k| validate_key(k))?;
         let jobs: Vec<_> =
             keys.iter().map(|k| get_object(self.client.clone(), self.target.bucket.clone(), self.object_key(k), self.stall)).collect();
-        block_on(run_limited(self.concurrency, jobs))?.into_iter().collect()
+        block_on(run_limited(self.in_flight.limit(None), jobs))?.into_iter().collect()
     }
 
     fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
@@ -707,7 +780,8 @@ impl Zmap for S3Store {
         let ctx = self.put_ctx();
         let keys: Vec<String> = items.iter().map(|(k, _)| self.object_key(k)).collect();
         let bytes = items.iter().map(|(_, v)| v.len()).sum();
-        let (concurrency, objects) = (self.concurrency, keys.clone());
+        let largest = items.iter().map(|(_, v)| v.len()).max();
+        let (concurrency, objects) = (self.in_flight.limit(largest), keys.clone());
         let wave = async move {
             let jobs: Vec<_> = objects.into_iter().zip(items).map(|(key, (_, v))| put_object(ctx.clone(), key, v)).collect();
             run_limited(concurrency, jobs).await.into_iter().collect::<Result<()>>()
@@ -730,7 +804,8 @@ impl Zmap for S3Store {
         self.uploads.settle()?;
         let k = self.object_key(key);
         let jobs: Vec<_> = ranges.iter().map(|&r| get_range(self.client.clone(), self.target.bucket.clone(), k.clone(), r)).collect();
-        let got: Vec<Option<(Vec<u8>, Option<u64>)>> = block_on(run_limited(self.concurrency, jobs))?.into_iter().collect::<Result<_>>()?;
+        let got: Vec<Option<(Vec<u8>, Option<u64>)>> =
+            block_on(run_limited(self.in_flight.limit(None), jobs))?.into_iter().collect::<Result<_>>()?;
         let Some(got) = got.into_iter().collect::<Option<Vec<_>>>() else { return Ok(None) };
         // The object's size is `Content-Range`'s total. A server that omits it leaves the
         // length a suffix read returned (the whole object when it is shorter), else the
@@ -820,7 +895,9 @@ impl Zmap for S3Store {
     }
 
     fn caps(&self) -> Caps {
-        Caps { batch_size: self.concurrency.max(16) * 2, latency_bound: true, concurrent_puts: false }
+        // Batches bound what staging buffers hold (filtered chunks): twice the in-flight
+        // limit of sizeable objects.
+        Caps { batch_size: self.in_flight.limit(Some(1 << 20)).max(16) * 2, latency_bound: true, concurrent_puts: false }
     }
 }
 
@@ -841,5 +918,18 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
         rt.block_on(async { assert_eq!(super::Zmap::get(&store, &Key::new("nope").unwrap()).unwrap(), None) });
         store.clear().unwrap();
+    }
+
+    #[test]
+    fn requests_in_flight_follow_object_size() {
+        let adaptive = super::InFlight { fixed: None };
+        assert_eq!(adaptive.limit(None), 128);
+        assert_eq!(adaptive.limit(Some(1000)), 128);
+        assert_eq!(adaptive.limit(Some(1 << 20)), 64);
+        assert_eq!(adaptive.limit(Some(16 << 20)), 32);
+        assert_eq!(adaptive.weight(Some(1 << 20)), 2);
+        assert_eq!(adaptive.weight(None), 1);
+        let fixed = super::InFlight { fixed: Some(1) };
+        assert_eq!((fixed.limit(None), fixed.limit(Some(1 << 30)), fixed.max(), fixed.weight(Some(5))), (1, 1, 1, 1));
     }
 }
