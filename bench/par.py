@@ -35,7 +35,7 @@ def main():
     # HDF5's one file never pays. BENCH_DIR=<dir> measures a disk instead.
     where = os.environ.get("BENCH_DIR") or ("/dev/shm" if os.path.isdir("/dev/shm") else None)
     scratch = tempfile.mkdtemp(dir=where)
-    server, port, server_name = s3_peers.start_server(scratch)
+    server, port, server_name, _ = s3_peers.start_server(scratch)
     counter = [0]
 
     def once(np_, target, decomp, access, ours):

@@ -159,7 +159,7 @@ struct Uploads {
     /// KiB of bodies handed over and not yet stored: bounds the memory uploads hold.
     room: Arc<tokio::sync::Semaphore>,
     room_kib: u32,
-    /// PUT requests in flight: `InFlight::max` permits, an upload takes `InFlight::weight`.
+    /// Chunk PUTs in flight: `InFlight::max` permits, an upload takes `InFlight::weight`.
     requests: Arc<tokio::sync::Semaphore>,
     in_flight: InFlight,
     failed: Arc<std::sync::Mutex<Option<Error>>>,
@@ -282,12 +282,19 @@ impl Uploads {
             before
         };
         let requests = self.requests.clone();
-        // A wave's requests are its own (`put_many` limits them); one chunk is one request.
-        let weight = if after_all { 1 } else { self.in_flight.weight(Some(bytes)) };
+        // One chunk is one request and queues for its share of the pool. A metadata wave limits
+        // its own requests (`put_many`) and does not queue there: behind a put's hundreds of
+        // chunks it would wait for nearly all of them, though it only waits for what came
+        // before it, and the waves after it (group metadata, .zmetadata) would then go out one
+        // round trip after another at the end.
+        let weight = (!after_all).then(|| self.in_flight.weight(Some(bytes)));
         runtime()?.spawn(async move {
             let _finished = finished;
             wait_all(before).await;
-            let _request = requests.acquire_many_owned(weight).await;
+            let _request = match weight {
+                Some(w) => Some(requests.acquire_many_owned(w).await),
+                None => None,
+            };
             ticket.done(upload.await);
         });
         Ok(())
