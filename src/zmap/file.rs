@@ -27,9 +27,15 @@ fn temp_name(dir: &Path, name: &str) -> PathBuf {
 /// unnamed file under a temp name and renaming that over it. `false`: no `O_TMPFILE` here (or
 /// no /proc), the caller writes through a named temp file.
 fn put_linked(dir: &Path, path: &Path, parts: &[&[u8]]) -> Result<bool> {
+    let Ok(f) = fs::OpenOptions::new().write(true).mode(0o666).custom_flags(libc::O_TMPFILE).open(dir) else { return Ok(false) };
+    fill_and_link(f, dir, path, parts)
+}
+
+/// Writes `parts` into the unnamed file `f` (made in `dir`) and links it in as `path` (see
+/// `put_linked`).
+fn fill_and_link(mut f: fs::File, dir: &Path, path: &Path, parts: &[&[u8]]) -> Result<bool> {
     use std::os::fd::AsRawFd;
     use std::os::unix::ffi::OsStrExt;
-    let Ok(mut f) = fs::OpenOptions::new().write(true).mode(0o666).custom_flags(libc::O_TMPFILE).open(dir) else { return Ok(false) };
     super::write_vectored_all(&mut f, parts)?;
     let proc = std::ffi::CString::new(format!("/proc/self/fd/{}", f.as_raw_fd())).expect("no NUL");
     let link = |to: &Path| -> std::io::Result<()> {
@@ -41,6 +47,11 @@ fn put_linked(dir: &Path, path: &Path, parts: &[&[u8]]) -> Result<bool> {
     match link(path) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+            // Replacing a symlink would be harmless, but a store holding one is refused
+            // everywhere else too.
+            if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+                return err(Kind::Access, format!("symlink inside store: {}", path.display()));
+            }
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("obj");
             let tmp = temp_name(dir, name);
             link(&tmp)?;
@@ -78,6 +89,15 @@ struct OpenHow {
 
 /// Kernels before 5.6 lack openat2: remembered so the fallback is taken without a retry.
 static OPENAT2_MISSING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `openat2(dirfd, rel, {flags, mode, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS})`: the descriptor,
+/// or -1 with errno set.
+fn openat2_beneath(dirfd: i32, rel: &std::ffi::CStr, flags: i32, mode: u64) -> i64 {
+    let how = OpenHow { flags: flags as u64, mode, resolve: libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_BENEATH };
+    // SAFETY: openat2(int dirfd, const char *path, struct open_how *how, size_t size) with a
+    // live directory fd, a NUL-terminated path and a correctly sized open_how.
+    unsafe { libc::syscall(libc::SYS_openat2, dirfd, rel.as_ptr(), &how as *const OpenHow, std::mem::size_of::<OpenHow>()) }
+}
 
 /// Threads creating objects at once in `put_many`.
 const PUT_THREADS: usize = 8;
@@ -156,6 +176,73 @@ impl FileStore {
 
     /// One-syscall open of `key` beneath the root, refusing symlinks anywhere on the way.
     /// `Ok(None)`: openat2 is unavailable, use the portable path walk.
+    /// An unnamed file (`O_TMPFILE`) in the folder of `key`, made in one call that also proves
+    /// no symlink lies between the root and that folder (`openat2`, beneath the root): what
+    /// `path` checks with a stat per segment and `put_parts` with one more for the folder.
+    /// `None`: take the general way (the folder does not exist yet, no `openat2` or `O_TMPFILE`).
+    fn tmpfile_beneath(&self, key: &Key) -> Result<Option<(fs::File, PathBuf, PathBuf)>> {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        let Some(root) = &self.root_dir else { return Ok(None) };
+        if OPENAT2_MISSING.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let rel = key.trim_start_matches('/');
+        let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        if name.is_empty() || name == "." || name == ".." {
+            return Ok(None);
+        }
+        let Ok(c_folder) = std::ffi::CString::new(if folder.is_empty() { "." } else { folder }) else {
+            return err(Kind::Invalid, "key contains NUL");
+        };
+        let flags = libc::O_TMPFILE | libc::O_WRONLY | libc::O_CLOEXEC;
+        let mut fd = openat2_beneath(root.as_raw_fd(), &c_folder, flags, 0o666);
+        if fd < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOENT) && !folder.is_empty() && self.make_folder(folder)
+        {
+            fd = openat2_beneath(root.as_raw_fd(), &c_folder, flags, 0o666);
+        }
+        if fd < 0 {
+            let e = std::io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(libc::ENOSYS) => {
+                    OPENAT2_MISSING.store(true, Ordering::Relaxed);
+                    Ok(None)
+                }
+                Some(libc::ELOOP) | Some(libc::EXDEV) => err(Kind::Access, format!("symlink inside store: {key}")),
+                // Absent folder, no O_TMPFILE on this file system, a seccomp filter: the
+                // general way decides (and reports what is really wrong).
+                _ => Ok(None),
+            };
+        }
+        // SAFETY: a fresh descriptor we own.
+        let file = unsafe { fs::File::from_raw_fd(fd as i32) };
+        let dir = if folder.is_empty() { self.root.clone() } else { self.root.join(folder) };
+        let path = dir.join(name);
+        Ok(Some((file, dir, path)))
+    }
+
+    /// Makes the folder `folder` (and the folders above it) beneath the root, never through a
+    /// symlink: each parent is opened with `openat2` and the folder made in it with `mkdirat`.
+    /// `false`: not made this way (the general way decides).
+    fn make_folder(&self, folder: &str) -> bool {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        let Some(root) = &self.root_dir else { return false };
+        let (parent, name) = folder.rsplit_once('/').unwrap_or((".", folder));
+        let (Ok(c_parent), Ok(c_name)) = (std::ffi::CString::new(parent), std::ffi::CString::new(name)) else { return false };
+        let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
+        let mut fd = openat2_beneath(root.as_raw_fd(), &c_parent, flags, 0);
+        if fd < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOENT) && parent != "." && self.make_folder(parent) {
+            fd = openat2_beneath(root.as_raw_fd(), &c_parent, flags, 0);
+        }
+        if fd < 0 {
+            return false;
+        }
+        // SAFETY: a fresh descriptor we own.
+        let parent_fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        // SAFETY: a live directory descriptor and a NUL-terminated name.
+        let rc = unsafe { libc::mkdirat(parent_fd.as_raw_fd(), c_name.as_ptr(), 0o777) };
+        rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EEXIST)
+    }
+
     fn open_beneath(&self, key: &Key) -> Result<Option<Option<fs::File>>> {
         use std::os::fd::{AsRawFd, FromRawFd};
         let Some(dir) = &self.root_dir else { return Ok(None) };
@@ -290,10 +377,15 @@ impl Zmap for FileStore {
 
     /// One `writev` per object: a chunk gathered from 64 rows of the caller's array is one call.
     fn put_parts(&self, key: &Key, parts: &[&[u8]]) -> Result<()> {
-        let path = self.path(key)?;
         if key.is_empty() {
             return err(Kind::BadName, "empty key");
         }
+        if let Some((file, dir, path)) = self.tmpfile_beneath(key)?
+            && fill_and_link(file, &dir, &path, parts)?
+        {
+            return Ok(());
+        }
+        let path = self.path(key)?;
         let dir = path.parent().ok_or_else(|| Error::new(Kind::Internal, "key without parent"))?;
         // A stat is far cheaper than a failing mkdir on journaling file systems.
         if !dir.is_dir() {
