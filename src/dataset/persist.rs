@@ -17,9 +17,6 @@ impl Dataset {
     /// and nc_enddef write the metadata so far but are not durability points (nc_sync and
     /// nc_close are), so on S3 their waves go up while the program goes on.
     pub fn persist_behind(&mut self) -> Result<()> {
-        if self.par.is_some() {
-            return self.persist_par();
-        }
         self.write_out()
     }
 

@@ -206,17 +206,11 @@ impl Cache {
             if layout.filters.is_empty() {
                 // Stored bytes are the values: each chunk read straight into its place.
                 for (batch_plans, batch_keys) in direct.chunks(batch).zip(keys.chunks(batch)) {
-                    let outs: Vec<&mut [u8]> = batch_plans
-                        .iter()
-                        .map(|p| {
-                            let (moff, n) = contiguous_span(layout, p).expect("checked");
-                            // SAFETY: the chunks of one get cover disjoint memory ranges (MemOut).
-                            unsafe { out.range(moff * fs, n * fs) }
-                        })
-                        .collect();
+                    let spans: Vec<(usize, usize)> = batch_plans.iter().map(|p| contiguous_span(layout, p).expect("checked")).collect();
+                    // SAFETY: the chunks of one get cover disjoint memory ranges (MemOut).
+                    let outs: Vec<&mut [u8]> = spans.iter().map(|&(moff, n)| unsafe { out.range(moff * fs, n * fs) }).collect();
                     let found = store.read_many_into(batch_keys, outs)?;
-                    for (p, _) in batch_plans.iter().zip(found).filter(|(_, f)| !f) {
-                        let (moff, n) = contiguous_span(layout, p).expect("checked");
+                    for (&(moff, n), _) in spans.iter().zip(found).filter(|(_, f)| !f) {
                         // SAFETY: as above; the read left this range alone.
                         fill(unsafe { out.range(moff * fs, n * fs) });
                     }
@@ -334,14 +328,14 @@ impl Cache {
             plans = rest;
             let fs = layout.item;
             let buf: &[u8] = buf;
+            let vc = self.var(var);
+            for p in &direct {
+                vc.remove(&p.idx);
+            }
             if store.caps().latency_bound {
                 // A store with latency uploads behind the caller, so it needs bodies it owns:
                 // one copy each, gathered from the rows batch by batch, and each batch handed
                 // over as soon as it is copied (the next is copied while it goes up).
-                let vc = self.var(var);
-                for p in &direct {
-                    vc.remove(&p.idx);
-                }
                 for batch in direct.chunks(store.caps().batch_size) {
                     let owned = |p: &ChunkPlan| -> Result<(Key, Vec<u8>)> {
                         let mut body = Vec::with_capacity(layout.nelems * fs);
@@ -376,10 +370,6 @@ impl Cache {
                 } else {
                     direct.iter().map(store_one).collect()
                 };
-                let vc = self.var(var);
-                for p in &direct {
-                    vc.remove(&p.idx);
-                }
                 stored.into_iter().collect::<Result<()>>()?;
             }
         }

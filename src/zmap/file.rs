@@ -174,8 +174,6 @@ impl FileStore {
         Ok(Some(buf))
     }
 
-    /// One-syscall open of `key` beneath the root, refusing symlinks anywhere on the way.
-    /// `Ok(None)`: openat2 is unavailable, use the portable path walk.
     /// An unnamed file (`O_TMPFILE`) in the folder of `key`, made in one call that also proves
     /// no symlink lies between the root and that folder (`openat2`, beneath the root): what
     /// `path` checks with a stat per segment and `put_parts` with one more for the folder.
@@ -243,6 +241,8 @@ impl FileStore {
         rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EEXIST)
     }
 
+    /// One-syscall open of `key` beneath the root, refusing symlinks anywhere on the way.
+    /// `Ok(None)`: openat2 is unavailable, use the portable path walk.
     fn open_beneath(&self, key: &Key) -> Result<Option<Option<fs::File>>> {
         use std::os::fd::{AsRawFd, FromRawFd};
         let Some(dir) = &self.root_dir else { return Ok(None) };
@@ -252,16 +252,7 @@ impl FileStore {
         let rel = key.trim_start_matches('/');
         let rel = if rel.is_empty() { "." } else { rel };
         let Ok(c_rel) = std::ffi::CString::new(rel) else { return err(Kind::Invalid, "key contains NUL") };
-        let how = OpenHow {
-            flags: (libc::O_RDONLY | libc::O_CLOEXEC) as u64,
-            mode: 0,
-            resolve: libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_BENEATH,
-        };
-        // SAFETY: openat2(int dirfd, const char *path, struct open_how *how, size_t size) with
-        // a live directory fd, a NUL-terminated path and a correctly sized open_how.
-        let fd = unsafe {
-            libc::syscall(libc::SYS_openat2, dir.as_raw_fd(), c_rel.as_ptr(), &how as *const OpenHow, std::mem::size_of::<OpenHow>())
-        };
+        let fd = openat2_beneath(dir.as_raw_fd(), &c_rel, libc::O_RDONLY | libc::O_CLOEXEC, 0);
         if fd < 0 {
             let e = std::io::Error::last_os_error();
             return match e.raw_os_error() {
