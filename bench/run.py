@@ -27,7 +27,7 @@ TARGETS = {("plane", "zlib1", "write"): 0.30, ("tile", "zlib1", "write"): 0.30,
            ("plane", "zlib1", "series"): 0.01, ("tile", "zlib1", "series"): 0.01,
            ("tile", "zlib1", "window"): 0.15,
            ("plane", "none", "readall"): 0.7, ("tile", "none", "readall"): 0.7,
-           ("meta", "", "reopen_inquire"): 0.5}
+           ("meta", "", "create_meta"): 0.5, ("meta", "", "reopen_inquire"): 0.5}
 
 
 def run(binary, args, extra_env=None):
