@@ -1,10 +1,13 @@
 //! Zip-archive store, in netcdf-c's layout: every entry lives under one top-level folder named
 //! after the archive minus its extension (`ints.zip` → `ints/...`), entries stored uncompressed.
 //!
-//! Reads go through the central directory by validated name, never by extracting. Writes are
-//! staged in memory and the whole archive is rewritten beside the original and renamed over it
-//! at `flush` (sync/close), so the archive on disk is always complete and never has duplicates.
-//! Archives written by zarr-python (`ZipStore`, entries at the root) open too.
+//! Reads go through the central directory by validated name, never by extracting. Writes build
+//! the next archive beside the original, renamed over it at `flush` (sync/close), so the archive
+//! on disk is always complete and never has duplicates. Big objects (chunks) are written into
+//! that next archive the moment they are put (`Spill`): their bytes neither wait in memory nor
+//! are copied again at `flush`, which appends the small objects (metadata, kept in memory
+//! because they are rewritten), the unchanged entries of the original and the central
+//! directory. Archives written by zarr-python (`ZipStore`, entries at the root) open too.
 
 use super::{ByteRange, Key, Ranges, Zmap, validate_key};
 use crate::error::{Error, Kind, Result, err};
@@ -12,7 +15,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use zip::write::SimpleFileOptions;
 
 struct State {
@@ -20,9 +25,33 @@ struct State {
     /// key (relative to the dataset prefix) → entry index, in archive order.
     index: BTreeMap<String, usize>,
     order: Vec<String>,
-    /// Pending changes: `Some(bytes)` written, `None` deleted.
+    /// Pending small changes: `Some(bytes)` written, `None` deleted. A key is in at most one of
+    /// `staged` and the spill: whichever was written last.
     staged: BTreeMap<String, Option<Vec<u8>>>,
+    /// The next archive, once a big object was put.
+    spill: Option<Spill>,
+    /// Writing the next archive failed (what it held is lost): `flush` reports it.
+    failed: Option<Error>,
     dirty: bool,
+}
+
+/// Objects at least this big go straight into the next archive when put; smaller ones
+/// (metadata, rewritten as a dataset is defined) wait in memory for `flush`.
+const SPILL_AT: usize = 64 << 10;
+
+/// The next archive, begun at the first big put. Its entries cannot be removed (a zip writer
+/// appends), so a spilled object that is replaced or deleted makes it `stale`: `flush` then
+/// copies the live entries into a fresh archive instead of finishing this one.
+struct Spill {
+    writer: zip::ZipWriter<QuietAfterError>,
+    /// The writer's position in the file: where an entry's data begins after its header.
+    pos: Arc<AtomicU64>,
+    tmp: PathBuf,
+    /// Live objects written here: key → (data offset, length), read back with `pread`.
+    at: BTreeMap<String, (u64, u64)>,
+    /// Directory entries written (netcdf-c's layout has one per folder).
+    dirs: BTreeSet<String>,
+    stale: bool,
 }
 
 pub struct ZipStore {
@@ -56,7 +85,15 @@ impl ZipStore {
         let store = ZipStore {
             path: path.to_path_buf(),
             prefix,
-            state: Mutex::new(State { archive: None, index: BTreeMap::new(), order: Vec::new(), staged: BTreeMap::new(), dirty: true }),
+            state: Mutex::new(State {
+                archive: None,
+                index: BTreeMap::new(),
+                order: Vec::new(),
+                staged: BTreeMap::new(),
+                spill: None,
+                failed: None,
+                dirty: true,
+            }),
         };
         Ok(store)
     }
@@ -125,7 +162,15 @@ impl ZipStore {
         Ok(ZipStore {
             path: path.to_path_buf(),
             prefix,
-            state: Mutex::new(State { archive: Some(archive), index, order, staged: BTreeMap::new(), dirty: false }),
+            state: Mutex::new(State {
+                archive: Some(archive),
+                index,
+                order,
+                staged: BTreeMap::new(),
+                spill: None,
+                failed: None,
+                dirty: false,
+            }),
         })
     }
 
@@ -136,6 +181,97 @@ impl ZipStore {
     fn full(&self, key: &str) -> String {
         super::join(&self.prefix, key)
     }
+
+    /// A fresh temp archive beside the original (a name readers skip).
+    fn temp_writer(&self) -> Result<(zip::ZipWriter<QuietAfterError>, Arc<AtomicU64>, PathBuf)> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let dir = self.path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+        let name = self.path.file_name().and_then(|n| n.to_str()).unwrap_or("zip");
+        let tmp = dir.join(format!(".{name}.nczarr-tmp-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
+        let out = QuietAfterError::new(File::create(&tmp)?);
+        let pos = out.pos.clone();
+        Ok((zip::ZipWriter::new(out), pos, tmp))
+    }
+
+    /// The directory entries above `key` not yet in the archive being written (netcdf-c's
+    /// layout has them; zarr-python's root layout has none).
+    fn add_dirs(&self, writer: &mut zip::ZipWriter<QuietAfterError>, dirs: &mut BTreeSet<String>, key: &str) -> Result<()> {
+        if self.prefix.is_empty() {
+            return Ok(());
+        }
+        let full = self.full(key);
+        let mut acc = String::new();
+        let segs: Vec<&str> = full.split('/').collect();
+        for seg in &segs[..segs.len() - 1] {
+            acc.push_str(seg);
+            acc.push('/');
+            if dirs.insert(acc.clone()) {
+                writer.add_directory(acc.clone(), stored()).map_err(zip_error)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a big object into the next archive now. A key already written there cannot be
+    /// written again (no duplicate entries): its new bytes wait in memory and the next
+    /// archive is rebuilt at `flush`.
+    fn spill_put(&self, st: &mut State, key: &Key, parts: &[&[u8]]) -> Result<()> {
+        st.dirty = true;
+        if st.spill.as_ref().is_some_and(|s| s.at.contains_key(key.as_str())) {
+            let spill = st.spill.as_mut().expect("checked above");
+            spill.at.remove(key.as_str());
+            spill.stale = true;
+            st.staged.insert(key.to_string(), Some(parts.concat()));
+            return Ok(());
+        }
+        if st.spill.is_none() {
+            let (writer, pos, tmp) = self.temp_writer()?;
+            st.spill = Some(Spill { writer, pos, tmp, at: BTreeMap::new(), dirs: BTreeSet::new(), stale: false });
+        }
+        st.staged.remove(key.as_str());
+        let spill = st.spill.as_mut().expect("made above");
+        let len: u64 = parts.iter().map(|p| p.len() as u64).sum();
+        let written = (|| -> Result<u64> {
+            self.add_dirs(&mut spill.writer, &mut spill.dirs, key)?;
+            spill.writer.start_file(self.full(key), stored().large_file(len >= 0xffff_ffff)).map_err(zip_error)?;
+            let start = spill.pos.load(Ordering::Relaxed);
+            for part in parts {
+                spill.writer.write_all(part)?;
+            }
+            Ok(start)
+        })();
+        match written {
+            Ok(start) => {
+                spill.at.insert(key.to_string(), (start, len));
+                Ok(())
+            }
+            Err(e) => {
+                // The next archive is unusable now: what it held since the last flush is lost
+                // (the archive on disk still holds the last flushed state), and flush says so.
+                let _ = std::fs::remove_file(&spill.tmp);
+                st.spill = None;
+                st.failed = Some(e.clone());
+                Err(e)
+            }
+        }
+    }
+}
+
+/// A dataset closed without `flush` (aborted, or after an error) leaves no temp archive.
+impl Drop for ZipStore {
+    fn drop(&mut self) {
+        let st = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Some(spill) = st.spill.take() {
+            let tmp = spill.tmp.clone();
+            drop(spill);
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+/// Entries are stored uncompressed, as netcdf-c writes them (chunks carry their own codecs).
+fn stored() -> SimpleFileOptions {
+    SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored).large_file(false)
 }
 
 fn read_entry(archive: &mut zip::ZipArchive<File>, idx: usize, limit: super::Limit) -> Result<Vec<u8>> {
@@ -153,12 +289,20 @@ fn read_entry(archive: &mut zip::ZipArchive<File>, idx: usize, limit: super::Lim
     Ok(buf)
 }
 
-/// Where an object's bytes are: staged in memory, or an archive entry stored uncompressed
-/// at a file offset (compressed entries are inflated whole).
+/// Where an object's bytes are: staged in memory, or an entry stored uncompressed at a file
+/// offset of the archive or of the next archive (compressed entries are inflated whole).
 enum Entry {
     Absent,
     Bytes(Vec<u8>),
-    Stored(u64, u64),
+    Stored(PathBuf, u64, u64),
+}
+
+/// `len` bytes at `offset` of the file at `path`.
+fn read_at(path: &Path, offset: u64, len: u64) -> Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; usize::try_from(len).map_err(|_| Error::new(Kind::NoMem, "object too large"))?];
+    File::open(path)?.read_exact_at(&mut buf, offset)?;
+    Ok(buf)
 }
 
 impl ZipStore {
@@ -167,6 +311,12 @@ impl ZipStore {
         let mut st = self.state();
         if let Some(staged) = st.staged.get(key.as_str()) {
             return Ok(staged.clone());
+        }
+        if let Some(spill) = &st.spill
+            && let Some(&(offset, len)) = spill.at.get(key.as_str())
+        {
+            limit.check(key, len)?;
+            return read_at(&spill.tmp, offset, len).map(Some);
         }
         let Some(&idx) = st.index.get(key.as_str()) else { return Ok(None) };
         let archive = st.archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive not open"))?;
@@ -180,6 +330,11 @@ impl ZipStore {
         if let Some(staged) = st.staged.get(key.as_str()) {
             return Ok(staged.clone().map_or(Entry::Absent, Entry::Bytes));
         }
+        if let Some(spill) = &st.spill
+            && let Some(&(offset, len)) = spill.at.get(key.as_str())
+        {
+            return Ok(Entry::Stored(spill.tmp.clone(), offset, len));
+        }
         let Some(&idx) = st.index.get(key.as_str()) else { return Ok(Entry::Absent) };
         let archive = st.archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive not open"))?;
         let (stored, start, size) = {
@@ -187,17 +342,38 @@ impl ZipStore {
             (e.compression() == zip::CompressionMethod::Stored, e.data_start(), e.size())
         };
         if stored {
-            return Ok(Entry::Stored(start, size));
+            return Ok(Entry::Stored(self.path.clone(), start, size));
         }
         read_entry(archive, idx, limit).map(Entry::Bytes)
     }
 }
 
 impl State {
+    fn spilled(&self, key: &str) -> bool {
+        self.spill.as_ref().is_some_and(|s| s.at.contains_key(key))
+    }
+
+    /// The original archive's entries that are neither replaced nor deleted.
+    fn unchanged_keys(&self) -> Vec<String> {
+        self.order.iter().filter(|k| !self.staged.contains_key(*k) && !self.spilled(k)).cloned().collect()
+    }
+
     fn live_keys(&self) -> Vec<String> {
-        let mut keys: Vec<String> = self.order.iter().filter(|k| !self.staged.contains_key(*k)).cloned().collect();
+        let mut keys = self.unchanged_keys();
+        if let Some(spill) = &self.spill {
+            keys.extend(spill.at.keys().cloned());
+        }
         keys.extend(self.staged.iter().filter(|(_, v)| v.is_some()).map(|(k, _)| k.clone()));
         keys
+    }
+
+    /// Marks `key` deleted or replaced by staged bytes: out of the spill if it was there.
+    fn unspill(&mut self, key: &str) {
+        if let Some(spill) = self.spill.as_mut()
+            && spill.at.remove(key).is_some()
+        {
+            spill.stale = true;
+        }
     }
 }
 
@@ -225,10 +401,10 @@ impl Zmap for ZipStore {
         match self.stored_entry(key, exact)? {
             Entry::Absent => Ok(false),
             Entry::Bytes(b) => super::scatter_exact(key, Some(b), parts),
-            Entry::Stored(start, len) => {
+            Entry::Stored(path, start, len) => {
                 use std::io::{Seek, SeekFrom};
                 super::check_size(key, len, Some(total as u64))?;
-                let mut file = File::open(&self.path)?;
+                let mut file = File::open(path)?;
                 file.seek(SeekFrom::Start(start))?;
                 super::read_vectored_exact(key, &mut file, start, parts)?;
                 Ok(true)
@@ -242,10 +418,10 @@ impl Zmap for ZipStore {
         match self.stored_entry(key, limit)? {
             Entry::Absent => Ok(None),
             Entry::Bytes(b) => super::cut_ranges(key, Some(b), ranges, size),
-            Entry::Stored(start, len) => {
+            Entry::Stored(path, start, len) => {
                 use std::os::unix::fs::FileExt;
                 super::check_size(key, len, size)?;
-                let file = File::open(&self.path)?;
+                let file = File::open(path)?;
                 let parts = ranges
                     .iter()
                     .map(|r| {
@@ -261,23 +437,37 @@ impl Zmap for ZipStore {
     }
 
     fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
+        self.put_parts(key, &[value])
+    }
+
+    /// A big object goes into the next archive from the parts themselves (no gathering copy).
+    fn put_parts(&self, key: &Key, parts: &[&[u8]]) -> Result<()> {
         if key.is_empty() {
             return err(Kind::BadName, "empty key");
         }
         let mut st = self.state();
-        st.staged.insert(key.to_string(), Some(value.to_vec()));
+        if parts.iter().map(|p| p.len()).sum::<usize>() >= SPILL_AT {
+            return self.spill_put(&mut st, key, parts);
+        }
+        st.unspill(key);
+        st.staged.insert(key.to_string(), Some(parts.concat()));
         st.dirty = true;
         Ok(())
     }
 
-    /// Takes the buffers as they are (no copy): the archive is written from them at flush.
+    /// Small objects are kept as they are (no copy) until `flush`; big ones are written now.
     fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
         if items.iter().any(|(k, _)| k.is_empty()) {
             return err(Kind::BadName, "empty key");
         }
         let mut st = self.state();
         for (key, value) in items {
-            st.staged.insert(key.to_string(), Some(value));
+            if value.len() >= SPILL_AT {
+                self.spill_put(&mut st, &key, &[&value])?;
+            } else {
+                st.unspill(&key);
+                st.staged.insert(key.to_string(), Some(value));
+            }
         }
         st.dirty = true;
         Ok(())
@@ -302,6 +492,7 @@ impl Zmap for ZipStore {
         let mut st = self.state();
         for key in st.live_keys() {
             if prefix.is_empty() || key == prefix.as_str() || key.starts_with(&lead) {
+                st.unspill(&key);
                 st.staged.insert(key, None);
             }
         }
@@ -309,66 +500,73 @@ impl Zmap for ZipStore {
         Ok(())
     }
 
+    /// Finishes the next archive (begun by big puts, or begun here) with the small objects,
+    /// the original's unchanged entries and the central directory, and renames it over the
+    /// archive. A stale spill (an entry in it replaced or deleted) is first copied, live
+    /// entries only, into a fresh one.
     fn flush(&self) -> Result<()> {
         let mut st = self.state();
+        // What the failed write held is gone: finishing the archive without it would lose data
+        // silently, so every later flush fails too (the archive keeps its last flushed state).
+        if let Some(e) = &st.failed {
+            return Err(Error::new(e.kind, format!("an earlier write to {} failed: {}", self.path.display(), e.context)));
+        }
         if !st.dirty {
             return Ok(());
         }
-        let dir = self.path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-        let tmp =
-            dir.join(format!(".{}.nczarr-tmp-{}", self.path.file_name().and_then(|n| n.to_str()).unwrap_or("zip"), std::process::id()));
+        let mut temps: Vec<PathBuf> = Vec::new();
         let result = (|| -> Result<()> {
-            let out = QuietAfterError::new(File::create(&tmp)?);
-            let mut writer = zip::ZipWriter::new(out);
-            let filled = (|| -> Result<()> {
-                let opts = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored).large_file(false);
-                let mut dirs_done: BTreeSet<String> = BTreeSet::new();
-                let mut add_dirs = |writer: &mut zip::ZipWriter<QuietAfterError>, key: &str| -> Result<()> {
-                    if self.prefix.is_empty() {
-                        // zarr-python's root layout has no directory entries.
-                        return Ok(());
-                    }
-                    let full = self.full(key);
-                    let mut acc = String::new();
-                    let segs: Vec<&str> = full.split('/').collect();
-                    for seg in &segs[..segs.len() - 1] {
-                        acc.push_str(seg);
-                        acc.push('/');
-                        if dirs_done.insert(acc.clone()) {
-                            writer.add_directory(acc.clone(), opts).map_err(zip_error)?;
-                        }
-                    }
-                    Ok(())
-                };
-                let keys = st.live_keys();
-                let State { staged, index, archive, .. } = &mut *st;
-                for key in keys {
-                    add_dirs(&mut writer, &key)?;
-                    if let Some(Some(bytes)) = staged.get(&key) {
-                        let big = bytes.len() as u64 >= 0xffff_ffff;
-                        writer.start_file(self.full(&key), opts.large_file(big)).map_err(zip_error)?;
-                        writer.write_all(bytes)?;
-                        continue;
-                    }
-                    // An unchanged entry is copied as it is stored (no inflate, no re-deflate).
-                    let archive = archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive"))?;
-                    let entry = archive.by_index_raw(index[&key]).map_err(zip_error)?;
-                    writer.raw_copy_file_rename(entry, self.full(&key)).map_err(zip_error)?;
+            let (mut writer, mut dirs, tmp) = match st.spill.take() {
+                Some(spill) if !spill.stale => {
+                    temps.push(spill.tmp.clone());
+                    (spill.writer, spill.dirs, spill.tmp)
                 }
-                Ok(())
-            })();
-            filled?;
+                Some(spill) => {
+                    temps.push(spill.tmp.clone());
+                    spill.writer.finish().map_err(zip_error)?;
+                    let mut old = zip::ZipArchive::new(File::open(&spill.tmp)?).map_err(zip_error)?;
+                    let (mut writer, _, tmp) = self.temp_writer()?;
+                    temps.push(tmp.clone());
+                    let mut dirs = BTreeSet::new();
+                    for key in spill.at.keys() {
+                        self.add_dirs(&mut writer, &mut dirs, key)?;
+                        let idx = old.index_for_name(&self.full(key)).ok_or_else(|| Error::new(Kind::Internal, "spilled entry missing"))?;
+                        let entry = old.by_index_raw(idx).map_err(zip_error)?;
+                        writer.raw_copy_file_rename(entry, self.full(key)).map_err(zip_error)?;
+                    }
+                    (writer, dirs, tmp)
+                }
+                None => {
+                    let (writer, _, tmp) = self.temp_writer()?;
+                    temps.push(tmp.clone());
+                    (writer, BTreeSet::new(), tmp)
+                }
+            };
+            // An unchanged entry is copied as it is stored (no inflate, no re-deflate).
+            for key in st.unchanged_keys() {
+                self.add_dirs(&mut writer, &mut dirs, &key)?;
+                let State { archive, index, .. } = &mut *st;
+                let archive = archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive"))?;
+                let entry = archive.by_index_raw(index[&key]).map_err(zip_error)?;
+                writer.raw_copy_file_rename(entry, self.full(&key)).map_err(zip_error)?;
+            }
+            for (key, bytes) in &st.staged {
+                let Some(bytes) = bytes else { continue };
+                self.add_dirs(&mut writer, &mut dirs, key)?;
+                writer.start_file(self.full(key), stored().large_file(bytes.len() as u64 >= 0xffff_ffff)).map_err(zip_error)?;
+                writer.write_all(bytes)?;
+            }
             writer.finish().map_err(zip_error)?;
             std::fs::rename(&tmp, &self.path)?;
+            temps.retain(|t| t != &tmp);
             Ok(())
         })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-            return result;
+        for t in &temps {
+            let _ = std::fs::remove_file(t);
         }
+        result?;
         let reopened = ZipStore::open(&self.path)?;
-        let new_state = reopened.state.into_inner().unwrap_or_else(|p| p.into_inner());
-        *st = new_state;
+        std::mem::swap(&mut *st, &mut *reopened.state());
         Ok(())
     }
 
@@ -384,18 +582,27 @@ impl Zmap for ZipStore {
 struct QuietAfterError {
     file: File,
     failed: bool,
-    pos: u64,
+    /// The position, shared with the spill that reads entries' data offsets from it.
+    pos: Arc<AtomicU64>,
     end: u64,
 }
 
 impl QuietAfterError {
     fn new(file: File) -> QuietAfterError {
-        QuietAfterError { file, failed: false, pos: 0, end: 0 }
+        QuietAfterError { file, failed: false, pos: Arc::new(AtomicU64::new(0)), end: 0 }
+    }
+
+    fn at(&self) -> u64 {
+        self.pos.load(Ordering::Relaxed)
+    }
+
+    fn set(&mut self, at: u64) {
+        self.pos.store(at, Ordering::Relaxed);
+        self.end = self.end.max(at);
     }
 
     fn advance(&mut self, n: usize) -> usize {
-        self.pos += n as u64;
-        self.end = self.end.max(self.pos);
+        self.set(self.at() + n as u64);
         n
     }
 }
@@ -423,16 +630,16 @@ impl std::io::Seek for QuietAfterError {
         use std::io::SeekFrom;
         if !self.failed {
             let at = self.file.seek(to)?;
-            self.pos = at;
-            self.end = self.end.max(at);
+            self.set(at);
             return Ok(at);
         }
-        self.pos = match to {
+        let at = match to {
             SeekFrom::Start(n) => n,
-            SeekFrom::Current(d) => self.pos.saturating_add_signed(d),
+            SeekFrom::Current(d) => self.at().saturating_add_signed(d),
             SeekFrom::End(d) => self.end.saturating_add_signed(d),
         };
-        Ok(self.pos)
+        self.set(at);
+        Ok(at)
     }
 }
 
@@ -469,5 +676,50 @@ mod tests {
         assert_eq!(again.get_ranges(&Key::new("v/c/1").unwrap(), &[at(0, 1)], None).unwrap(), None);
         let names: Vec<String> = zip::ZipArchive::new(File::open(&path).unwrap()).unwrap().file_names().map(str::to_string).collect();
         assert!(names.iter().all(|n| !n.ends_with('/')), "no directory entries at the root layout: {names:?}");
+    }
+
+    /// Big objects are written into the next archive when put, read back from it before the
+    /// flush, and replaced or deleted without leaving duplicates or temp files behind.
+    #[test]
+    fn big_objects_go_straight_into_the_next_archive() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.zip");
+        let key = |k: &str| Key::new(k).unwrap();
+        let big = |b: u8| vec![b; SPILL_AT + 10];
+        let files = || std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect::<Vec<_>>();
+        let store = ZipStore::create(&path, true).unwrap();
+        store.put(&key(".zgroup"), b"{}").unwrap();
+        store.put_parts(&key("v/0"), &[&big(1)[..100], &big(1)[100..]]).unwrap();
+        store.put_many(vec![(key("v/1"), big(2)), (key("v/2"), big(3))]).unwrap();
+        assert_eq!(store.get(&key("v/1")).unwrap(), Some(big(2)));
+        let mut out = vec![0u8; SPILL_AT + 10];
+        assert!(store.read_into(&key("v/2"), &mut out).unwrap());
+        assert_eq!(out, big(3));
+        assert_eq!(store.list_dir(&key("v")).unwrap(), ["0", "1", "2"]);
+        store.flush().unwrap();
+        assert_eq!(files(), ["big.zip"]);
+
+        let again = ZipStore::open(&path).unwrap();
+        assert_eq!(again.get(&key("v/0")).unwrap(), Some(big(1)));
+        again.put(&key("v/0"), &big(4)).unwrap();
+        again.put(&key("v/0"), &big(5)).unwrap();
+        again.delete_prefix(&key("v/1")).unwrap();
+        assert_eq!(again.get(&key("v/0")).unwrap(), Some(big(5)));
+        again.flush().unwrap();
+        assert_eq!(files(), ["big.zip"]);
+        let names: Vec<String> = zip::ZipArchive::new(File::open(&path).unwrap()).unwrap().file_names().map(str::to_string).collect();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "duplicate entries: {names:?}");
+
+        let third = ZipStore::open(&path).unwrap();
+        assert_eq!(third.get(&key("v/0")).unwrap(), Some(big(5)));
+        assert_eq!(third.get(&key("v/1")).unwrap(), None);
+        assert_eq!(third.get(&key("v/2")).unwrap(), Some(big(3)));
+        assert_eq!(third.get(&key(".zgroup")).unwrap().as_deref(), Some(&b"{}"[..]));
+        third.put(&key("v/3"), &big(6)).unwrap();
+        drop(third);
+        assert_eq!(files(), ["big.zip"]);
     }
 }
