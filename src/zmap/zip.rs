@@ -182,12 +182,23 @@ impl ZipStore {
         super::join(&self.prefix, key)
     }
 
-    /// A fresh temp archive beside the original (a name readers skip).
+    /// The folder of the archive and the start of its temp archives' names
+    /// (`.<archive>.nczarr-tmp-<pid>-<n>`, names readers skip).
+    fn temp_stem(&self) -> (PathBuf, String) {
+        let dir = self.path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        let name = self.path.file_name().and_then(|n| n.to_str()).unwrap_or("zip");
+        (dir, format!(".{name}.nczarr-tmp-"))
+    }
+
+    /// A fresh temp archive beside the original. The temp archives a killed writer left behind
+    /// (its process is gone) are removed first: with big objects written as they are put, one
+    /// can be as big as the data written before the kill.
     fn temp_writer(&self) -> Result<(zip::ZipWriter<QuietAfterError>, Arc<AtomicU64>, PathBuf)> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let dir = self.path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-        let name = self.path.file_name().and_then(|n| n.to_str()).unwrap_or("zip");
-        let tmp = dir.join(format!(".{name}.nczarr-tmp-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
+        let (dir, stem) = self.temp_stem();
+        remove_orphan_temps(&dir, &stem);
+        let tmp = dir.join(format!("{stem}{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
         let out = QuietAfterError::new(File::create(&tmp)?);
         let pos = out.pos.clone();
         Ok((zip::ZipWriter::new(out), pos, tmp))
@@ -253,6 +264,28 @@ impl ZipStore {
                 st.failed = Some(e.clone());
                 Err(e)
             }
+        }
+    }
+}
+
+/// Removes the files in `dir` named `<stem><pid>-<n>` whose process no longer exists. Another
+/// live writer's temp archive (this process's included) is left alone.
+fn remove_orphan_temps(dir: &Path, stem: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) =
+            name.to_str().and_then(|n| n.strip_prefix(stem)).and_then(|rest| rest.split('-').next()).and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if pid <= 0 || pid as u32 == std::process::id() {
+            continue;
+        }
+        // SAFETY: signal 0 only asks whether the process exists; nothing is sent.
+        let gone = unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_file(entry.path());
         }
     }
 }
@@ -721,5 +754,16 @@ mod tests {
         third.put(&key("v/3"), &big(6)).unwrap();
         drop(third);
         assert_eq!(files(), ["big.zip"]);
+
+        // A killed writer's temp archive goes when the next writer starts one; a live
+        // process's stays.
+        let orphan = dir.path().join(format!(".big.zip.nczarr-tmp-{}-0", i32::MAX));
+        let live = dir.path().join(format!(".big.zip.nczarr-tmp-{}-999999", std::process::id()));
+        std::fs::write(&orphan, b"junk").unwrap();
+        std::fs::write(&live, b"junk").unwrap();
+        let fourth = ZipStore::open(&path).unwrap();
+        fourth.put(&key("v/4"), &big(7)).unwrap();
+        fourth.flush().unwrap();
+        assert!(!orphan.exists() && live.exists());
     }
 }
