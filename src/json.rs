@@ -127,6 +127,56 @@ pub fn to_bytes(v: &Value) -> Vec<u8> {
     serde_json::to_vec(v).unwrap_or_default()
 }
 
+/// A JSON object written straight to compact bytes, exactly as `to_bytes` writes the same
+/// members in a `Value`: members keep their order and a repeated key replaces the earlier value
+/// in place (serde_json's `Map` with `preserve_order`). No `Value` tree and no key hashing: a
+/// thousand variables' metadata renders in a fraction of the time.
+#[derive(Default)]
+pub struct ObjectBytes<'a> {
+    members: Vec<(std::borrow::Cow<'a, str>, Vec<u8>)>,
+}
+
+impl<'a> ObjectBytes<'a> {
+    /// A member whose value is already JSON bytes.
+    pub fn raw(&mut self, key: impl Into<std::borrow::Cow<'a, str>>, value: Vec<u8>) {
+        let key = key.into();
+        match self.members.iter_mut().find(|(k, _)| *k == key) {
+            Some(member) => member.1 = value,
+            None => self.members.push((key, value)),
+        }
+    }
+
+    /// A member of any serializable value (a `Value`, a string, a list of numbers...).
+    pub fn value(&mut self, key: impl Into<std::borrow::Cow<'a, str>>, value: &(impl serde::Serialize + ?Sized)) {
+        self.raw(key, serde_json::to_vec(value).unwrap_or_default());
+    }
+
+    pub fn contains(&self, key: &str) -> bool {
+        self.members.iter().any(|(k, _)| k == key)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    pub fn finish(self) -> Vec<u8> {
+        let size: usize = self.members.iter().map(|(k, v)| k.len() + v.len() + 4).sum();
+        let mut out = Vec::with_capacity(size + 2);
+        out.push(b'{');
+        for (i, (key, value)) in self.members.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            // Writing a str into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut out, key.as_ref());
+            out.push(b':');
+            out.extend_from_slice(value);
+        }
+        out.push(b'}');
+        out
+    }
+}
+
 /// An integer parameter that may be written as a number or an integer-valued string
 /// (netcdf-c 4.9.x wrote `"level": "4"`).
 pub fn int_param(v: Option<&Value>) -> Option<i64> {
@@ -161,5 +211,27 @@ mod tests {
         assert_eq!(to_bytes(&f64_value(9.969209968386869e36)), b"9.969209968386869e+36");
         let v = parse(b"18446744073709551614", "t").unwrap();
         assert_eq!(int_of(v.as_number().unwrap()), Some(18446744073709551614));
+    }
+
+    /// `ObjectBytes` writes what `to_bytes` writes for the same members in a `Map`: order kept,
+    /// a repeated key replacing its value in place, keys escaped.
+    #[test]
+    fn object_bytes_match_serde_json() {
+        let mut map = serde_json::Map::new();
+        let mut obj = ObjectBytes::default();
+        let members: [(&str, Value); 5] = [
+            ("b", Value::from(1)),
+            ("a \"q\"\n", Value::from("x\u{1}y")),
+            ("b", Value::from(vec![1.5, 2.0])),
+            ("c", serde_json::json!({"k": null})),
+            ("\u{e9}", f64_value(f64::NAN)),
+        ];
+        for (k, v) in &members {
+            map.insert(k.to_string(), v.clone());
+            obj.value(*k, v);
+        }
+        assert!(obj.contains("c") && !obj.contains("d"));
+        assert_eq!(String::from_utf8(obj.finish()).unwrap(), String::from_utf8(to_bytes(&Value::Object(map))).unwrap());
+        assert_eq!(ObjectBytes::default().finish(), b"{}");
     }
 }
