@@ -54,6 +54,16 @@ static void writer(const char *u)
     raise(SIGKILL);
 }
 
+/* Opens `u`, finds "v": the length of its time dimension. */
+static size_t open_v(const char *u, int mode, int *ncid, int *v)
+{
+    size_t len = 0;
+    OK(nc_open(u, mode, ncid));
+    OK(nc_inq_dimlen(*ncid, 0, &len));
+    OK(nc_inq_varid(*ncid, "v", v));
+    return len;
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argv[1];
@@ -69,11 +79,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < 2; k++) {
         const char *u = urls[k];
         int ncid, v;
-        size_t len;
-        OK(nc_open(u, NC_NOWRITE, &ncid));
-        OK(nc_inq_dimlen(ncid, 0, &len));
-        CHECK(len == 50);
-        OK(nc_inq_varid(ncid, "v", &v));
+        CHECK(open_v(u, NC_NOWRITE, &ncid, &v) == 50);
         int all[50][8];
         OK(nc_get_var_int(ncid, v, &all[0][0]));
         CHECK(all[0][0] == 0 && all[49][7] == 4907 && all[25][3] == 2503);
@@ -90,11 +96,7 @@ int main(int argc, char **argv)
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     CHECK(temps(dir, "crash_big.zip") == 1);
     int ncid, v;
-    size_t len;
-    OK(nc_open(zu, NC_WRITE, &ncid));
-    OK(nc_inq_dimlen(ncid, 0, &len));
-    CHECK(len == 3);
-    OK(nc_inq_varid(ncid, "v", &v));
+    CHECK(open_v(zu, NC_WRITE, &ncid, &v) == 3);
     size_t start[2] = {2, 0}, count[2] = {1, BIG};
     OK(nc_get_vara_int(ncid, v, start, count, big));
     CHECK(big[0] == 2000000 && big[BIG - 1] == 2000000 + BIG - 1);
@@ -103,9 +105,7 @@ int main(int argc, char **argv)
     OK(nc_put_vara_int(ncid, v, start, count, big));
     OK(nc_close(ncid));
     CHECK(temps(dir, "crash_big.zip") == 0);
-    OK(nc_open(zu, NC_NOWRITE, &ncid));
-    OK(nc_inq_dimlen(ncid, 0, &len));
-    CHECK(len == 4);
+    CHECK(open_v(zu, NC_NOWRITE, &ncid, &v) == 4);
     OK(nc_get_vara_int(ncid, v, start, count, big));
     CHECK(big[0] == 0 && big[BIG - 1] == -(BIG - 1));
     start[0] = 1;
