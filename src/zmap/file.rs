@@ -231,34 +231,28 @@ impl FileStore {
         Ok(Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) }))
     }
 
-    /// `put_parts` of an object named `name` in the open folder `folder_fd` (`folder` names
-    /// it). `false`: not done this way (no `O_TMPFILE` or /proc), the general way decides.
-    fn put_in_folder(&self, folder_fd: &std::os::fd::OwnedFd, folder: &str, name: &str, parts: &[&[u8]]) -> Result<bool> {
+    /// `put_parts` of `key`, made in its folder's descriptor `folder_fd` when there is one
+    /// (`folder_beneath`), else (or without `O_TMPFILE` or /proc) the general way.
+    fn put_via(&self, folder_fd: Option<&std::os::fd::OwnedFd>, key: &Key, parts: &[&[u8]]) -> Result<()> {
         use std::os::fd::AsFd;
-        if name.is_empty() || name == "." || name == ".." {
-            return Ok(false);
+        let (folder, name) = split_key(key);
+        if let Some(fd) = folder_fd
+            && !matches!(name, "" | "." | "..")
+            && put_at(fd.as_fd(), &self.root.join(folder), name, parts)?
+        {
+            return Ok(());
         }
-        put_at(folder_fd.as_fd(), &self.root.join(folder), name, parts)
+        self.put_general(key, parts)
     }
 
-    /// Makes the folder `folder` (and the folders above it) beneath the root, never through a
-    /// symlink: each parent is opened with `openat2` and the folder made in it with `mkdirat`.
+    /// Makes the folder `folder` (and, through `folder_beneath` of its parent, the folders above
+    /// it) beneath the root, never through a symlink: `mkdirat` in the parent's descriptor.
     /// `false`: not made this way (the general way decides).
     fn make_folder(&self, folder: &str) -> bool {
-        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-        let Some(root) = &self.root_dir else { return false };
-        let (parent, name) = folder.rsplit_once('/').unwrap_or((".", folder));
-        let (Ok(c_parent), Ok(c_name)) = (std::ffi::CString::new(parent), std::ffi::CString::new(name)) else { return false };
-        let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
-        let mut fd = openat2_beneath(root.as_raw_fd(), &c_parent, flags, 0);
-        if fd < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOENT) && parent != "." && self.make_folder(parent) {
-            fd = openat2_beneath(root.as_raw_fd(), &c_parent, flags, 0);
-        }
-        if fd < 0 {
-            return false;
-        }
-        // SAFETY: a fresh descriptor we own.
-        let parent_fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        use std::os::fd::AsRawFd;
+        let (parent, name) = folder.rsplit_once('/').unwrap_or(("", folder));
+        let Ok(c_name) = std::ffi::CString::new(name) else { return false };
+        let Ok(Some(parent_fd)) = self.folder_beneath(parent) else { return false };
         // SAFETY: a live directory descriptor and a NUL-terminated name.
         let rc = unsafe { libc::mkdirat(parent_fd.as_raw_fd(), c_name.as_ptr(), 0o777) };
         rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EEXIST)
@@ -430,13 +424,7 @@ impl Zmap for FileStore {
         if key.is_empty() {
             return err(Kind::BadName, "empty key");
         }
-        let (folder, name) = split_key(key);
-        if let Some(folder_fd) = self.folder_beneath(folder)?
-            && self.put_in_folder(&folder_fd, folder, name, parts)?
-        {
-            return Ok(());
-        }
-        self.put_general(key, parts)
+        self.put_via(self.folder_beneath(split_key(key).0)?.as_ref(), key, parts)
     }
 
     /// Objects are independent files, written on the worker pool (a thread per core).
@@ -457,19 +445,8 @@ impl Zmap for FileStore {
             tasks.extend(run.chunks(PUT_TASK_OBJECTS));
         }
         let put_task = |task: &[usize]| -> Result<()> {
-            let folder = split_key(&items[task[0]].0).0;
-            let folder_fd = self.folder_beneath(folder)?;
-            for &i in task {
-                let (key, value) = &items[i];
-                let done = match &folder_fd {
-                    Some(fd) => self.put_in_folder(fd, folder, split_key(key).1, &[value])?,
-                    None => false,
-                };
-                if !done {
-                    self.put_general(key, &[value])?;
-                }
-            }
-            Ok(())
+            let folder_fd = self.folder_beneath(split_key(&items[task[0]].0).0)?;
+            task.iter().try_for_each(|&i| self.put_via(folder_fd.as_ref(), &items[i].0, &[&items[i].1]))
         };
         if tasks.len() < 2 {
             return tasks.iter().try_for_each(|t| put_task(t));

@@ -82,19 +82,7 @@ impl ZipStore {
         } else {
             String::new()
         };
-        let store = ZipStore {
-            path: path.to_path_buf(),
-            prefix,
-            state: Mutex::new(State {
-                archive: None,
-                index: BTreeMap::new(),
-                order: Vec::new(),
-                staged: BTreeMap::new(),
-                spill: None,
-                failed: None,
-                dirty: true,
-            }),
-        };
+        let store = ZipStore { path: path.to_path_buf(), prefix, state: Mutex::new(State::new(None, BTreeMap::new(), Vec::new(), true)) };
         Ok(store)
     }
 
@@ -159,19 +147,7 @@ impl ZipStore {
                 order.push(rel.to_string());
             }
         }
-        Ok(ZipStore {
-            path: path.to_path_buf(),
-            prefix,
-            state: Mutex::new(State {
-                archive: Some(archive),
-                index,
-                order,
-                staged: BTreeMap::new(),
-                spill: None,
-                failed: None,
-                dirty: false,
-            }),
-        })
+        Ok(ZipStore { path: path.to_path_buf(), prefix, state: Mutex::new(State::new(Some(archive), index, order, false)) })
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -227,14 +203,11 @@ impl ZipStore {
     /// written again (no duplicate entries): its new bytes wait in memory and the next
     /// archive is rebuilt at `flush`.
     fn spill_put(&self, st: &mut State, key: &Key, parts: &[&[u8]]) -> Result<()> {
-        st.dirty = true;
-        if st.spill.as_ref().is_some_and(|s| s.at.contains_key(key.as_str())) {
-            let spill = st.spill.as_mut().expect("checked above");
-            spill.at.remove(key.as_str());
-            spill.stale = true;
-            st.staged.insert(key.to_string(), Some(parts.concat()));
+        if st.spilled(key) {
+            st.stage(key, parts.concat());
             return Ok(());
         }
+        st.dirty = true;
         if st.spill.is_none() {
             let (writer, pos, tmp) = self.temp_writer()?;
             st.spill = Some(Spill { writer, pos, tmp, at: BTreeMap::new(), dirs: BTreeSet::new(), stale: false });
@@ -244,7 +217,7 @@ impl ZipStore {
         let len: u64 = parts.iter().map(|p| p.len() as u64).sum();
         let written = (|| -> Result<u64> {
             self.add_dirs(&mut spill.writer, &mut spill.dirs, key)?;
-            spill.writer.start_file(self.full(key), stored().large_file(len >= 0xffff_ffff)).map_err(zip_error)?;
+            start_stored(&mut spill.writer, self.full(key), len)?;
             let start = spill.pos.load(Ordering::Relaxed);
             for part in parts {
                 spill.writer.write_all(part)?;
@@ -305,6 +278,11 @@ impl Drop for ZipStore {
 /// Entries are stored uncompressed, as netcdf-c writes them (chunks carry their own codecs).
 fn stored() -> SimpleFileOptions {
     SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored).large_file(false)
+}
+
+/// Begins a stored entry of `len` bytes (ZIP64 from 4 GiB on).
+fn start_stored(writer: &mut zip::ZipWriter<QuietAfterError>, name: String, len: u64) -> Result<()> {
+    writer.start_file(name, stored().large_file(len >= 0xffff_ffff)).map_err(zip_error)
 }
 
 fn read_entry(archive: &mut zip::ZipArchive<File>, idx: usize, limit: super::Limit) -> Result<Vec<u8>> {
@@ -382,6 +360,18 @@ impl ZipStore {
 }
 
 impl State {
+    /// Nothing pending: the archive as `open` found it (or none yet, for `create`).
+    fn new(archive: Option<zip::ZipArchive<File>>, index: BTreeMap<String, usize>, order: Vec<String>, dirty: bool) -> State {
+        State { archive, index, order, staged: BTreeMap::new(), spill: None, failed: None, dirty }
+    }
+
+    /// Keeps `bytes` in memory as `key`'s newest value until `flush`.
+    fn stage(&mut self, key: &str, bytes: Vec<u8>) {
+        self.unspill(key);
+        self.staged.insert(key.to_string(), Some(bytes));
+        self.dirty = true;
+    }
+
     fn spilled(&self, key: &str) -> bool {
         self.spill.as_ref().is_some_and(|s| s.at.contains_key(key))
     }
@@ -482,9 +472,7 @@ impl Zmap for ZipStore {
         if parts.iter().map(|p| p.len()).sum::<usize>() >= SPILL_AT {
             return self.spill_put(&mut st, key, parts);
         }
-        st.unspill(key);
-        st.staged.insert(key.to_string(), Some(parts.concat()));
-        st.dirty = true;
+        st.stage(key, parts.concat());
         Ok(())
     }
 
@@ -498,8 +486,7 @@ impl Zmap for ZipStore {
             if value.len() >= SPILL_AT {
                 self.spill_put(&mut st, &key, &[&value])?;
             } else {
-                st.unspill(&key);
-                st.staged.insert(key.to_string(), Some(value));
+                st.stage(&key, value);
             }
         }
         st.dirty = true;
@@ -586,7 +573,7 @@ impl Zmap for ZipStore {
             for (key, bytes) in &st.staged {
                 let Some(bytes) = bytes else { continue };
                 self.add_dirs(&mut writer, &mut dirs, key)?;
-                writer.start_file(self.full(key), stored().large_file(bytes.len() as u64 >= 0xffff_ffff)).map_err(zip_error)?;
+                start_stored(&mut writer, self.full(key), bytes.len() as u64)?;
                 writer.write_all(bytes)?;
             }
             writer.finish().map_err(zip_error)?;
