@@ -10,6 +10,11 @@ what it keeps between operations, connection pools included, as a program using 
 Workloads: open 200 variables (metadata only), read 64 MiB in 64 uncompressed 1 MiB chunks,
 write 256 MiB in 1 MiB chunks.
 
+Beside them, a bare client for the read and the write: curl making only the chunk requests (64
+transfers at once, presigned URLs, no metadata, no signing or decoding work of its own). It shows
+what the server and the proxy allow any client on this machine: where the bare client is no
+faster than TensorStore, the row is bound by them, not by the client.
+
 The server keeps its objects on tmpfs (/dev/shm when there is one; BENCH_DIR picks another place)
 and every written prefix is removed after its run, outside the timed part: on a disk, the page
 cache's writeback of earlier runs' gigabytes lands in whichever later run it likes and swamps
@@ -125,6 +130,42 @@ def zarr_python(ep):
     return open200, read, write
 
 
+def bare_client(ep, scratch):
+    """curl on presigned URLs: `read()` GETs the 64 chunks of peers/big64/v, `write(run)` PUTs 256
+    chunks of 1 MiB under peers/w256-bare-<run>. Returns (read, write), each giving seconds."""
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=ep, aws_access_key_id=KEY, aws_secret_access_key=SECRET, region_name="us-east-1")
+    body = os.path.join(scratch, "chunk.bin")
+    with open(body, "wb") as f:
+        f.write(os.urandom(1 << 20))
+
+    def config(name, lines):
+        path = os.path.join(scratch, name)
+        with open(path, "w") as f:
+            # No "Expect: 100-continue" round trip before each upload: the other sides make none.
+            f.write('header = "Expect:"\n' + "".join(lines))
+        return path
+
+    def presigned(method, key):
+        return s3.generate_presigned_url(method, Params={"Bucket": BUCKET, "Key": key}, ExpiresIn=24 * 3600)
+
+    reads = config("read.curl", [f'url = "{presigned("get_object", f"peers/big64/v/{i}")}"\noutput = "/dev/null"\n' for i in range(64)])
+
+    def curl(cfg):
+        t0 = time.perf_counter()
+        subprocess.run(["curl", "-sSfZ", "--no-progress-meter", "--parallel-max", "64", "-K", cfg], check=True)
+        return time.perf_counter() - t0
+
+    def write(run):
+        # Signed before the clock starts: the floor does no work of its own.
+        cfg = config(f"write-{run}.curl", [f'url = "{presigned("put_object", f"peers/w256-bare-{run}/v/{i}")}"\n'
+                                           f'upload-file = "{body}"\noutput = "/dev/null"\n' for i in range(256)])
+        return curl(cfg)
+
+    return lambda: curl(reads), write
+
+
 def main():
     # TensorStore's AWS code looks for ~/.aws files and logs each miss; zarr-python's s3fs leaves
     # sessions to the garbage collector, which logs each one. Neither says anything about speed.
@@ -191,6 +232,7 @@ def main():
             return time.perf_counter() - t0, proxy_requests(pport) - before
 
         zp_open200, zp_read, zp_write = zarr_python(ep)
+        bare_read, bare_write = bare_client(ep, scratch)
 
         def timed(fn, *args):
             before = proxy_requests(pport)
@@ -205,28 +247,33 @@ def main():
         for lat in LATENCIES:
             proxy_ctl(pport, latency_ms=lat)
             # Each write goes to a new prefix, so no side pays for deleting an earlier run's objects.
-            for phase, mine, theirs, zp in (
-                ("open 200 vars", lambda r: ours("peers/meta", "meta-open"), lambda r: ts_open200(), lambda r: timed(zp_open200)),
-                ("read 64 MiB", lambda r: ours("peers/big64", "big-read"), lambda r: ts_read(), lambda r: timed(zp_read)),
+            for phase, mine, theirs, zp, bare in (
+                ("open 200 vars", lambda r: ours("peers/meta", "meta-open"), lambda r: ts_open200(), lambda r: timed(zp_open200), None),
+                ("read 64 MiB", lambda r: ours("peers/big64", "big-read"), lambda r: ts_read(), lambda r: timed(zp_read),
+                 lambda r: bare_read()),
                 ("write 256 MiB", lambda r: ours(f"peers/w256-ours-{lat}-{r}", "big-write", "256"), lambda r: ts_write(f"{lat}-{r}"),
-                 lambda r: timed(zp_write, f"{lat}-{r}", big)),
+                 lambda r: timed(zp_write, f"{lat}-{r}", big), lambda r: bare_write(f"{lat}-{r}")),
             ):
-                o, t, z = [], [], []
+                o, t, z, b = [], [], [], []
                 for r in range(RUNS):
                     o.append(mine(r))
                     t.append(theirs(r))
                     z.append(zp(r))
-                    for side in ("ours", "ts", "zp"):
+                    if bare:
+                        b.append(bare(r))
+                    for side in ("ours", "ts", "zp", "bare"):
                         drop_written(root, f"peers/w256-{side}-{lat}-{r}")
                 mo, mt, mz = (statistics.median(x[0] for x in side) for side in (o, t, z))
-                rows.append((lat, phase, mo, mt, mz, o[0][1], t[0][1], z[0][1]))
+                rows.append((lat, phase, mo, mt, mz, o[0][1], t[0][1], z[0][1], statistics.median(b) if b else None))
         print(f"\nS3 vs TensorStore and zarr-python 3 ({name} behind the latency proxy; medians of {RUNS}; requests per run):")
         print(f"{'ms':>3} {'phase':14} {'ours s':>8} {'TS s':>8} {'ours/TS':>8} {'target':>7} {'zarr s':>8} {'ours/zarr':>9}"
-              f" {'req ours':>9} {'req TS':>7} {'req zarr':>8}")
-        for lat, phase, mo, mt, mz, ro, rt, rz in rows:
+              f" {'req ours':>9} {'req TS':>7} {'req zarr':>8} {'bare s':>7} {'bare/TS':>7}")
+        for lat, phase, mo, mt, mz, ro, rt, rz, mb in rows:
             ok = mo / mt <= 0.8
+            bare = f" {mb:7.3f} {mb / mt:7.3f}" if mb is not None else f" {'-':>7} {'-':>7}"
             print(f"{lat:3d} {phase:14} {mo:8.3f} {mt:8.3f} {mo / mt:8.3f} {'<=' if ok else '>'}{0.8:6.2f} {mz:8.3f} {mo / mz:9.3f}"
-                  f" {ro:9d} {rt:7d} {rz:8d}")
+                  f" {ro:9d} {rt:7d} {rz:8d}{bare}")
+        print("bare: curl making only the chunk requests (64 at once, presigned URLs): what this server and proxy allow any client")
     finally:
         mine_proc.stdin.close()
         mine_proc.wait()
