@@ -336,14 +336,14 @@ impl Cache {
                 // A store with latency uploads behind the caller, so it needs bodies it owns:
                 // one copy each, gathered from the rows batch by batch, and each batch handed
                 // over as soon as it is copied (the next is copied while it goes up).
+                let owned = |p: &ChunkPlan| -> Result<(Key, Vec<u8>)> {
+                    let mut body = Vec::with_capacity(layout.nelems * fs);
+                    for r in &p.runs {
+                        body.extend_from_slice(slice_of(buf, r.moff * fs, r.n * fs)?);
+                    }
+                    Ok((layout.chunk_key(&p.idx)?, body))
+                };
                 for batch in direct.chunks(store.caps().batch_size) {
-                    let owned = |p: &ChunkPlan| -> Result<(Key, Vec<u8>)> {
-                        let mut body = Vec::with_capacity(layout.nelems * fs);
-                        for r in &p.runs {
-                            body.extend_from_slice(slice_of(buf, r.moff * fs, r.n * fs)?);
-                        }
-                        Ok((layout.chunk_key(&p.idx)?, body))
-                    };
                     let items: Vec<Result<(Key, Vec<u8>)>> = crate::parallel::run(|| batch.par_iter().map(owned).collect());
                     store.put_chunks(items.into_iter().collect::<Result<_>>()?)?;
                 }

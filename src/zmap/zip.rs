@@ -489,7 +489,6 @@ impl Zmap for ZipStore {
                 st.stage(&key, value);
             }
         }
-        st.dirty = true;
         Ok(())
     }
 

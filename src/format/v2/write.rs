@@ -16,11 +16,20 @@ use crate::format::RenderOptions as Options;
 /// A metadata object: its key and its bytes.
 type Object = (String, Vec<u8>);
 
-fn attrs_object(atts: &[crate::model::Att], types: &mut Map<String, Value>, out: &mut Map<String, Value>) {
+/// A node's own attributes into its `.zattrs`, their types into `types` (`_nczarr_attr`).
+fn attrs_object<'a>(atts: &'a [crate::model::Att], types: &mut ObjectBytes<'a>, out: &mut ObjectBytes<'a>) {
     for att in atts.iter().filter(|a| !a.synthetic) {
-        out.insert(att.name.clone(), attrs::render(att));
-        types.insert(att.name.clone(), Value::String(dtype::render_attr_type(att.value.nctype())));
+        out.value(att.name.as_str(), &attrs::render(att));
+        types.value(att.name.as_str(), &dtype::render_attr_type(att.value.nctype()));
     }
+}
+
+/// `_nczarr_attr`: the types of a node's attributes, itself included.
+fn nczarr_attr(mut types: ObjectBytes<'_>, zattrs: &mut ObjectBytes<'_>) {
+    types.value("_nczarr_attr", "|J0");
+    let mut attr = ObjectBytes::default();
+    attr.raw("types", types.finish());
+    zattrs.raw("_nczarr_attr", attr.finish());
 }
 
 pub fn render(model: &Model, opts: &Options) -> Vec<(String, Vec<u8>)> {
@@ -56,12 +65,12 @@ pub fn render(model: &Model, opts: &Options) -> Vec<(String, Vec<u8>)> {
         let g = &model.groups[gid];
         let gkey = model.group_key(gid);
         emit(crate::model::join_key(&gkey, ".zgroup"), to_bytes(&json!({"zarr_format": 2})), &mut out);
-        let mut zattrs = Map::new();
-        let mut types = Map::new();
+        let mut zattrs = ObjectBytes::default();
+        let mut types = ObjectBytes::default();
         attrs_object(&g.atts, &mut types, &mut zattrs);
         if gid == 0 {
-            zattrs.insert("_NCProperties".into(), Value::String(opts.nc_properties.clone()));
-            types.insert("_NCProperties".into(), Value::String(">S1".into()));
+            zattrs.value("_NCProperties", &opts.nc_properties);
+            types.value("_NCProperties", ">S1");
         }
         if nczarr {
             let mut dims = Map::new();
@@ -72,21 +81,20 @@ pub fn render(model: &Model, opts: &Options) -> Vec<(String, Vec<u8>)> {
             }
             let arrays: Vec<Value> = g.vars.iter().map(|v| Value::String(v.name.clone())).collect();
             let groups: Vec<Value> = g.children.iter().map(|&c| Value::String(model.groups[c].name.clone())).collect();
-            zattrs.insert("_nczarr_group".into(), json!({"dimensions": dims, "arrays": arrays, "groups": groups}));
-            types.insert("_nczarr_group".into(), "|J0".into());
+            zattrs.value("_nczarr_group", &json!({"dimensions": dims, "arrays": arrays, "groups": groups}));
+            types.value("_nczarr_group", "|J0");
             if gid == 0 {
                 let mut sb = json!({"version": "2.0.0"});
                 if opts.classic {
                     sb["format"] = json!("netCDF-4 classic model");
                 }
-                zattrs.insert("_nczarr_superblock".into(), sb);
-                types.insert("_nczarr_superblock".into(), "|J0".into());
+                zattrs.value("_nczarr_superblock", &sb);
+                types.value("_nczarr_superblock", "|J0");
             }
-            types.insert("_nczarr_attr".into(), "|J0".into());
-            zattrs.insert("_nczarr_attr".into(), json!({"types": types}));
+            nczarr_attr(types, &mut zattrs);
         }
         if nczarr || !zattrs.is_empty() {
-            emit(crate::model::join_key(&gkey, ".zattrs"), to_bytes(&Value::Object(zattrs)), &mut out);
+            emit(crate::model::join_key(&gkey, ".zattrs"), zattrs.finish(), &mut out);
         }
     }
     if opts.consolidated {
@@ -148,10 +156,7 @@ fn render_var(model: &Model, var: &Var, opts: &Options) -> (Vec<u8>, Option<Vec<
 
     let mut zattrs = ObjectBytes::default();
     let mut types = ObjectBytes::default();
-    for att in var.atts.iter().filter(|a| !a.synthetic) {
-        zattrs.value(att.name.as_str(), &attrs::render(att));
-        types.value(att.name.as_str(), &dtype::render_attr_type(att.value.nctype()));
-    }
+    attrs_object(&var.atts, &mut types, &mut zattrs);
     if opts.xarray {
         let dims: Vec<&str> = if scalar {
             if nczarr { vec!["_scalar_"] } else { vec![] }
@@ -173,10 +178,7 @@ fn render_var(model: &Model, var: &Var, opts: &Options) -> (Vec<u8>, Option<Vec<
         }
         zattrs.raw("_nczarr_array", meta.finish());
         types.value("_nczarr_array", "|J0");
-        types.value("_nczarr_attr", "|J0");
-        let mut attr = ObjectBytes::default();
-        attr.raw("types", types.finish());
-        zattrs.raw("_nczarr_attr", attr.finish());
+        nczarr_attr(types, &mut zattrs);
     }
     let zattrs = if nczarr || !zattrs.is_empty() { Some(zattrs.finish()) } else { None };
     (zarray.finish(), zattrs)
