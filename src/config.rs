@@ -121,6 +121,13 @@ pub fn shard_reads_whole() -> bool {
     *WHOLE.get_or_init(|| env_str("NCZARR_SHARD_READS").is_some_and(|v| v.eq_ignore_ascii_case("whole")))
 }
 
+/// `NCZARR_MAX_CHUNK_MB` (default 1024): the largest stored object read whole whose size the
+/// metadata cannot bound (variable-length string chunks); a bigger one is NC_ENCZARR.
+pub fn max_chunk_bytes() -> u64 {
+    static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| (number("NCZARR_MAX_CHUNK_MB", 1024.0) * 1048576.0) as u64)
+}
+
 /// A positive number from the environment (the `NCZARR_S3_*` tuning knobs), else `default`.
 pub fn number(name: &str, default: f64) -> f64 {
     env_str(name).and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v > 0.0).unwrap_or(default)

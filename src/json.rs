@@ -21,9 +21,75 @@ pub fn parse(bytes: &[u8], what: &str) -> Result<Value> {
     if bytes.len() > MAX_OBJECT {
         return err(Kind::NoMem, format!("{what}: metadata object too large"));
     }
-    let text = std::str::from_utf8(bytes).map_err(|_| Error::new(Kind::NcZarr, format!("{what}: not UTF-8")))?;
+    let decoded;
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(_) => {
+            decoded = decode_raw_bytes(bytes);
+            &decoded
+        }
+    };
     let fixed = rewrite_bare_tokens(text);
     serde_json::from_str(&fixed).map_err(|e| Error::new(Kind::NcZarr, format!("{what}: {e}")))
+}
+
+/// netcdf-c writes NC_CHAR attribute bytes into its JSON as they are, so its metadata is not
+/// always UTF-8 (Latin-1 text). Such a byte becomes the private-use character
+/// `RAW_BYTE_BASE + byte`, which `text_bytes` turns back into the byte: char attributes keep
+/// their exact bytes, and nothing else in a store can produce these characters.
+const RAW_BYTE_BASE: u32 = 0x10_FF00;
+
+fn decode_raw_bytes(mut bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 16);
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(rest) => {
+                out.push_str(rest);
+                return out;
+            }
+            Err(e) => {
+                let (good, bad) = bytes.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(good).unwrap_or_default());
+                let n = e.error_len().unwrap_or(bad.len()).max(1);
+                for &b in &bad[..n] {
+                    out.push(char::from_u32(RAW_BYTE_BASE + b as u32).unwrap_or(char::REPLACEMENT_CHARACTER));
+                }
+                bytes = &bad[n..];
+            }
+        }
+    }
+}
+
+/// The bytes of a JSON string holding NC_CHAR text: UTF-8, with the raw bytes of non-UTF-8
+/// metadata (see `decode_raw_bytes`) restored.
+pub fn text_bytes(s: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    for c in s.chars() {
+        match (c as u32).checked_sub(RAW_BYTE_BASE) {
+            Some(b @ 0x80..=0xff) => out.push(b as u8),
+            _ => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+        }
+    }
+    out
+}
+
+/// NC_CHAR bytes as JSON text: UTF-8 as it is; anything else as Latin-1 (each byte one
+/// character, U+0000–U+00FF), with `true` saying so: the writer records those attributes
+/// (`latin1` in `_nczarr_attr`) so the reader restores the exact bytes (`latin1_bytes`).
+pub fn char_text(bytes: &[u8]) -> (String, bool) {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => (s.to_string(), false),
+        Err(_) => (bytes.iter().map(|&b| b as char).collect(), true),
+    }
+}
+
+/// The bytes `char_text` encoded as Latin-1 (a character above U+00FF was not written so,
+/// and keeps its UTF-8 form).
+pub fn latin1_bytes(s: &str) -> Vec<u8> {
+    if s.chars().all(|c| (c as u32) <= 0xff) {
+        return s.chars().map(|c| c as u8).collect();
+    }
+    text_bytes(s)
 }
 
 fn rewrite_bare_tokens(text: &str) -> std::borrow::Cow<'_, str> {
@@ -196,6 +262,13 @@ mod tests {
 
     #[test]
     fn bare_tokens_and_depth() {
+        // netcdf-c's raw Latin-1 bytes in JSON text come back byte for byte.
+        let v = parse(b"{\"t\": \"a\xe9z\", \"u\": \"\xc3\xa9\"}", "t").unwrap();
+        assert_eq!(text_bytes(v["t"].as_str().unwrap()), b"a\xe9z");
+        assert_eq!(text_bytes(v["u"].as_str().unwrap()), "é".as_bytes());
+        let (text, latin1) = char_text(b"a\xe9z");
+        assert!(latin1 && text == "aéz" && latin1_bytes(&text) == b"a\xe9z");
+        assert_eq!(char_text("é".as_bytes()), ("é".to_string(), false));
         let v = parse(br#"{"a": NaN, "b": [-Infinity, "NaN in text"], "c": Infinity}"#, "t").unwrap();
         assert_eq!(v["a"], Value::String(NAN_MARK.into()));
         assert_eq!(v["b"][0], Value::String(NINF_MARK.into()));

@@ -30,7 +30,7 @@ impl Dataset {
             if target != var.nctype {
                 return err(Kind::BadType, "_FillValue type mismatch");
             }
-            if var.locked {
+            if var.locked && !self.netcdf3_semantics() {
                 return err(Kind::LateFill, "_FillValue after enddef");
             }
         }
@@ -39,6 +39,16 @@ impl Dataset {
         match atts.iter_mut().find(|a| a.name == name) {
             Some(existing) => *existing = att,
             None => atts.push(att),
+        }
+        if name == "_FillValue"
+            && let VarRef::Var(_) = varid
+        {
+            // A late _FillValue (netCDF-3 semantics, see `netcdf3_semantics`) is the fill of
+            // every chunk never written from now on; stored chunks keep the cells they hold.
+            let var = self.model.var_mut(gid, varid)?;
+            if var.locked && !var.no_fill {
+                var.storage_fill = Some(var.declared_fill());
+            }
         }
         self.touched();
         if range { err(Kind::Range, "value out of range for the attribute type") } else { Ok(()) }
@@ -56,10 +66,13 @@ impl Dataset {
     }
 
     pub fn rename_att(&mut self, gid: usize, varid: VarRef, old: &[u8], new: &[u8]) -> Result<()> {
-        self.begin_define()?;
+        if !self.writable {
+            return err(Kind::ReadOnly, "dataset is read-only");
+        }
         self.model.atts(gid, varid)?;
         let old = names::normalize(&String::from_utf8_lossy(old));
         let new = names::check(new)?;
+        self.begin_rename(new.len() > old.len())?;
         let atts = self.model.atts(gid, varid)?;
         // netcdf-c checks the new name first, and the old name counts as in use.
         if atts.iter().any(|a| a.name == new) || RESERVED_ATTS.contains(&new.as_str()) {

@@ -257,6 +257,28 @@ impl Dataset {
         Ok(())
     }
 
+    /// A dataset this session created without `NC_NETCDF4` was asked for as netCDF-3, and
+    /// netCDF-3 lets `_FillValue` be set after data was written (NCO's `ncap2` does so when
+    /// its input is a classic file); netCDF-4 answers NC_ELATEFILL.
+    pub(super) fn netcdf3_semantics(&self) -> bool {
+        self.created && !self.mode.netcdf4()
+    }
+
+    /// Renames of dimensions, variables and attributes: netcdf-c does them in data mode
+    /// without entering define mode (the next `nc_enddef` is NC_ENOTINDEFINE); in a
+    /// classic-model dataset a longer variable or attribute name needs define mode
+    /// (`longer`), as netCDF-3's header rewrite does. The new names reach storage at the
+    /// next enddef, sync or close; until then data goes to the objects' old keys.
+    pub fn begin_rename(&mut self, longer: bool) -> Result<()> {
+        if !self.writable {
+            return err(Kind::ReadOnly, "dataset is read-only");
+        }
+        if !self.define_mode && self.classic && longer {
+            return err(Kind::NotInDefine, "classic model: a longer name needs define mode");
+        }
+        Ok(())
+    }
+
     /// Every data call starts here: implicit enddef (classic model: NC_EINDEFINE instead).
     pub fn begin_data(&mut self) -> Result<()> {
         if self.define_mode {
@@ -328,7 +350,9 @@ impl Dataset {
                     v.storage_fill = if v.no_fill { None } else { Some(v.declared_fill()) };
                     if v.nctype == NcType::String && v.stored.element == crate::model::StorageKind::Native {
                         // The width chunks are written with is fixed from here on.
-                        v.stored.maxstrlen.get_or_insert(width);
+                        // Wide enough for the fill too: unwritten elements of a written chunk
+                        // hold it, and a string is never cut.
+                        v.stored.maxstrlen.get_or_insert(width.max(strings::string_fill_len(v)).min(crate::model::MAX_STRLEN));
                     }
                 }
             }

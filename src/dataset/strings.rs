@@ -19,7 +19,9 @@ impl Dataset {
         if var.nctype != NcType::String || var.stored.element != StorageKind::Native {
             return Ok(());
         }
-        let longest = items.iter().filter_map(|s| s.as_ref()?.as_ref()).map(String::len).max().unwrap_or(0);
+        // The fill goes into the same chunks (the unwritten elements of a written chunk), so
+        // it must fit the width as much as the data.
+        let longest = items.iter().filter_map(|s| s.as_ref()?.as_ref()).map(String::len).max().unwrap_or(0).max(string_fill_len(var));
         let old = self.model.maxstrlen(var);
         if longest <= old {
             return Ok(());
@@ -102,4 +104,12 @@ fn chunk_keys(layout: &crate::engine::Layout, shape: &[u64]) -> Result<Vec<Key>>
         }
     }
     Ok(keys)
+}
+
+/// Bytes of a string variable's fill value (0 without one).
+pub(super) fn string_fill_len(var: &Var) -> usize {
+    match &var.storage_fill {
+        Some(Values::Str(items)) => items.first().and_then(|s| s.as_ref()).map_or(0, String::len),
+        _ => 0,
+    }
 }

@@ -103,10 +103,11 @@ impl Layout {
     /// The most bytes a stored chunk object can have: the raw chunk plus room for any
     /// codec's framing and incompressible-data overhead. Objects above it are corrupt or
     /// hostile and are refused before they are read (reliability.md §4.2, §4.3 N8).
-    /// Variable-length (object codec) chunks have no such bound.
+    /// Variable-length (object codec) chunks are bounded by `NCZARR_MAX_CHUNK_MB` instead.
     pub fn stored_limit(&self) -> crate::zmap::Limit {
         let per_element = match self.storage {
-            StorageKind::Vlen => return crate::zmap::Limit::NONE,
+            // No bound follows from the metadata: the stated one (NCZARR_MAX_CHUNK_MB).
+            StorageKind::Vlen => return crate::zmap::Limit { bytes: crate::config::max_chunk_bytes(), kind: Kind::NcZarr },
             StorageKind::Utf32(n) => 4 * n as u64,
             StorageKind::Half => 2,
             StorageKind::Bool => 1,

@@ -75,8 +75,11 @@ pub fn select(shape: &[u64], unlimited: &[bool], write: bool, req: &Request<'_>)
             return err(Kind::InvalidCoords, format!("start {} beyond dimension length {}", start[d], shape[d]));
         }
     }
+    // A put that writes nothing (some count is 0) is not checked against the edges; a get
+    // still is (netcdf-c's HDF5 and NCZarr code alike).
+    let writes_nothing = write && count.contains(&0);
     for d in 0..rank {
-        if count[d] == 0 || (write && unlimited[d]) {
+        if count[d] == 0 || (write && unlimited[d]) || writes_nothing {
             continue;
         }
         let last = (count[d] - 1).checked_mul(stride[d]).and_then(|x| x.checked_add(start[d] + 1));

@@ -84,7 +84,10 @@ fn get_att_impl(ncid: c_int, varid: c_int, name: *const c_char, mem: Option<NcTy
     let raw = unsafe { cstr(name) }?;
     let att = with(ncid, |ds, gid| ds.get_att(gid, VarRef::from_c(varid), &names::lookup(raw)?))?;
     let mem = mem.unwrap_or(att.value.nctype());
-    let (values, range) = att.value.convert(mem)?;
+    // Nothing to convert is no mismatch: a zero-length attribute reads as any type
+    // (netcdf-c 4.10.1: `nc_get_att_text` of an empty NC_SHORT attribute is NC_NOERR).
+    let (values, range) =
+        if att.value.is_empty() { (Values::from_scalars(mem, std::iter::empty()), false) } else { att.value.convert(mem)? };
     if !ip.is_null() {
         // SAFETY: the caller sized `ip` for the attribute's length in the memory type.
         unsafe { values_to_mem(&values, ip) }?;

@@ -94,11 +94,21 @@ fn offsets(sel: &Selection) -> Vec<usize> {
     out
 }
 
-/// Common front of every data call: var lookup, leaving define mode, request → selection.
-fn prepare(ds: &mut Dataset, gid: usize, varid: c_int, shape: Shape, write: bool) -> Result<Selection> {
-    let rank = ds.model.var(gid, VarRef::from_c(varid))?.rank();
+/// Common front of every data call: var lookup, memory type against the variable's type,
+/// leaving define mode, request → selection. netcdf-c's order: a memory type that cannot
+/// convert (`NC_ECHAR`, `NC_EBADTYPE`) is refused before the coordinates are looked at and
+/// before define mode is left, so a refused call changes nothing.
+fn prepare(ds: &mut Dataset, gid: usize, varid: c_int, shape: Shape, write: bool, mem: Option<Mem>) -> Result<Selection> {
+    let var = ds.model.var(gid, VarRef::from_c(varid))?;
+    let rank = var.rank();
     if write && !ds.writable {
         return err(Kind::ReadOnly, "dataset is read-only");
+    }
+    if let Some(mem) = mem {
+        match mem_type(mem, var) {
+            Some(mt) => crate::engine::check_types(var.nctype, &EngineMem::Bytes(&mut [], mt))?,
+            None => crate::engine::check_types(var.nctype, &EngineMem::Strings(&mut []))?,
+        }
     }
     ds.begin_data()?;
     if rank > 1024 {
@@ -112,7 +122,7 @@ fn prepare(ds: &mut Dataset, gid: usize, varid: c_int, shape: Shape, write: bool
 pub(crate) unsafe fn put(call: &str, ncid: c_int, varid: c_int, shape: Shape, mem: Mem, op: *const c_void) -> c_int {
     api!(call, (ncid, varid, shape, mem, op), {
         with(ncid, |ds, gid| {
-            let sel = prepare(ds, gid, varid, shape, true)?;
+            let sel = prepare(ds, gid, varid, shape, true, Some(mem))?;
             let var = ds.model.var(gid, VarRef::from_c(varid))?;
             let mt = mem_type(mem, var);
             if sel.nelems() == 0 {
@@ -168,7 +178,7 @@ pub(crate) unsafe fn put(call: &str, ncid: c_int, varid: c_int, shape: Shape, me
 pub(crate) unsafe fn get(call: &str, ncid: c_int, varid: c_int, shape: Shape, mem: Mem, ip: *mut c_void) -> c_int {
     api!(call, (ncid, varid, shape, mem, ip), {
         with(ncid, |ds, gid| {
-            let sel = prepare(ds, gid, varid, shape, false)?;
+            let sel = prepare(ds, gid, varid, shape, false, Some(mem))?;
             let var = ds.model.var(gid, VarRef::from_c(varid))?;
             let mt = mem_type(mem, var);
             if sel.nelems() == 0 {
@@ -221,7 +231,7 @@ fn mt_size(mt: MemType) -> usize {
 /// The data half of `nc_copy_var`: the whole variable, in its own type.
 pub fn copy_var_data(ncid_in: c_int, varid: c_int, ncid_out: c_int, var: &Var) -> Result<()> {
     let (sel, values) = with(ncid_in, |ds, gid| {
-        let sel = prepare(ds, gid, varid, Shape::Var, false)?;
+        let sel = prepare(ds, gid, varid, Shape::Var, false, None)?;
         let n = sel.nelems() as usize;
         if var.nctype == NcType::String {
             let mut slots: Vec<Option<Option<String>>> = vec![None; n];

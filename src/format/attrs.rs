@@ -1,7 +1,7 @@
 //! Attribute values and fill values ↔ JSON (nczarr-format.md §5.6, §7).
 
 use crate::error::{Kind, Result, err};
-use crate::json::{INF_MARK, NAN_MARK, NINF_MARK, f32_value, f64_value, int_of, special_float, unmark};
+use crate::json::{INF_MARK, NAN_MARK, NINF_MARK, char_text, f32_value, f64_value, int_of, special_float, text_bytes, unmark};
 use crate::model::Att;
 use crate::nc::types::NcType;
 use crate::nc::values::{Scalar, Values, convert_scalar};
@@ -35,7 +35,7 @@ fn elements(v: &Value) -> Vec<&Value> {
 pub fn typed(v: &Value, t: NcType) -> Result<(Values, Option<Value>)> {
     match t {
         NcType::Char => Ok(match v {
-            Value::String(s) => (Values::Char(unmark(s).as_bytes().to_vec()), None),
+            Value::String(s) => (Values::Char(text_bytes(unmark(s))), None),
             Value::Number(n) => (Values::Char(n.to_string().into_bytes()), None),
             Value::Null => (Values::Char(Vec::new()), None),
             other => (Values::Char(compact(other).into_bytes()), Some(other.clone())),
@@ -85,7 +85,7 @@ pub fn inferred(v: &Value) -> Option<(Values, Option<Value>)> {
         Value::String(s) if special_float(s).is_some() && s.starts_with('\0') => {
             return Some((Values::Double(vec![special_float(s)?]), None));
         }
-        Value::String(s) => return Some((Values::Char(s.as_bytes().to_vec()), None)),
+        Value::String(s) => return Some((Values::Char(text_bytes(s)), None)),
         Value::Number(_) | Value::Bool(_) => std::slice::from_ref(v),
         other => return Some((Values::Char(compact(other).into_bytes()), Some(other.clone()))),
     };
@@ -153,9 +153,38 @@ pub fn render(att: &Att) -> Value {
         return raw.clone();
     }
     match &att.value {
-        Values::Char(bytes) => Value::String(String::from_utf8_lossy(bytes).into_owned()),
+        Values::Char(bytes) => Value::String(char_text(bytes).0),
         values if values.len() == 1 => element_json(values, 0),
         values => Value::Array((0..values.len()).map(|i| element_json(values, i)).collect()),
+    }
+}
+
+/// The char attributes `render` writes as Latin-1 text (their bytes are not UTF-8): NCZarr
+/// metadata lists them (`latin1` beside the attribute types) so `restore_latin1` gets the exact
+/// bytes back. netcdf-c reads such text as its UTF-8 bytes; zarr-python and xarray as the
+/// Latin-1 string.
+pub fn latin1_names(atts: &[Att]) -> Vec<&str> {
+    atts.iter()
+        .filter(|a| !a.synthetic && a.json.is_none() && matches!(&a.value, Values::Char(b) if char_text(b).1))
+        .map(|a| a.name.as_str())
+        .collect()
+}
+
+/// The `latin1` list of an NCZarr attribute-types object.
+pub fn latin1_list(attr_meta: Option<&Value>) -> Vec<String> {
+    attr_meta
+        .and_then(|m| m.get("latin1"))
+        .and_then(Value::as_array)
+        .map(|l| l.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// Gives the attributes `latin1` names their bytes back (see `latin1_names`).
+pub fn restore_latin1(atts: &mut [Att], latin1: &[String], raw: impl Fn(&str) -> Option<String>) {
+    for att in atts.iter_mut().filter(|a| latin1.contains(&a.name)) {
+        if let (Values::Char(_), Some(text)) = (&att.value, raw(&att.name)) {
+            att.value = Values::Char(crate::json::latin1_bytes(&text));
+        }
     }
 }
 
@@ -163,6 +192,9 @@ pub fn render(att: &Att) -> Value {
 pub fn render_fill(fill: &Values) -> Value {
     match fill {
         Values::Char(b) if b.first().copied().unwrap_or(0) == 0 => Value::String(String::new()),
+        // A byte past ASCII is no one-character UTF-8 text: base64, zarr's spelling of `|S1`
+        // fills, which `parse_fill` reads back.
+        Values::Char(b) if b[0] >= 0x80 => Value::String(encode_base64(&b[..1])),
         Values::Char(b) => Value::String(String::from_utf8_lossy(&b[..1]).into_owned()),
         other if other.is_empty() => Value::Null,
         other => element_json(other, 0),
@@ -178,7 +210,7 @@ pub fn parse_fill(v: &Value, t: NcType) -> Result<Option<Values>> {
     match (v, t) {
         (Value::Null, _) => Ok(None),
         (Value::String(s), NcType::Char) => {
-            let bytes = s.as_bytes();
+            let bytes = text_bytes(s);
             let byte = match bytes.len() {
                 0 => 0,
                 1 => bytes[0],
@@ -200,7 +232,10 @@ pub fn parse_fill(v: &Value, t: NcType) -> Result<Option<Values>> {
                 return err(Kind::NcZarr, format!("fill_value {v} for an integer array"));
             }
             let (out, range) = convert_scalar(s, t);
-            if range {
+            // ±Infinity is a float fill like any other (it is out of float's finite range,
+            // which is what the range check is for).
+            let non_finite = matches!(s, Scalar::F64(f) if !f.is_finite());
+            if range && !non_finite {
                 return err(Kind::NcZarr, format!("fill_value {v} out of range"));
             }
             Ok(Some(Values::from_scalars(t, std::iter::once(out))))
@@ -254,5 +289,12 @@ mod tests {
         assert!(parse_fill(&parse(b"\"NaN\"", "t").unwrap(), NcType::Int).is_err());
         assert_eq!(parse_fill(&parse(b"[-999]", "t").unwrap(), NcType::Float).unwrap(), Some(Values::Float(vec![-999.0])));
         assert_eq!(render_fill(&Values::default_fill(NcType::Float)).to_string(), "9.96921e+36");
+        // fill_inf.c: ±Infinity fills of both float types read back (they made the dataset
+        // unopenable).
+        for (text, want) in [("\"Infinity\"", f64::INFINITY), ("\"-Infinity\"", f64::NEG_INFINITY), ("Infinity", f64::INFINITY)] {
+            let v = parse(text.as_bytes(), "t").unwrap();
+            assert_eq!(parse_fill(&v, NcType::Float).unwrap(), Some(Values::Float(vec![want as f32])), "{text}");
+            assert_eq!(parse_fill(&v, NcType::Double).unwrap(), Some(Values::Double(vec![want])), "{text}");
+        }
     }
 }

@@ -78,6 +78,10 @@ impl OpenFlags {
         self.has(NOCLOBBER)
     }
 
+    pub fn netcdf4(self) -> bool {
+        self.has(NETCDF4)
+    }
+
     pub fn classic_model(self) -> bool {
         self.has(CLASSIC_MODEL)
     }

@@ -229,7 +229,7 @@ impl Values {
         }
         match (src, dst) {
             (NcType::Char, _) | (_, NcType::Char) => err(Kind::Char, "text <-> numbers"),
-            (NcType::String, _) | (_, NcType::String) => err(Kind::Char, "string <-> other type"),
+            (NcType::String, _) | (_, NcType::String) => err(Kind::BadType, "strings and numbers do not convert"),
             _ => {
                 let mut range = false;
                 let out = Values::from_scalars(

@@ -170,17 +170,27 @@ impl FileStore {
             return Ok(found);
         }
         let path = self.path(key)?;
-        let file = match fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(&path) {
+        let file = match fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(None),
             Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return err(Kind::Access, format!("symlink: {}", path.display())),
             Err(e) => return Err(e.into()),
         };
-        if file.metadata()?.is_dir() {
-            return Ok(None);
-        }
-        Ok(Some(file))
+        object_or_folder(key, file)
     }
+}
+
+/// An opened object: `None` for a folder (a key prefix); a FIFO, socket or device in a
+/// store is refused (reading one could block forever or never end).
+fn object_or_folder(key: &Key, file: fs::File) -> Result<Option<fs::File>> {
+    let kind = file.metadata()?.file_type();
+    if kind.is_dir() {
+        return Ok(None);
+    }
+    if !kind.is_file() {
+        return err(Kind::Access, format!("{key}: not a regular file"));
+    }
+    Ok(Some(file))
 }
 
 impl FileStore {
@@ -192,7 +202,7 @@ impl FileStore {
         // Sized up front: one allocation, no regrowth copies (chunks are megabytes). Read
         // through `take` so std's File::read_to_end does not stat and seek once more, and
         // a file growing under us cannot push the read past the limit.
-        let mut buf = Vec::with_capacity(len as usize + 1);
+        let mut buf = super::with_room(len.saturating_add(1))?;
         (&mut file).take(limit.bytes.saturating_add(1)).read_to_end(&mut buf)?;
         limit.check(key, buf.len() as u64)?;
         Ok(Some(buf))
@@ -269,7 +279,8 @@ impl FileStore {
         let rel = key.trim_start_matches('/');
         let rel = if rel.is_empty() { "." } else { rel };
         let Ok(c_rel) = std::ffi::CString::new(rel) else { return err(Kind::Invalid, "key contains NUL") };
-        let fd = openat2_beneath(dir.as_raw_fd(), &c_rel, libc::O_RDONLY | libc::O_CLOEXEC, 0);
+        // O_NONBLOCK: opening a FIFO planted as an object must not wait for a writer.
+        let fd = openat2_beneath(dir.as_raw_fd(), &c_rel, libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK, 0);
         if fd < 0 {
             let e = std::io::Error::last_os_error();
             return match e.raw_os_error() {
@@ -284,10 +295,7 @@ impl FileStore {
         }
         // SAFETY: a fresh descriptor we own.
         let file = unsafe { fs::File::from_raw_fd(fd as i32) };
-        if file.metadata()?.is_dir() {
-            return Ok(Some(None));
-        }
-        Ok(Some(Some(file)))
+        object_or_folder(key, file).map(Some)
     }
 }
 
@@ -407,7 +415,7 @@ impl Zmap for FileStore {
             .iter()
             .map(|r| {
                 let (off, n) = r.within(key, len)?;
-                let mut b = vec![0u8; n];
+                let mut b = super::zeroed(n as u64)?;
                 file.read_exact_at(&mut b, off)?;
                 Ok(b)
             })

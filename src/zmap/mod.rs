@@ -139,6 +139,22 @@ impl Default for Caps {
     }
 }
 
+/// A zeroed buffer of `len` bytes, a size read from storage: NC_ENOMEM when it cannot be had,
+/// never an abort (a sparse 1 TiB object must not take the process down).
+pub fn zeroed(len: u64) -> Result<Vec<u8>> {
+    let mut buf = with_room(len)?;
+    buf.resize(len as usize, 0);
+    Ok(buf)
+}
+
+/// An empty buffer with room for `len` bytes, allocated fallibly (see `zeroed`).
+pub fn with_room(len: u64) -> Result<Vec<u8>> {
+    let n = usize::try_from(len).map_err(|_| crate::error::Error::new(Kind::NoMem, format!("{len} bytes")))?;
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(n).map_err(|_| crate::error::Error::new(Kind::NoMem, format!("cannot allocate {n} bytes")))?;
+    Ok(buf)
+}
+
 /// Objects fetched in full, refused when one is larger than `limit` allows.
 pub fn within_limit(keys: &[Key], got: Vec<Option<Vec<u8>>>, limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
     for (key, bytes) in keys.iter().zip(&got) {

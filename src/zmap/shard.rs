@@ -71,6 +71,9 @@ pub struct ShardStore<'a> {
     outer: Vec<crate::codec::Filter>,
     /// Encoded inner chunks written since the last `finish`, by shard key and slot.
     pending: Mutex<BTreeMap<String, BTreeMap<usize, Vec<u8>>>>,
+    /// The most bytes an inner chunk can have (its layout's `stored_limit`): index entries
+    /// and whole shards claiming more are refused before anything that size is read.
+    chunk_limit: Limit,
 }
 
 /// The adapter for a sharded variable whose objects live under `key`; `None` when unsharded.
@@ -88,15 +91,24 @@ pub fn for_var<'a>(inner: &'a dyn Zmap, cache: &'a IndexCache, var: &Var, key: &
         index: v3.index,
         outer: v3.outer.clone(),
         pending: Mutex::new(BTreeMap::new()),
+        chunk_limit: Limit::NONE,
     })
 }
 
 /// Runs `f` on the store a variable's chunks go through (its shards' adapter when sharded),
-/// then stores every shard `f` wrote to.
-pub fn through<R>(inner: &dyn Zmap, cache: &IndexCache, var: &Var, key: &str, f: impl FnOnce(&dyn Zmap) -> Result<R>) -> Result<R> {
+/// then stores every shard `f` wrote to. `chunk_limit`: the most bytes an inner chunk can have.
+pub fn through<R>(
+    inner: &dyn Zmap,
+    cache: &IndexCache,
+    var: &Var,
+    key: &str,
+    chunk_limit: Limit,
+    f: impl FnOnce(&dyn Zmap) -> Result<R>,
+) -> Result<R> {
     match for_var(inner, cache, var, key) {
         None => f(inner),
-        Some(shards) => {
+        Some(mut shards) => {
+            shards.chunk_limit = chunk_limit;
             let r = f(&shards)?;
             shards.finish()?;
             Ok(r)
@@ -210,9 +222,15 @@ impl ShardStore<'_> {
         }))
     }
 
-    /// A whole shard object as stored, with the codecs around it undone.
+    /// A whole shard object as stored, with the codecs around it undone. A shard is at most
+    /// its index and every inner chunk at its largest: a bigger object is refused unread.
     fn get_whole(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        let Some(bytes) = self.inner.get(&Key::new(key)?)? else { return Ok(None) };
+        let most = (self.nslots() as u64).saturating_mul(self.chunk_limit.bytes).saturating_add(self.index_len() as u64);
+        let limit = Limit {
+            bytes: if self.outer.is_empty() { most } else { most.saturating_add(most / 4).saturating_add(1 << 16) },
+            ..self.chunk_limit
+        };
+        let Some(bytes) = self.inner.get_many_limited(&[Key::new(key)?], limit)?.pop().flatten() else { return Ok(None) };
         if self.outer.is_empty() {
             return Ok(Some(bytes));
         }
@@ -244,6 +262,9 @@ impl ShardStore<'_> {
         }
         let Some(index) = self.index_of(key)? else { return Ok(vec![None; slots.len()]) };
         let present: Vec<usize> = distinct.iter().copied().filter(|&s| index[s].0 != EMPTY).collect();
+        for &s in &present {
+            self.chunk_limit.check(key, index[s].1)?;
+        }
         let ranges: Vec<ByteRange> = present.iter().map(|&s| ByteRange::At { offset: index[s].0, len: index[s].1 as usize }).collect();
         let got =
             if ranges.is_empty() { Some(Vec::new()) } else { self.inner.get_ranges(&Key::new(key)?, &ranges, None)?.map(|r| r.parts) };

@@ -311,7 +311,7 @@ enum Entry {
 /// `len` bytes at `offset` of the file at `path`.
 fn read_at(path: &Path, offset: u64, len: u64) -> Result<Vec<u8>> {
     use std::os::unix::fs::FileExt;
-    let mut buf = vec![0u8; usize::try_from(len).map_err(|_| Error::new(Kind::NoMem, "object too large"))?];
+    let mut buf = super::zeroed(len)?;
     File::open(path)?.read_exact_at(&mut buf, offset)?;
     Ok(buf)
 }
@@ -449,7 +449,7 @@ impl Zmap for ZipStore {
                     .iter()
                     .map(|r| {
                         let (off, n) = r.within(key, len)?;
-                        let mut b = vec![0u8; n];
+                        let mut b = super::zeroed(n as u64)?;
                         file.read_exact_at(&mut b, start + off)?;
                         Ok(b)
                     })
@@ -534,6 +534,9 @@ impl Zmap for ZipStore {
             return Ok(());
         }
         let mut temps: Vec<PathBuf> = Vec::new();
+        // Taken before the spill is: an original entry rewritten into the spill is not
+        // unchanged, and copying it too would make a duplicate name the archive refuses.
+        let unchanged = st.unchanged_keys();
         let result = (|| -> Result<()> {
             let (mut writer, mut dirs, tmp) = match st.spill.take() {
                 Some(spill) if !spill.stale => {
@@ -562,7 +565,7 @@ impl Zmap for ZipStore {
                 }
             };
             // An unchanged entry is copied as it is stored (no inflate, no re-deflate).
-            for key in st.unchanged_keys() {
+            for key in unchanged {
                 self.add_dirs(&mut writer, &mut dirs, &key)?;
                 let State { archive, index, .. } = &mut *st;
                 let archive = archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive"))?;
@@ -740,6 +743,14 @@ mod tests {
         third.put(&key("v/3"), &big(6)).unwrap();
         drop(third);
         assert_eq!(files(), ["big.zip"]);
+
+        // An original entry rewritten once (big: into the spill, which stays fresh) is
+        // written once at flush, not also copied as unchanged (zip_close.c: the flush failed
+        // with a duplicate name and the rewrite was lost).
+        let fifth = ZipStore::open(&path).unwrap();
+        fifth.put(&key("v/2"), &big(8)).unwrap();
+        fifth.flush().unwrap();
+        assert_eq!(ZipStore::open(&path).unwrap().get(&key("v/2")).unwrap(), Some(big(8)));
 
         // A killed writer's temp archive goes when the next writer starts one; a live
         // process's stays.

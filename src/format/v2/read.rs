@@ -173,6 +173,8 @@ fn read_atts(zattrs: Option<&Map<String, Value>>, types: Option<&Value>) -> Resu
             None => trace::warn(&format!("attribute {name}: empty list skipped")),
         }
     }
+    let latin1 = attrs::latin1_list(zattrs.get("_nczarr_attr"));
+    attrs::restore_latin1(&mut out, &latin1, |name| zattrs.get(name).and_then(Value::as_str).map(str::to_string));
     Ok(out)
 }
 

@@ -17,18 +17,24 @@ use crate::format::RenderOptions as Options;
 type Object = (String, Vec<u8>);
 
 /// A node's own attributes into its `.zattrs`, their types into `types` (`_nczarr_attr`).
-fn attrs_object<'a>(atts: &'a [crate::model::Att], types: &mut ObjectBytes<'a>, out: &mut ObjectBytes<'a>) {
+/// Returns the names of the char attributes written as Latin-1 (`attrs::latin1_names`).
+fn attrs_object<'a>(atts: &'a [crate::model::Att], types: &mut ObjectBytes<'a>, out: &mut ObjectBytes<'a>) -> Vec<&'a str> {
     for att in atts.iter().filter(|a| !a.synthetic) {
         out.value(att.name.as_str(), &attrs::render(att));
         types.value(att.name.as_str(), &dtype::render_attr_type(att.value.nctype()));
     }
+    attrs::latin1_names(atts)
 }
 
-/// `_nczarr_attr`: the types of a node's attributes, itself included.
-fn nczarr_attr(mut types: ObjectBytes<'_>, zattrs: &mut ObjectBytes<'_>) {
+/// `_nczarr_attr`: the types of a node's attributes, itself included, and which char
+/// attributes hold Latin-1 text standing for bytes that are not UTF-8.
+fn nczarr_attr(mut types: ObjectBytes<'_>, latin1: &[&str], zattrs: &mut ObjectBytes<'_>) {
     types.value("_nczarr_attr", "|J0");
     let mut attr = ObjectBytes::default();
     attr.raw("types", types.finish());
+    if !latin1.is_empty() {
+        attr.value("latin1", &latin1);
+    }
     zattrs.raw("_nczarr_attr", attr.finish());
 }
 
@@ -67,7 +73,7 @@ pub fn render(model: &Model, opts: &Options) -> Vec<(String, Vec<u8>)> {
         emit(crate::model::join_key(&gkey, ".zgroup"), to_bytes(&json!({"zarr_format": 2})), &mut out);
         let mut zattrs = ObjectBytes::default();
         let mut types = ObjectBytes::default();
-        attrs_object(&g.atts, &mut types, &mut zattrs);
+        let latin1 = attrs_object(&g.atts, &mut types, &mut zattrs);
         if gid == 0 {
             zattrs.value("_NCProperties", &opts.nc_properties);
             types.value("_NCProperties", ">S1");
@@ -91,7 +97,7 @@ pub fn render(model: &Model, opts: &Options) -> Vec<(String, Vec<u8>)> {
                 zattrs.value("_nczarr_superblock", &sb);
                 types.value("_nczarr_superblock", "|J0");
             }
-            nczarr_attr(types, &mut zattrs);
+            nczarr_attr(types, &latin1, &mut zattrs);
         }
         if nczarr || !zattrs.is_empty() {
             emit(crate::model::join_key(&gkey, ".zattrs"), zattrs.finish(), &mut out);
@@ -156,7 +162,7 @@ fn render_var(model: &Model, var: &Var, opts: &Options) -> (Vec<u8>, Option<Vec<
 
     let mut zattrs = ObjectBytes::default();
     let mut types = ObjectBytes::default();
-    attrs_object(&var.atts, &mut types, &mut zattrs);
+    let latin1 = attrs_object(&var.atts, &mut types, &mut zattrs);
     if opts.xarray {
         let dims: Vec<&str> = if scalar {
             if nczarr { vec!["_scalar_"] } else { vec![] }
@@ -178,7 +184,7 @@ fn render_var(model: &Model, var: &Var, opts: &Options) -> (Vec<u8>, Option<Vec<
         }
         zattrs.raw("_nczarr_array", meta.finish());
         types.value("_nczarr_array", "|J0");
-        nczarr_attr(types, &mut zattrs);
+        nczarr_attr(types, &latin1, &mut zattrs);
     }
     let zattrs = if nczarr || !zattrs.is_empty() { Some(zattrs.finish()) } else { None };
     (zarray.finish(), zattrs)

@@ -252,6 +252,10 @@ fn read_atts(atts: Option<&Map<String, Value>>, typed: bool, var_type: Option<Nc
             None => trace::warn(&format!("attribute {name}: empty list skipped")),
         }
     }
+    if typed {
+        let latin1 = attrs::latin1_list(map.get("_nczarr_attrs").or_else(|| map.get("_nczarr_attr")));
+        attrs::restore_latin1(&mut out, &latin1, |name| map.get(name).and_then(Value::as_str).map(str::to_string));
+    }
     Ok(out)
 }
 

@@ -26,6 +26,13 @@ fn att_json(att: &Att, var: Option<&Var>) -> Value {
     attrs::render(att)
 }
 
+/// `_nczarr_attrs`: the attribute types, and which char attributes are Latin-1 text
+/// (`attrs::latin1_names`).
+fn nczarr_attrs(types: Map<String, Value>, atts: &[Att]) -> Value {
+    let latin1 = attrs::latin1_names(atts);
+    if latin1.is_empty() { json!({"attribute_types": types}) } else { json!({"attribute_types": types, "latin1": latin1}) }
+}
+
 /// User attributes of a node plus, in NCZarr mode, their types.
 fn atts_object(atts: &[Att], var: Option<&Var>, nczarr: bool) -> (Map<String, Value>, Map<String, Value>) {
     let mut out = Map::new();
@@ -90,7 +97,7 @@ fn render_var(model: &Model, var: &Var, opts: &Options) -> Value {
         user.insert("_nczarr_array".into(), Value::Object(meta));
         types.insert("_nczarr_array".into(), json!("json"));
         types.insert("_nczarr_attrs".into(), json!("json"));
-        user.insert("_nczarr_attrs".into(), json!({"attribute_types": types}));
+        user.insert("_nczarr_attrs".into(), nczarr_attrs(types, &var.atts));
     }
     let names: Vec<Value> = var.dimids.iter().map(|&d| json!(model.dims[d].name)).collect();
     if let Some(doc) = var.stored.v3.as_ref().and_then(|v| v.doc.as_ref()) {
@@ -149,7 +156,7 @@ fn render_group(model: &Model, gid: usize, opts: &Options) -> Value {
         user.insert("_nczarr_group".into(), json!({"dimensions": dims, "arrays": arrays, "groups": groups}));
         types.insert("_nczarr_group".into(), json!("json"));
         types.insert("_nczarr_attrs".into(), json!("json"));
-        user.insert("_nczarr_attrs".into(), json!({"attribute_types": types}));
+        user.insert("_nczarr_attrs".into(), nczarr_attrs(types, &g.atts));
     }
     json!({"zarr_format": 3, "node_type": "group", "attributes": user})
 }
