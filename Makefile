@@ -33,7 +33,7 @@ HEADERS := include/netcdf.h include/netcdf_meta.h include/netcdf_filter.h includ
 
 # netcdf-c internals the Debian tools import: exported by the drop-in only. (Public API such as
 # the ncaux_* filter-spec parsers is in both libraries.)
-TOOL_HELPERS := Cdh2e NC__testurl NC_shellUnescape NCpathcanonical cdChar2Comp cdParseRelunits \
+TOOL_HELPERS := H5get_libversion Cdh2e NC__testurl NC_shellUnescape NCpathcanonical cdChar2Comp cdParseRelunits \
   cdRel2Iso cdSetErrOpts nc__testurl nc_utf8_to_utf16 nclistfree nclistnew nclistpush nclistremove \
   nclog ncsetlogging ncsetloglevel ncuriappendfragmentkey ncuribuild ncurifree ncuriparse strlcat
 C_SYMBOLS := ncerr ncopts nc_advise nclog
@@ -55,7 +55,7 @@ $(LIB_A) $(TARGET)/libnetcdf.so: cargo
 # bzip2-sys export C-ABI names too, so only netCDF names are kept) + the C shim.
 $(BUILD)/exports.txt: cargo
 	@mkdir -p $(BUILD)
-	nm -D --defined-only $(TARGET)/libnetcdf.so | awk '{print $$3}' | grep -E '^(nc|NC|cd|Cd|strlcat$$)' | grep -v -E '^(nczarr_use_passthrough_numbering|nczarr_par_.*)$$' > $@.tmp
+	nm -D --defined-only $(TARGET)/libnetcdf.so | awk '{print $$3}' | grep -E '^(nc|NC|cd|Cd|strlcat$$|H5get_libversion$$)' | grep -v -E '^(nczarr_use_passthrough_numbering|nczarr_par_.*)$$' > $@.tmp
 	for s in $(C_SYMBOLS); do echo $$s; done >> $@.tmp
 	sort -u $@.tmp > $@ && rm -f $@.tmp
 

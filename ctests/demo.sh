@@ -1,30 +1,40 @@
 #!/bin/sh
-# make demo: writes a dataset through the C API onto local storage, then shows it as
-# netCDF (Debian's ncdump under LD_PRELOAD, when installed) and as plain Zarr (the JSON
-# objects on disk; zarr-python's view when installed).
+# make demo: writes a dataset through the C API onto local storage (three time steps of a
+# field), then shows it as netCDF (Debian's ncdump under LD_PRELOAD, values included, when
+# installed), as the storage objects with their sizes, and as plain Zarr (zarr-python's view
+# of the same values, when installed).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build="$top/build"
 out="$build/demo"
 rm -rf "$out"
 mkdir -p "$out"
-cc -std=c11 -I"$top/include" -o "$build/demo_writer" "$top/ctests/tools/demo.c" -L"$build" -lnetcdf -Wl,-rpath,"$build"
+cc -std=c11 -I"$top/include" -o "$build/demo_writer" "$top/ctests/tools/demo.c" -L"$build" -lnetcdf -lm -Wl,-rpath,"$build"
 url="file://$out/demo.zarr#mode=nczarr,file"
 "$build/demo_writer" "$url"
 echo
-echo "== objects on disk ($out/demo.zarr)"
-(cd "$out/demo.zarr" && find . -type f | LC_ALL=C sort)
+echo "== objects on disk ($out/demo.zarr), bytes and key"
+(cd "$out/demo.zarr" && find . -type f -printf '%8s  %P\n' | LC_ALL=C sort -k2)
 echo
 echo "== temperature/.zarray"
 cat "$out/demo.zarr/temperature/.zarray"
 echo
 if command -v ncdump > /dev/null; then
     echo
-    echo "== LD_PRELOAD=$build/libnczarr_preload.so ncdump -h '$url'"
-    LD_PRELOAD="$build/libnczarr_preload.so" ncdump -h "$url"
+    echo "== LD_PRELOAD=$build/libnczarr_preload.so ncdump '$url'"
+    LD_PRELOAD="$build/libnczarr_preload.so" ncdump "$url"
 fi
 if python3 -c "import zarr" 2> /dev/null; then
     echo
     echo "== zarr-python"
-    python3 -c "import zarr,sys; g=zarr.open_group(sys.argv[1], mode='r', zarr_format=2); print(g.tree()); print(dict(g['temperature'].attrs))" "$out/demo.zarr"
+    python3 - "$out/demo.zarr" <<'PY'
+import sys, zarr, numpy
+g = zarr.open_group(sys.argv[1], mode="r", zarr_format=2)
+print(g.tree())
+t = g["temperature"]
+numpy.set_printoptions(precision=1, suppress=True, linewidth=100)
+print("temperature", t.shape, t.dtype, dict(t.attrs))
+print(t[:])
+print("time", g["time"][:], "lat", g["lat"][:], "lon", g["lon"][:])
+PY
 fi

@@ -9,6 +9,8 @@ for tool in ncdump:netcdf-bin cmake:cmake pkg-config:pkg-config gfortran:gfortra
     command -v "${tool%%:*}" > /dev/null 2>&1 || need_apt="$need_apt ${tool#*:}"
 done
 [ -f /usr/include/netcdf.h ] || need_apt="$need_apt libnetcdf-dev"
+# Debian's netCDF4-python (for /usr/bin/python3): the drop-in must let it import (H5 symbols).
+/usr/bin/python3 -c "import netCDF4" 2> /dev/null || need_apt="$need_apt python3-netcdf4"
 [ -f /usr/include/netcdf.mod ] || need_apt="$need_apt libnetcdff-dev"
 # Parallel I/O: OpenMPI (mpicc, mpif90, mpirun) and Debian's parallel netcdf-c to compare with.
 for tool in mpicc mpirun mpif90; do command -v $tool > /dev/null 2>&1 || need_apt="$need_apt openmpi-bin libopenmpi-dev"; done

@@ -93,5 +93,23 @@ ncdump "$scratch/nc4.nc" | sed 1d > "$scratch/want.cdl"
 LD_LIBRARY_PATH="$build" ncdump "$url" | sed 1d > "$scratch/got.cdl"
 same "drop-in + fallback: nccopy result" "$scratch/want.cdl" "$scratch/got.cdl"
 
+# 5. Debian's netCDF4-python under the drop-in: its module takes H5get_libversion from
+#    libnetcdf.so.19 (issue 23, item 15). Imports and works alone (system HDF5) for NCZarr,
+#    and with NCZARR_FALLBACK_LIB for netCDF-4 files too.
+cat > "$scratch/debpy.py" <<'PY'
+import sys, netCDF4, numpy
+d = sys.argv[1]
+assert netCDF4.__hdf5libversion__.count(".") == 2, netCDF4.__hdf5libversion__
+names = ["file://%s/deb.zarr#mode=nczarr,file" % d] + (["%s/deb.nc" % d] if sys.argv[2] == "fallback" else [])
+for name in names:
+    with netCDF4.Dataset(name, "w") as ds:
+        ds.createDimension("x", 3)
+        ds.createVariable("v", "f4", ("x",))[:] = [1.5, 2.5, 3.5]
+    with netCDF4.Dataset(name) as ds:
+        assert list(ds["v"][:]) == [1.5, 2.5, 3.5], ds["v"][:]
+PY
+LD_LIBRARY_PATH="$build" /usr/bin/python3 "$scratch/debpy.py" "$scratch" alone && ok || bad "drop-in: Debian netCDF4-python imports and writes NCZarr"
+NCZARR_FALLBACK_LIB="$real" LD_LIBRARY_PATH="$build" /usr/bin/python3 "$scratch/debpy.py" "$scratch" fallback && ok || bad "drop-in + fallback: Debian netCDF4-python, NCZarr and netCDF-4"
+
 echo "passthrough tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -175,6 +175,37 @@ fn open_fallback(path: &CStr) -> Option<*mut c_void> {
     Some(h)
 }
 
+/// An HDF5 function for the drop-in's HDF5 shims: from the real netcdf-c's own HDF5 (a
+/// `dlsym` on its handle searches its dependencies), else from a system HDF5 loaded for the
+/// purpose. NULL when neither exists.
+pub fn hdf5_symbol(name: &CStr) -> *mut c_void {
+    let p = resolve(name);
+    if !p.is_null() {
+        return p;
+    }
+    static SYSTEM: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+    static LOOKED: std::sync::Once = std::sync::Once::new();
+    LOOKED.call_once(|| {
+        for soname in
+            [c"libhdf5_serial.so.310", c"libhdf5_serial.so.103", c"libhdf5.so.310", c"libhdf5.so.200", c"libhdf5.so.103", c"libhdf5.so"]
+        {
+            // SAFETY: dlopen of a system library by name; kept open for the process.
+            let h = unsafe { libc::dlopen(soname.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL) };
+            if !h.is_null() {
+                log(&format!("HDF5 for the H5* shims: {}", soname.to_string_lossy()));
+                SYSTEM.store(h, Ordering::Release);
+                return;
+            }
+        }
+    });
+    let h = SYSTEM.load(Ordering::Acquire);
+    if h.is_null() {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: dlsym on a live handle with a NUL-terminated name.
+    unsafe { libc::dlsym(h, name.as_ptr()) }
+}
+
 /// Resolves a real-library symbol (NULL when there is no real library or it lacks the name).
 fn resolve(name: &CStr) -> *mut c_void {
     if !real_available() {

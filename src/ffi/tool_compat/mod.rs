@@ -6,6 +6,7 @@
 
 mod cdtime;
 mod filterspec;
+mod hdf5;
 mod logging;
 mod nclist;
 mod ncuri;
