@@ -200,6 +200,36 @@ impl Model {
             .min(MAX_STRLEN)
     }
 
+    /// Numbers the dimensions as netcdf-c does when it opens a dataset: the root group's in
+    /// order, then each child group's, depth first (readers load groups level by level).
+    pub fn number_dims_depth_first(&mut self) {
+        let mut order = Vec::with_capacity(self.dims.len());
+        let mut stack = vec![0usize];
+        while let Some(g) = stack.pop() {
+            order.extend(self.groups[g].dims.iter().copied());
+            stack.extend(self.groups[g].children.iter().rev().copied());
+        }
+        if order.len() != self.dims.len() || order.iter().enumerate().all(|(i, &d)| i == d) {
+            return;
+        }
+        let mut new_id = vec![0usize; self.dims.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_id[old] = new;
+        }
+        let mut dims: Vec<Option<Dim>> = std::mem::take(&mut self.dims).into_iter().map(Some).collect();
+        self.dims = order.iter().filter_map(|&old| dims[old].take()).collect();
+        for g in &mut self.groups {
+            for d in &mut g.dims {
+                *d = new_id[*d];
+            }
+            for v in &mut g.vars {
+                for d in &mut v.dimids {
+                    *d = new_id[*d];
+                }
+            }
+        }
+    }
+
     pub fn new() -> Model {
         Model {
             groups: vec![Group {

@@ -9,10 +9,22 @@ impl Dataset {
     pub fn put_att(&mut self, gid: usize, varid: VarRef, name: &[u8], xtype: i32, values: Values) -> Result<()> {
         // A missing variable is reported before a read-only dataset (netcdf-c's order).
         self.model.atts(gid, varid)?;
-        self.begin_define()?;
+        if !self.writable {
+            return err(Kind::ReadOnly, "dataset is read-only");
+        }
         let name = names::check(name)?;
         if RESERVED_ATTS.contains(&name.as_str()) {
             return err(Kind::NameInUse, format!("{name} is reserved"));
+        }
+        // netcdf-c: a new attribute, or one growing in bytes, needs define mode (implicit
+        // redef; classic model NC_ENOTINDEFINE); rewriting one no larger stays in data mode.
+        let new_bytes = (values.len() as u64).saturating_mul(NcType::from_id(xtype).map_or(u64::MAX, |t| t.size() as u64));
+        let grows = match self.model.atts(gid, varid)?.iter().find(|a| a.name == name) {
+            None => true,
+            Some(old) => new_bytes > (old.value.len() * old.value.nctype().size()) as u64,
+        };
+        if grows {
+            self.begin_define()?;
         }
         if xtype >= 32 {
             return err(Kind::BadTypeId, format!("type {xtype}"));
@@ -30,8 +42,10 @@ impl Dataset {
             if target != var.nctype {
                 return err(Kind::BadType, "_FillValue type mismatch");
             }
-            if var.locked && !self.netcdf3_semantics() {
-                return err(Kind::LateFill, "_FillValue after enddef");
+            // netcdf-c's rule (`written_to`): too late once data was written to the variable
+            // since the dataset was opened; netCDF-3 has no such rule.
+            if self.written.contains(&(gid, varid.index()?)) && !self.netcdf3_semantics() {
+                return err(Kind::LateFill, "_FillValue after data was written");
             }
         }
         let atts = self.model.atts_mut(gid, varid)?;
@@ -43,8 +57,8 @@ impl Dataset {
         if name == "_FillValue"
             && let VarRef::Var(_) = varid
         {
-            // A late _FillValue (netCDF-3 semantics, see `netcdf3_semantics`) is the fill of
-            // every chunk never written from now on; stored chunks keep the cells they hold.
+            // A _FillValue set after enddef is the fill of every chunk never written from now
+            // on; stored chunks keep the cells they hold (netcdf-c, and netCDF-3's rule).
             let var = self.model.var_mut(gid, varid)?;
             if var.locked && !var.no_fill {
                 var.storage_fill = Some(var.declared_fill());

@@ -24,6 +24,11 @@ impl Dataset {
                 self.chunks.trim(store, key, &layout, budget)?;
                 Ok(range)
             })?;
+        if !self.model.var(gid, varid)?.locked {
+            // Read in define mode before its first enddef: only fill, and its fill value may
+            // still change, so nothing read is kept.
+            self.chunks.forget(key);
+        }
         if range { err(Kind::Range, "value out of range for the memory type") } else { Ok(()) }
     }
 
@@ -51,6 +56,7 @@ impl Dataset {
                 }
             }
         }
+        self.written.insert((gid, varid.index()?));
         let stored = self.write_chunks(gid, varid, sel, mem).and_then(|()| self.after_par_write(gid, varid.index()?));
         if stored.as_ref().is_err_and(|e| e.kind != Kind::Range) {
             for (dimid, len) in grown {

@@ -209,6 +209,10 @@ impl Dataset {
 
     pub fn def_var_deflate(&mut self, gid: usize, varid: VarRef, shuffle: bool, deflate: bool, level: i32) -> Result<()> {
         let var = self.var_for_settings(gid, varid)?;
+        // Asking for no filter is no error, on a scalar too (netcdf-c 4.10.1).
+        if !shuffle && (!deflate || level == 0) {
+            return Ok(());
+        }
         if var.dimids.is_empty() {
             return err(Kind::Invalid, "filters on a scalar");
         }
@@ -228,7 +232,7 @@ impl Dataset {
 
     pub fn def_var_fletcher32(&mut self, gid: usize, varid: VarRef, on: bool) -> Result<()> {
         let var = self.var_for_settings(gid, varid)?;
-        if var.dimids.is_empty() {
+        if var.dimids.is_empty() && on {
             return err(Kind::Invalid, "filters on a scalar");
         }
         if on {

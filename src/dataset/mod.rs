@@ -89,6 +89,9 @@ pub struct Dataset {
     shard_indexes: crate::zmap::shard::IndexCache,
     /// The MPI ranks sharing this dataset (`nc_create_par`/`nc_open_par`).
     par: Option<parallel::ParState>,
+    /// Variables (group, varid) written to since the dataset was opened: netcdf-c's
+    /// `written_to`, after which a `_FillValue` is NC_ELATEFILL.
+    written: std::collections::HashSet<(usize, usize)>,
 }
 
 /// `format`: the format a create writes (its zip layout differs); opens pass `None`.
@@ -175,6 +178,7 @@ impl Dataset {
             format,
             shard_indexes: Default::default(),
             par: None,
+            written: Default::default(),
             spec,
         }
     }
@@ -202,6 +206,7 @@ impl Dataset {
         };
         let flavor = spec.flavor.unwrap_or(if loaded.layout == Layout::Pure { Flavor::Zarr } else { Flavor::NcZarr });
         let mut model = loaded.model;
+        model.number_dims_depth_first();
         let defaults = cache_defaults();
         for g in &mut model.groups {
             for v in &mut g.vars {
@@ -230,6 +235,7 @@ impl Dataset {
             format: ZarrFormat::from_number(loaded.zarr_format),
             shard_indexes: Default::default(),
             par: None,
+            written: Default::default(),
             spec,
         })
     }
@@ -275,6 +281,15 @@ impl Dataset {
         }
         if !self.define_mode && self.classic && longer {
             return err(Kind::NotInDefine, "classic model: a longer name needs define mode");
+        }
+        Ok(())
+    }
+
+    /// Every get starts here. netcdf-c reads in define mode without leaving it (HDF5 gives
+    /// the fill of variables not yet created); a classic-model dataset refuses (NC_EINDEFINE).
+    pub fn begin_read(&mut self) -> Result<()> {
+        if self.define_mode && self.classic {
+            return err(Kind::InDefine, "classic model: call nc_enddef first");
         }
         Ok(())
     }

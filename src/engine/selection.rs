@@ -67,6 +67,10 @@ pub fn select(shape: &[u64], unlimited: &[bool], write: bool, req: &Request<'_>)
         }
         None => vec![1; rank],
     };
+    // One dimension at a time, its start and then its edge, as netcdf-c checks (the first
+    // dimension's NC_EEDGE comes before the second's NC_EINVALCOORDS). A put that writes
+    // nothing (some count is 0) is not checked against the edges; a get still is.
+    let writes_nothing = write && count.contains(&0);
     for d in 0..rank {
         if write && unlimited[d] {
             continue;
@@ -74,12 +78,7 @@ pub fn select(shape: &[u64], unlimited: &[bool], write: bool, req: &Request<'_>)
         if start[d] > shape[d] || (start[d] == shape[d] && count[d] > 0) {
             return err(Kind::InvalidCoords, format!("start {} beyond dimension length {}", start[d], shape[d]));
         }
-    }
-    // A put that writes nothing (some count is 0) is not checked against the edges; a get
-    // still is (netcdf-c's HDF5 and NCZarr code alike).
-    let writes_nothing = write && count.contains(&0);
-    for d in 0..rank {
-        if count[d] == 0 || (write && unlimited[d]) || writes_nothing {
+        if count[d] == 0 || writes_nothing {
             continue;
         }
         let last = (count[d] - 1).checked_mul(stride[d]).and_then(|x| x.checked_add(start[d] + 1));

@@ -110,7 +110,11 @@ fn prepare(ds: &mut Dataset, gid: usize, varid: c_int, shape: Shape, write: bool
             None => crate::engine::check_types(var.nctype, &EngineMem::Strings(&mut []))?,
         }
     }
-    ds.begin_data()?;
+    if write {
+        ds.begin_data()?;
+    } else {
+        ds.begin_read()?;
+    }
     if rank > 1024 {
         return err(Kind::MaxDims, "rank");
     }
