@@ -96,7 +96,7 @@ static void print_values(int t, size_t n, const void *p)
 static int dim_of(int g, const char *s)
 {
     int id = -1;
-    if (s[0] >= '0' && s[0] <= '9') return atoi(s);
+    if (strspn(s, "0123456789") == strlen(s)) return atoi(s);
     return nc_inq_dimid(g, s, &id) ? -7 : id;
 }
 
@@ -243,7 +243,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(op, "put_vara") || !strcmp(op, "get_vara")) {
             /* put_vara G VARID MEMTYPE RANK START... COUNT... SEED (get_vara without SEED) */
             int g = g_of(ARG(1)), v = I(2), mt = I(3), rank = I(4);
-            size_t start[32], count[32], n = 1;
+            size_t start[32] = {0}, count[32] = {0}, n = 1;
             if (rank > 32) rank = 32;
             for (int i = 0; i < rank; i++) {
                 start[i] = (size_t)atoll(ARG(5 + i));

@@ -13,7 +13,7 @@ impl Dataset {
             return err(Kind::ReadOnly, "dataset is read-only");
         }
         let name = names::check(name)?;
-        if RESERVED_ATTS.contains(&name.as_str()) {
+        if reserved_att(&name, gid, varid) {
             return err(Kind::NameInUse, format!("{name} is reserved"));
         }
         // netcdf-c: a new attribute, or one growing in bytes, needs define mode (implicit
@@ -33,7 +33,10 @@ impl Dataset {
         if self.classic && !target.is_classic() {
             return err(Kind::StrictNc3, "type not in the classic model");
         }
+        let from = values.nctype();
         let (converted, range) = values.convert(target)?;
+        // netCDF-3's byte rule in classic-model datasets (see `unchecked_range`).
+        let range = range && !(self.classic && matches!((from, target), (NcType::UByte, NcType::Byte)));
         if name == "_FillValue" && varid != VarRef::Global {
             let var = self.model.var(gid, varid)?;
             if converted.len() != 1 {
@@ -59,8 +62,14 @@ impl Dataset {
         {
             // A _FillValue set after enddef is the fill of every chunk never written from now
             // on; stored chunks keep the cells they hold (netcdf-c, and netCDF-3's rule).
-            let var = self.model.var_mut(gid, varid)?;
+            let var = self.model.var(gid, varid)?;
             if var.locked && !var.no_fill {
+                // Chunks written so far keep their cells; chunks held as fill are read again.
+                let vi = varid.index()?;
+                let layout = self.chunk_layout(gid, vi)?;
+                self.chunks.flush_var(self.store.as_ref(), (gid, vi), &layout)?;
+                self.chunks.forget((gid, vi));
+                let var = self.model.var_mut(gid, varid)?;
                 var.storage_fill = Some(var.declared_fill());
             }
         }
@@ -83,16 +92,19 @@ impl Dataset {
         if !self.writable {
             return err(Kind::ReadOnly, "dataset is read-only");
         }
-        self.model.atts(gid, varid)?;
-        let old = names::normalize(&String::from_utf8_lossy(old));
+        // netcdf-c's order: the new name's syntax, the variable, the new name in use (the old
+        // name counts), the old attribute, then the define-mode rule.
         let new = names::check(new)?;
-        self.begin_rename(new.len() > old.len())?;
         let atts = self.model.atts(gid, varid)?;
-        // netcdf-c checks the new name first, and the old name counts as in use.
-        if atts.iter().any(|a| a.name == new) || RESERVED_ATTS.contains(&new.as_str()) {
+        let old = names::normalize(&String::from_utf8_lossy(old));
+        if atts.iter().any(|a| a.name == new) {
             return err(Kind::NameInUse, new);
         }
         let pos = atts.iter().position(|a| a.name == old).ok_or_else(|| Error::new(Kind::NotAtt, old.clone()))?;
+        if reserved_att(&new, gid, varid) {
+            return err(Kind::NameInUse, new);
+        }
+        self.begin_rename(new.len() > old.len())?;
         let atts = self.model.atts_mut(gid, varid)?;
         atts[pos].name = new;
         atts[pos].synthetic = false;

@@ -15,6 +15,7 @@ impl Dataset {
     pub fn read(&mut self, gid: usize, varid: VarRef, sel: &crate::engine::Selection, mem: crate::engine::Mem<'_>) -> Result<()> {
         let var = self.model.var(gid, varid)?;
         crate::engine::check_types(var.nctype, &mem)?;
+        let unchecked = self.unchecked_range(var.nctype, &mem);
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
         let layout = self.chunk_layout(gid, varid.index()?)?;
         let key = (gid, varid.index()?);
@@ -24,12 +25,17 @@ impl Dataset {
                 self.chunks.trim(store, key, &layout, budget)?;
                 Ok(range)
             })?;
-        if !self.model.var(gid, varid)?.locked {
-            // Read in define mode before its first enddef: only fill, and its fill value may
-            // still change, so nothing read is kept.
-            self.chunks.forget(key);
-        }
-        if range { err(Kind::Range, "value out of range for the memory type") } else { Ok(()) }
+        if range && !unchecked { err(Kind::Range, "value out of range for the memory type") } else { Ok(()) }
+    }
+
+    /// netCDF-3's rule, kept by netcdf-c for classic-model datasets: bytes read or written as
+    /// unsigned chars (or the reverse) are never out of range.
+    pub(super) fn unchecked_range(&self, file: NcType, mem: &crate::engine::Mem<'_>) -> bool {
+        let mem = match mem {
+            crate::engine::Mem::Bytes(_, crate::engine::MemType::Num(t)) => *t,
+            _ => return false,
+        };
+        self.classic && matches!((file, mem), (NcType::Byte, NcType::UByte) | (NcType::UByte, NcType::Byte))
     }
 
     pub fn write(&mut self, gid: usize, varid: VarRef, sel: &crate::engine::Selection, mem: crate::engine::Mem<'_>) -> Result<()> {
@@ -75,6 +81,7 @@ impl Dataset {
         mem: crate::engine::Mem<'_>,
     ) -> Result<()> {
         let var = self.model.var(gid, varid)?;
+        let unchecked = self.unchecked_range(var.nctype, &mem);
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
         let layout = self.chunk_layout(gid, varid.index()?)?;
         let key = (gid, varid.index()?);
@@ -82,6 +89,6 @@ impl Dataset {
             crate::zmap::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, layout.stored_limit(), |store| {
                 self.chunks.put(store, key, &layout, &shape, sel, mem, budget)
             })?;
-        if range { err(Kind::Range, "value out of range for the variable type") } else { Ok(()) }
+        if range && !unchecked { err(Kind::Range, "value out of range for the variable type") } else { Ok(()) }
     }
 }

@@ -198,11 +198,9 @@ impl Dataset {
         }
         var.no_fill = false;
         if let Some(v) = value {
-            let att = Att::new("_FillValue".into(), v);
-            match var.atts.iter_mut().find(|a| a.name == "_FillValue") {
-                Some(existing) => *existing = att,
-                None => var.atts.push(att),
-            }
+            // netcdf-c deletes the attribute and puts it again: it moves to the end.
+            var.atts.retain(|a| a.name != "_FillValue");
+            var.atts.push(Att::new("_FillValue".into(), v));
         }
         Ok(())
     }

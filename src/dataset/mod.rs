@@ -57,6 +57,24 @@ pub const RESERVED_ATTS: &[&str] = &[
     "_nczarr_superblock",
 ];
 
+/// Whether an attribute name is netcdf-c's to give where it is put: every reserved name on the
+/// root group; on variables the ones netcdf-c hides there (HDF5 dimension-scale names, and
+/// `_Codecs`, answered virtually here); elsewhere only the names this library's storage uses
+/// itself (`_nczarr_attr` and its siblings, `_ARRAY_DIMENSIONS`, and `_NCProperties`, which
+/// readers hide).
+pub fn reserved_att(name: &str, gid: usize, varid: VarRef) -> bool {
+    const STORAGE: &[&str] = &["_ARRAY_DIMENSIONS", "_NCProperties", "_nczarr_attr", "_nczarr_group", "_nczarr_array", "_nczarr_superblock"];
+    const ON_VARIABLES: &[&str] = &["CLASS", "DIMENSION_LIST", "NAME", "REFERENCE_LIST", "_Netcdf4Coordinates", "_Netcdf4Dimid", "_Codecs"];
+    if STORAGE.contains(&name) {
+        return true;
+    }
+    match varid {
+        VarRef::Global if gid == 0 => RESERVED_ATTS.contains(&name),
+        VarRef::Global => false,
+        VarRef::Var(_) => ON_VARIABLES.contains(&name),
+    }
+}
+
 /// Library-wide chunk cache defaults (`nc_set_chunk_cache`), netcdf-c 4.10.1's values.
 pub static CACHE_DEFAULTS: Mutex<ChunkCache> = Mutex::new(ChunkCache { size: 67_108_864, nelems: 1000, preemption: 0.75 });
 
@@ -281,15 +299,6 @@ impl Dataset {
         }
         if !self.define_mode && self.classic && longer {
             return err(Kind::NotInDefine, "classic model: a longer name needs define mode");
-        }
-        Ok(())
-    }
-
-    /// Every get starts here. netcdf-c reads in define mode without leaving it (HDF5 gives
-    /// the fill of variables not yet created); a classic-model dataset refuses (NC_EINDEFINE).
-    pub fn begin_read(&mut self) -> Result<()> {
-        if self.define_mode && self.classic {
-            return err(Kind::InDefine, "classic model: call nc_enddef first");
         }
         Ok(())
     }

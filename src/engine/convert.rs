@@ -136,6 +136,7 @@ pub fn check_types(file: NcType, mem: &Mem<'_>) -> Result<()> {
         (NcType::Char, Mem::Bytes(_, MemType::Text)) | (NcType::String, Mem::Strings(_)) => Ok(()),
         (NcType::Char, Mem::Bytes(_, MemType::Num(_))) => err(Kind::Char, "numbers into a char variable"),
         (NcType::String, Mem::Bytes(_, MemType::Text)) => err(Kind::Char, "text into a string variable"),
+        (NcType::Char, Mem::Strings(_)) => err(Kind::Char, "strings into a char variable"),
         (NcType::String, Mem::Bytes(..)) | (_, Mem::Strings(_)) => err(Kind::BadType, "strings and numbers do not convert"),
         (_, Mem::Bytes(_, MemType::Text)) => err(Kind::Char, "text into a numeric variable"),
         (_, Mem::Bytes(_, MemType::Num(_))) => Ok(()),

@@ -104,23 +104,27 @@ fn prepare(ds: &mut Dataset, gid: usize, varid: c_int, shape: Shape, write: bool
     if write && !ds.writable {
         return err(Kind::ReadOnly, "dataset is read-only");
     }
-    if let Some(mem) = mem {
-        match mem_type(mem, var) {
-            Some(mt) => crate::engine::check_types(var.nctype, &EngineMem::Bytes(&mut [], mt))?,
-            None => crate::engine::check_types(var.nctype, &EngineMem::Strings(&mut []))?,
-        }
+    let compatible = match mem.map(|m| mem_type(m, var)) {
+        None => Ok(()),
+        Some(Some(mt)) => crate::engine::check_types(var.nctype, &EngineMem::Bytes(&mut [], mt)),
+        Some(None) => crate::engine::check_types(var.nctype, &EngineMem::Strings(&mut [])),
+    };
+    // NC_ECHAR comes first; strings against numbers (NC_EBADTYPE) after the coordinates,
+    // even when nothing is to be moved.
+    if let Err(e) = &compatible
+        && e.kind == Kind::Char
+    {
+        return Err(e.clone());
     }
-    if write {
-        ds.begin_data()?;
-    } else {
-        ds.begin_read()?;
-    }
+    // A get leaves define mode too (netcdf-c creates the variables first).
+    ds.begin_data()?;
     if rank > 1024 {
         return err(Kind::MaxDims, "rank");
     }
     // SAFETY: netCDF contract: non-NULL start/count/stride/imap hold `rank` entries.
     let req = unsafe { request(shape, rank) };
-    ds.select(gid, VarRef::from_c(varid), &req, write)
+    let sel = ds.select(gid, VarRef::from_c(varid), &req, write)?;
+    compatible.map(|()| sel)
 }
 
 pub(crate) unsafe fn put(call: &str, ncid: c_int, varid: c_int, shape: Shape, mem: Mem, op: *const c_void) -> c_int {
