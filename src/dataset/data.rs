@@ -28,6 +28,11 @@ impl Dataset {
         if range && !unchecked { err(Kind::Range, "value out of range for the memory type") } else { Ok(()) }
     }
 
+    /// Records a put to the variable (after which its `_FillValue` is NC_ELATEFILL).
+    pub fn mark_written(&mut self, gid: usize, varid: usize) {
+        self.written.insert((gid, varid));
+    }
+
     /// netCDF-3's rule, kept by netcdf-c for classic-model datasets: bytes read or written as
     /// unsigned chars (or the reverse) are never out of range.
     pub(super) fn unchecked_range(&self, file: NcType, mem: &crate::engine::Mem<'_>) -> bool {

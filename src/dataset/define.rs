@@ -152,8 +152,9 @@ impl Dataset {
         if !self.writable {
             return err(Kind::ReadOnly, "dataset is read-only");
         }
-        let old_len = self.model.var(gid, varid)?.name.len();
+        // netcdf-c checks the new name before the variable.
         let name = self.node_name(name)?;
+        let old_len = self.model.var(gid, varid)?.name.len();
         self.begin_rename(name.len() > old_len)?;
         // The variable's own name counts as in use, as in netcdf-c.
         if self.model.name_in_use(gid, &name) {

@@ -231,6 +231,9 @@ impl Dataset {
                 v.cache = defaults;
             }
         }
+        // netcdf-c counts every variable of an opened file as written (`written_to`): a
+        // _FillValue for it is NC_ELATEFILL from the start.
+        let written = model.groups.iter().enumerate().flat_map(|(g, grp)| (0..grp.vars.len()).map(move |v| (g, v))).collect();
         if loaded.layout.is_legacy() && omode.write() {
             trace::warn("legacy NCZarr layout: opened read-only");
         }
@@ -253,7 +256,7 @@ impl Dataset {
             format: ZarrFormat::from_number(loaded.zarr_format),
             shard_indexes: Default::default(),
             par: None,
-            written: Default::default(),
+            written,
             spec,
         })
     }
@@ -383,6 +386,27 @@ impl Dataset {
         }
         self.define_mode = false;
         self.persist_behind()
+    }
+
+    /// `nc_enddef` on group `gid` itself (not the implicit enddef of a data call): netcdf-c
+    /// first counts every variable of that group as written (`written_to`, so a later
+    /// `_FillValue` is NC_ELATEFILL), even when the call then fails outside define mode.
+    pub fn end_define(&mut self, gid: usize) -> Result<()> {
+        self.mark_group_written(gid);
+        self.enddef()
+    }
+
+    /// `nc_sync` on group `gid`: in define mode it ends it as `nc_enddef` does.
+    pub fn sync_group(&mut self, gid: usize) -> Result<()> {
+        if self.define_mode && self.writable && !self.classic {
+            self.mark_group_written(gid);
+        }
+        self.sync()
+    }
+
+    fn mark_group_written(&mut self, gid: usize) {
+        let n = self.model.groups.get(gid).map_or(0, |g| g.vars.len());
+        self.written.extend((0..n).map(|v| (gid, v)));
     }
 
     pub fn sync(&mut self) -> Result<()> {

@@ -134,6 +134,8 @@ pub(crate) unsafe fn put(call: &str, ncid: c_int, varid: c_int, shape: Shape, me
             let var = ds.model.var(gid, VarRef::from_c(varid))?;
             let mt = mem_type(mem, var);
             if sel.nelems() == 0 {
+                // Writing nothing still counts as writing (netcdf-c's `written_to`).
+                ds.mark_written(gid, VarRef::from_c(varid).index()?);
                 return Ok(());
             }
             if op.is_null() {

@@ -200,19 +200,19 @@ pub unsafe extern "C" fn nc_redef(ncid: c_int) -> c_int {
 #[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_enddef(ncid: c_int) -> c_int {
-    with(ncid, |ds, _| ds.enddef())
+    with(ncid, |ds, gid| ds.end_define(gid))
 }
 
 #[export(trace(ncid, h_minfree, v_align, v_minfree, r_align))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc__enddef(ncid: c_int, h_minfree: usize, v_align: usize, v_minfree: usize, r_align: usize) -> c_int {
-    with(ncid, |ds, _| ds.enddef())
+    with(ncid, |ds, gid| ds.end_define(gid))
 }
 
 #[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_sync(ncid: c_int) -> c_int {
-    with(ncid, |ds, _| ds.sync())
+    with(ncid, |ds, gid| ds.sync_group(gid))
 }
 
 #[export(by_hand)]
