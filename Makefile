@@ -10,6 +10,7 @@
 #   make            build both libraries and the config files
 #   make check      every test: Rust units, C tests, real clients, Python interop, CMake consumer
 #   make demo       create a dataset on local storage and show it with ncdump and zarr-python
+#   make fuzz       thousands of differential sequences and hostile stores, and the parser fuzz targets
 #   make install PREFIX=/usr/local
 
 PREFIX  ?= /usr/local
@@ -38,7 +39,7 @@ TOOL_HELPERS := H5get_libversion Cdh2e NC__testurl NC_shellUnescape NCpathcanoni
   nclog ncsetlogging ncsetloglevel ncuriappendfragmentkey ncuribuild ncurifree ncuriparse strlcat
 C_SYMBOLS := ncerr ncopts nc_advise nclog
 
-.PHONY: all cargo check check-rust check-c check-compat check-clients check-passthrough check-s3 check-python check-v3 check-cmake check-mpi demo install clean bench
+.PHONY: all cargo check check-rust check-c check-fuzz fuzz check-compat check-clients check-passthrough check-s3 check-python check-v3 check-cmake check-mpi demo install clean bench
 
 all: $(DROPIN) $(PRELOAD) $(STATIC) $(BUILD)/nc-config $(BUILD)/netcdf.pc
 ifeq ($(HAVE_MPI),yes)
@@ -138,7 +139,7 @@ install: all
 
 check: all
 	sh ctests/ensure_deps.sh
-	$(MAKE) --no-print-directory check-rust check-c check-compat check-clients check-passthrough check-s3 check-python check-v3 check-cmake check-mpi
+	$(MAKE) --no-print-directory check-rust check-c check-fuzz check-compat check-clients check-passthrough check-s3 check-python check-v3 check-cmake check-mpi
 	@echo "make check: all suites passed"
 
 check-rust:
@@ -150,6 +151,21 @@ check-rust:
 check-c: all
 	python3 tools/check_headers.py
 	sh ctests/run_c.sh
+
+# The differential tester (against netcdf-c 4.10.1 on HDF5) and the hostile-store fuzzer,
+# a few hundred cases each with fixed seeds; `make fuzz` runs thousands (FUZZ_COUNT, FUZZ_SEED).
+check-fuzz: all
+	python3 ctests/fuzz/difftest.py --count 300 --seed 1
+	python3 ctests/fuzz/hostile.py --count 300 --seed 1
+
+FUZZ_COUNT ?= 5000
+FUZZ_SEED ?= $(shell date +%s)
+fuzz: all
+	sh ctests/ensure_deps.sh
+	@echo "make fuzz: $(FUZZ_COUNT) sequences and $(FUZZ_COUNT) hostile stores from seed $(FUZZ_SEED)"
+	python3 ctests/fuzz/difftest.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
+	python3 ctests/fuzz/hostile.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
+	PROPTEST_CASES=20000 $(CARGO) test --release --lib fuzz_
 
 check-compat: all
 	sh ctests/run_compat.sh

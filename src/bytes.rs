@@ -35,6 +35,23 @@ fn copy_by_lines(dst: &mut [u8], src: &[u8]) {
     to.into_remainder().copy_from_slice(from.remainder());
 }
 
+/// `base` with bytes overwritten at `edits` (positions wrap) and, one time in three, cut
+/// short (`cut`): the structure-aware mutations of the parser fuzz targets.
+#[cfg(test)]
+pub fn mutated(base: &[u8], edits: &[(usize, u8)], cut: usize) -> Vec<u8> {
+    let mut out = base.to_vec();
+    if !out.is_empty() {
+        for &(at, b) in edits {
+            let n = out.len();
+            out[at % n] = b;
+        }
+    }
+    if cut.is_multiple_of(3) {
+        out.truncate((cut / 3) % (base.len() + 1));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

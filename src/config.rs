@@ -181,6 +181,17 @@ pub fn test_s3_endpoint() -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text as an rc file (`.ncrc`, `.daprc`, `.dodsrc`): settings, never a panic.
+        #[test]
+        fn fuzz_rc_files(text in any::<String>(), lines in proptest::collection::vec("\\[?[a-z:/.]{0,8}\\]? ?[A-Z.]{0,8}=? ?[a-z0-9]{0,6}", 0..10)) {
+            let mut m = BTreeMap::new();
+            parse_rc(&text, &mut m);
+            parse_rc(&lines.join("\n"), &mut m);
+        }
+    }
 
     #[test]
     fn rc_lines_keep_keys_and_drop_url_prefixes() {

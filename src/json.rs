@@ -259,6 +259,22 @@ pub fn int_param(v: Option<&Value>) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    const ZARRAY: &[u8] = br#"{"zarr_format":2,"shape":[3,NaN],"dtype":"<f4","chunks":[2,2],"fill_value":-Infinity,"order":"C","compressor":{"id":"zlib","level":1},"filters":[{"id":"shuffle","elementsize":4}],"a":"\u00e9\"x"}"#;
+
+    proptest! {
+        /// Metadata JSON as hostile stores hold it: arbitrary bytes, and a real `.zarray`
+        /// with bytes overwritten or cut; parsed or refused, never a panic or a deep recursion.
+        #[test]
+        fn fuzz_metadata_json(bytes in proptest::collection::vec(any::<u8>(), 0..1024),
+                              edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..8), cut in any::<usize>(), depth in 0usize..200_000) {
+            let _ = parse(&bytes, "t");
+            let _ = parse(&crate::bytes::mutated(ZARRAY, &edits, cut), "t");
+            let deep = "[".repeat(depth);
+            prop_assert!(parse(deep.as_bytes(), "t").is_err());
+        }
+    }
 
     #[test]
     fn bare_tokens_and_depth() {

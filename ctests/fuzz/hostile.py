@@ -272,7 +272,8 @@ def main():
             else:
                 shutil.copytree(src, case, symlinks=True)
                 for _ in range(rng.randint(1, 3)):
-                    files = [f for f in objects(case) if os.path.isfile(os.path.join(case, f)) and not os.path.islink(os.path.join(case, f))]
+                    files = [f for f in objects(case) if os.path.isfile(os.path.join(case, f)) and not os.path.islink(os.path.join(case, f))
+                             and os.path.getsize(os.path.join(case, f)) < (64 << 20)]
                     if not files:
                         break
                     applied.append(mutate_file(rng, case, rng.choice(files)))

@@ -349,6 +349,56 @@ pub fn decode_unsized(filters: &[Filter], stored: Vec<u8>, elem_size: usize) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn every_codec() -> Vec<Filter> {
+        [
+            r#"{"id":"zlib","level":1}"#,
+            r#"{"id":"gzip","level":1}"#,
+            r#"{"id":"shuffle","elementsize":4}"#,
+            r#"{"id":"fletcher32"}"#,
+            r#"{"id":"zstd","level":1}"#,
+            r#"{"id":"bz2","level":1}"#,
+            r#"{"id":"blosc","cname":"lz4","clevel":1,"shuffle":1,"blocksize":0}"#,
+            r#"{"id":"lz4","acceleration":1}"#,
+            r#"{"id":"crc32c"}"#,
+        ]
+        .iter()
+        .filter_map(|t| from_zarr(&serde_json::from_str(t).ok()?).ok())
+        .collect()
+    }
+
+    proptest! {
+        /// Stored chunk bytes through every codec's decoder: the chunk or an error, never a
+        /// panic and never more than the chunk (zip bombs refused).
+        #[test]
+        fn fuzz_codec_decode(bytes in proptest::collection::vec(any::<u8>(), 0..4096), raw in proptest::collection::vec(any::<u8>(), 0..512),
+                             edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..6), cut in any::<usize>()) {
+            for f in every_codec() {
+                let chain = std::slice::from_ref(&f);
+                if let Ok(out) = decode(chain, bytes.clone(), 4, 1024) {
+                    prop_assert!(out.len() <= 1024);
+                }
+                let _ = decode_unsized(chain, bytes.clone(), 4);
+                if let Ok(good) = encode(chain, &raw[..raw.len() / 4 * 4], 4) {
+                    let _ = decode(chain, crate::bytes::mutated(&good, &edits, cut), 4, raw.len() / 4 * 4);
+                }
+            }
+        }
+
+        /// Codec JSON of any shape (v2 `compressor`/`filters`, v3 `codecs`): a filter or an error.
+        #[test]
+        fn fuzz_codec_json(text in any::<String>(), id in prop::sample::select(vec!["zlib", "blosc", "shuffle", "zstd", "bz2", "gzip", "lz4", "crc32c", "bytes", "transpose", "sharding_indexed", "x"]),
+                           level in any::<i64>(), extra in any::<String>()) {
+            for doc in [format!(r#"{{"id":"{id}","level":{level},"x":"{}"}}"#, extra.escape_default()),
+                        format!(r#"{{"name":"{id}","configuration":{{"level":{level},"elementsize":{level}}}}}"#), text.clone()] {
+                if let Ok(v) = crate::json::parse(doc.as_bytes(), "t") {
+                    let _ = from_zarr(&v);
+                    let _ = from_v3(&v);
+                }
+            }
+        }
+    }
 
     fn filt(v: Value) -> Filter {
         from_zarr(&v).unwrap()

@@ -63,7 +63,8 @@ pub const RESERVED_ATTS: &[&str] = &[
 /// itself (`_nczarr_attr` and its siblings, `_ARRAY_DIMENSIONS`, and `_NCProperties`, which
 /// readers hide).
 pub fn reserved_att(name: &str, gid: usize, varid: VarRef) -> bool {
-    const STORAGE: &[&str] = &["_ARRAY_DIMENSIONS", "_NCProperties", "_nczarr_attr", "_nczarr_group", "_nczarr_array", "_nczarr_superblock"];
+    const STORAGE: &[&str] =
+        &["_ARRAY_DIMENSIONS", "_NCProperties", "_nczarr_attr", "_nczarr_group", "_nczarr_array", "_nczarr_superblock"];
     const ON_VARIABLES: &[&str] = &["CLASS", "DIMENSION_LIST", "NAME", "REFERENCE_LIST", "_Netcdf4Coordinates", "_Netcdf4Dimid", "_Codecs"];
     if STORAGE.contains(&name) {
         return true;

@@ -306,6 +306,19 @@ pub fn probe(path: &std::path::Path) -> Option<Driver> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Dataset names and `#mode=` fragments of any shape: a spec or an error, never a panic.
+        #[test]
+        fn fuzz_dataset_names(path in any::<String>(), fragment in any::<String>(),
+                              words in proptest::collection::vec(prop::sample::select(vec!["nczarr", "zarr", "file", "zip", "s3", "v3", "xarray", "noxarray", "consolidated", "bytes", "", "shard=auto", "shard=9Q"]), 0..5)) {
+            let _ = parse(&path);
+            let _ = parse(&format!("file://{path}#{fragment}"));
+            let _ = parse(&format!("file:///tmp/x#mode={}&{fragment}", words.join(",")));
+            let _ = parse_fragment(&fragment);
+        }
+    }
 
     #[test]
     fn modes() {

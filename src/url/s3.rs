@@ -170,8 +170,13 @@ fn alias_file() -> Option<PathBuf> {
 fn alias_for(name: &str) -> Result<Option<Alias>> {
     let Some(path) = alias_file() else { return Ok(None) };
     let Ok(text) = std::fs::read(&path) else { return Ok(None) };
-    let bad = |why: &str| Error::new(Kind::Invalid, format!("{}: {why}", path.display()));
-    let doc: serde_json::Value = serde_json::from_slice(&text).map_err(|_| bad("not valid JSON"))?;
+    alias_in(&text, name, &path.display().to_string())
+}
+
+/// The alias `s3://<name>` in the text of an `.s3nc.json` file (`file` names it in errors).
+fn alias_in(text: &[u8], name: &str, file: &str) -> Result<Option<Alias>> {
+    let bad = |why: &str| Error::new(Kind::Invalid, format!("{file}: {why}"));
+    let doc: serde_json::Value = serde_json::from_slice(text).map_err(|_| bad("not valid JSON"))?;
     if doc.get("version").and_then(|v| v.as_str()) != Some("9") {
         return Err(bad("\"version\" must be \"9\""));
     }
@@ -198,6 +203,35 @@ fn alias_for(name: &str) -> Result<Option<Alias>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    const ALIASES: &str = r#"{"version": "9", "hosts": {"s3://t0": {"url": "http://h:9000/", "backend": "b",
+        "credentials": {"accessKey": "a", "secretKey": "s"}}}, "backends": {"b": {"connect_timeout": 3, "read_timeout": "1e9"}}}"#;
+
+    proptest! {
+        /// `.s3nc.json` texts, arbitrary and mutated from a valid one: an alias or an error.
+        #[test]
+        fn fuzz_s3nc_json(bytes in proptest::collection::vec(any::<u8>(), 0..512),
+                          edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..6), cut in any::<usize>()) {
+            let _ = alias_in(&bytes, "t0", "x");
+            let _ = alias_in(&crate::bytes::mutated(ALIASES.as_bytes(), &edits, cut), "t0", "x");
+        }
+
+        /// Dataset names of every shape: a target or an error, never a panic.
+        #[test]
+        fn fuzz_s3_urls(tail in any::<String>(), scheme in prop::sample::select(vec!["s3://", "https://", "http://127.0.0.1:1/", "gs3://", "https://s3.amazonaws.com/", "https://b.s3.x.amazonaws.com/"])) {
+            let _ = parse_target(&format!("{scheme}{tail}"));
+            let _ = is_s3_url(&format!("{scheme}{tail}"), std::slice::from_ref(&tail));
+        }
+    }
+
+    #[test]
+    fn alias_from_text() {
+        let a = alias_in(ALIASES.as_bytes(), "t0", "x").unwrap().unwrap();
+        assert_eq!(a.url, "http://h:9000");
+        assert!(alias_in(ALIASES.as_bytes(), "other", "x").unwrap().is_none());
+        assert!(alias_in(b"{", "t0", "x").is_err());
+    }
 
     #[test]
     fn url_forms() {

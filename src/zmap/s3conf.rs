@@ -19,26 +19,30 @@ pub fn load_profiles() -> HashMap<String, HashMap<String, String>> {
     let mut profiles: HashMap<String, HashMap<String, String>> = HashMap::new();
     for path in [config, creds].into_iter().flatten() {
         let Ok(text) = std::fs::read(&path) else { continue };
-        let text = String::from_utf8_lossy(&text);
-        let mut current: Option<String> = None;
-        for line in text.lines() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
-                continue;
-            }
-            if let Some(section) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-                let section = section.trim();
-                let name = section.strip_prefix("profile ").map(str::trim).unwrap_or(section);
-                current = Some(name.to_string());
-                profiles.entry(name.to_string()).or_default();
-                continue;
-            }
-            if let (Some(p), Some((k, v))) = (&current, line.split_once('=')) {
-                profiles.entry(p.clone()).or_default().insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
-            }
-        }
+        parse_profiles(&String::from_utf8_lossy(&text), &mut profiles);
     }
     profiles
+}
+
+/// The profiles of one AWS config or credentials file's text, over those read before.
+fn parse_profiles(text: &str, profiles: &mut HashMap<String, HashMap<String, String>>) {
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some(section) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            let section = section.trim();
+            let name = section.strip_prefix("profile ").map(str::trim).unwrap_or(section);
+            current = Some(name.to_string());
+            profiles.entry(name.to_string()).or_default();
+            continue;
+        }
+        if let (Some(p), Some((k, v))) = (&current, line.split_once('=')) {
+            profiles.entry(p.clone()).or_default().insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+        }
+    }
 }
 
 /// Credentials to sign with; `None` = unsigned (anonymous) requests.
@@ -119,4 +123,28 @@ pub fn resolve(target: &S3Target, params: &BTreeMap<String, String>) -> Settings
         return with(keys, "profile default".into());
     }
     anonymous("no credentials found (unsigned)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text as an AWS config file: sections and keys, never a panic.
+        #[test]
+        fn fuzz_aws_config(text in any::<String>(), lines in proptest::collection::vec("\\[?(profile )?[a-z =\\]]{0,12}", 0..12)) {
+            let mut profiles = HashMap::new();
+            parse_profiles(&text, &mut profiles);
+            parse_profiles(&lines.join("\n"), &mut profiles);
+        }
+    }
+
+    #[test]
+    fn profiles_from_text() {
+        let mut profiles = HashMap::new();
+        parse_profiles("[default]\nregion = eu\n; note\n[profile x]\nAWS_ACCESS_KEY_ID=a\n", &mut profiles);
+        assert_eq!(profiles["default"]["region"], "eu");
+        assert_eq!(profiles["x"]["aws_access_key_id"], "a");
+    }
 }

@@ -462,7 +462,40 @@ mod tests {
     use crate::nc::types::NcType;
     use crate::zmap::Key;
     use crate::zmap::memory::MemoryStore;
+    use proptest::prelude::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    proptest! {
+        /// Shard objects of any bytes, and a real shard with its index (or data) overwritten
+        /// or cut, with and without the index checksum: inner chunks or an error, never a
+        /// panic or an out-of-bounds slice.
+        #[test]
+        fn fuzz_shard_index(bytes in proptest::collection::vec(any::<u8>(), 0..400),
+                            edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..8), cut in any::<usize>(), crc in any::<bool>()) {
+            let mut v = var();
+            if let Some(a) = v.stored.v3.as_mut() {
+                a.index.crc = crc;
+            }
+            let keys: Vec<String> = (0..2).flat_map(|i| (0..4).map(move |j| format!("v/c/{i}/{j}"))).collect();
+            let store = MemoryStore::new();
+            {
+                let cache = IndexCache::default();
+                let w = for_var(&store, &cache, &v, "v").unwrap();
+                for (n, k) in keys.iter().enumerate() {
+                    w.put(&Key::new(k).unwrap(), &[n as u8; 12]).unwrap();
+                }
+                w.finish().unwrap();
+            }
+            let good = store.get(&Key::new("v/c/0/0").unwrap()).unwrap().unwrap();
+            for data in [bytes.clone(), crate::bytes::mutated(&good, &edits, cut)] {
+                store.put(&Key::new("v/c/0/0").unwrap(), &data).unwrap();
+                let cache = IndexCache::default();
+                let r = for_var(&store, &cache, &v, "v").unwrap();
+                let _ = r.get_many(&Key::all(&keys[..1]).unwrap());
+                let _ = r.get_many(&Key::all(&keys).unwrap());
+            }
+        }
+    }
 
     /// Counts requests by kind on the way to a memory store.
     #[derive(Default)]

@@ -669,6 +669,43 @@ impl std::io::Seek for QuietAfterError {
 mod tests {
     use super::*;
     use crate::zmap::Key;
+    use proptest::prelude::*;
+
+    /// A real archive of ours to mutate: netcdf-c's layout with folders, metadata and chunks.
+    fn sample_archive() -> Vec<u8> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.zip");
+        let store = ZipStore::create(&path, true).unwrap();
+        store.put(&Key::new(".zgroup").unwrap(), br#"{"zarr_format":2}"#).unwrap();
+        store.put(&Key::new("v/.zarray").unwrap(), b"{}").unwrap();
+        store.put(&Key::new("v/0").unwrap(), &[7u8; 300]).unwrap();
+        store.flush().unwrap();
+        std::fs::read(&path).unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+        /// Zip archives as hostile stores hold them: arbitrary bytes, and a real archive with
+        /// bytes overwritten (local headers, central directory, data) or cut. Opened and read
+        /// or refused, never a panic, and never an allocation of a size the archive claims.
+        #[test]
+        fn fuzz_zip_directory(bytes in proptest::collection::vec(any::<u8>(), 0..600),
+                              edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..6), cut in any::<usize>()) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("f.zip");
+            for data in [bytes.clone(), crate::bytes::mutated(&sample_archive(), &edits, cut)] {
+                std::fs::write(&path, &data).unwrap();
+                if let Ok(store) = ZipStore::open(&path) {
+                    let _ = store.list_dir(&Key::root());
+                    for k in [".zgroup", "v/.zarray", "v/0"] {
+                        let _ = store.get(&Key::new(k).unwrap());
+                        let mut out = vec![0u8; 300];
+                        let _ = store.read_into(&Key::new(k).unwrap(), &mut out);
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn conformance() {

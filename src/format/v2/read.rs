@@ -678,3 +678,88 @@ pub(crate) fn pure_dims(model: &mut Model, gid: usize, what: &str, shape: &[u64]
     }
     Ok(ids)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zmap::memory::MemoryStore;
+    use proptest::prelude::*;
+
+    /// A small NCZarr dataset as our writer lays it out, in Zarr v2 (with `.zmetadata`) and v3.
+    const V2: &[(&str, &str)] = &[
+        (".zgroup", r#"{"zarr_format":2}"#),
+        (
+            ".zattrs",
+            r#"{"t":"a","_nczarr_group":{"dimensions":{"x":2,"t":{"size":3,"unlimited":1}},"arrays":["c","s"],"groups":["g"]},"_nczarr_superblock":{"version":"2.0.0"},"_nczarr_attr":{"types":{"t":">S1","_nczarr_group":"|J0","_nczarr_superblock":"|J0","_nczarr_attr":"|J0"}}}"#,
+        ),
+        (
+            "c/.zarray",
+            r#"{"zarr_format":2,"shape":[3,2],"dtype":"<f4","chunks":[1,2],"fill_value":"NaN","order":"C","compressor":{"id":"zlib","level":1},"filters":[{"id":"shuffle","elementsize":4}]}"#,
+        ),
+        (
+            "c/.zattrs",
+            r#"{"u":[1,2],"_nczarr_array":{"dimension_references":["/t","/x"],"storage":"chunked"},"_nczarr_attr":{"types":{"u":"<i2"}}}"#,
+        ),
+        (
+            "s/.zarray",
+            r#"{"zarr_format":2,"shape":[2],"dtype":"|S5","chunks":[2],"fill_value":"","order":"C","compressor":null,"filters":null}"#,
+        ),
+        (
+            "s/.zattrs",
+            r#"{"_nczarr_array":{"dimension_references":["/x"],"storage":"chunked"},"_nczarr_attr":{"types":{"_nczarr_maxstrlen":"<i4"}},"_nczarr_maxstrlen":5}"#,
+        ),
+        ("g/.zgroup", r#"{"zarr_format":2}"#),
+        ("g/.zattrs", r#"{"_nczarr_group":{"dimensions":{},"arrays":[],"groups":[]}}"#),
+        (
+            ".zmetadata",
+            r#"{"metadata":{".zgroup":{"zarr_format":2},"c/.zarray":{"zarr_format":2,"shape":[1],"dtype":"<i4","chunks":[1],"fill_value":0,"order":"C","compressor":null,"filters":null}},"zarr_consolidated_format":1}"#,
+        ),
+    ];
+    const V3: &[(&str, &str)] = &[
+        (
+            "zarr.json",
+            r#"{"zarr_format":3,"node_type":"group","attributes":{"_nczarr_superblock":{"version":"3.0.0","format":3},"_nczarr_group":{"dimensions":{"x":{"size":4,"unlimited":0}},"arrays":["c"],"groups":[]}},"consolidated_metadata":null}"#,
+        ),
+        (
+            "c/zarr.json",
+            r#"{"shape":[4],"data_type":"int16","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[4]}},"chunk_key_encoding":{"name":"default","configuration":{"separator":"/"}},"fill_value":-1,"codecs":[{"name":"sharding_indexed","configuration":{"chunk_shape":[2],"codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd","configuration":{"level":1}}],"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}],"index_location":"end"}}],"attributes":{"_nczarr_array":{"dimension_references":["/x"]}},"dimension_names":["x"],"zarr_format":3,"node_type":"array"}"#,
+        ),
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+        /// Every metadata object of a dataset (v2 `.zarray`/`.zattrs`/`.zgroup`/`.zmetadata`,
+        /// v3 `zarr.json`) overwritten, cut or replaced by arbitrary bytes, one at a time: the
+        /// dataset opens or is refused, never a panic.
+        #[test]
+        fn fuzz_dataset_metadata(which in any::<usize>(), v3 in any::<bool>(), bytes in proptest::collection::vec(any::<u8>(), 0..300),
+                                 edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..8), cut in any::<usize>(), arbitrary in any::<bool>()) {
+            let objects = if v3 { V3 } else { V2 };
+            let store = MemoryStore::new();
+            for (i, (key, text)) in objects.iter().enumerate() {
+                let bytes = match (i == which % objects.len(), arbitrary) {
+                    (true, true) => bytes.clone(),
+                    (true, false) => crate::bytes::mutated(text.as_bytes(), &edits, cut),
+                    _ => text.as_bytes().to_vec(),
+                };
+                store.put(&Key::new(*key).unwrap(), &bytes).unwrap();
+            }
+            for consolidated in [None, Some(true), Some(false)] {
+                let _ = read(&store, None, consolidated, "fuzz", None);
+                let _ = read(&store, Some(Flavor::Zarr), consolidated, "fuzz", None);
+            }
+        }
+    }
+
+    #[test]
+    fn sample_datasets_open() {
+        for objects in [V2, V3] {
+            let store = MemoryStore::new();
+            for (key, text) in objects {
+                store.put(&Key::new(*key).unwrap(), text.as_bytes()).unwrap();
+            }
+            let loaded = read(&store, None, Some(false), "sample", None).unwrap();
+            assert!(!loaded.model.groups[0].vars.is_empty());
+        }
+    }
+}
