@@ -54,11 +54,16 @@ pub fn typed(v: &Value, t: NcType) -> Result<(Values, Option<Value>)> {
         _ => {
             let mut out = Vec::new();
             for e in elements(v) {
+                if let Some(bits) = float_bits(e, t) {
+                    out.push(bits);
+                    continue;
+                }
                 let s = scalar_of(e)
                     .ok_or_else(|| crate::error::Error::new(Kind::NcZarr, format!("attribute value {e} is not a {}", t.name())))?;
-                out.push(convert_scalar(s, t).0);
+                out.push(Values::from_scalars(t, std::iter::once(convert_scalar(s, t).0)));
             }
-            Ok((Values::from_scalars(t, out.into_iter()), None))
+            // Element by element, so hex-spelled NaNs keep their bits exactly.
+            Ok((Values::concat(t, out), None))
         }
     }
 }
@@ -130,10 +135,31 @@ pub fn inferred(v: &Value) -> Option<(Values, Option<Value>)> {
     Some((Values::from_scalars(t, scalars.into_iter().map(|s| convert_scalar(s, t).0)), None))
 }
 
+/// A NaN with a payload (not the canonical quiet NaN) has no JSON or Zarr v2 spelling: it is
+/// written as its bits in hex (`"0x7fc00123"`, v3's spelling of float fills), which `typed`
+/// reads back for float attributes. Canonical NaNs stay `"NaN"`, readable by everyone.
+fn nan_bits_f32(v: f32) -> Option<Value> {
+    (v.is_nan() && v.to_bits() != f32::NAN.to_bits()).then(|| Value::String(format!("0x{:08x}", v.to_bits())))
+}
+
+fn nan_bits_f64(v: f64) -> Option<Value> {
+    (v.is_nan() && v.to_bits() != f64::NAN.to_bits()).then(|| Value::String(format!("0x{:016x}", v.to_bits())))
+}
+
+/// A float attribute element written as hex bits (see `nan_bits_f32`).
+fn float_bits(v: &Value, t: NcType) -> Option<Values> {
+    let digits = v.as_str()?.strip_prefix("0x")?;
+    match (t, digits.len()) {
+        (NcType::Float, 8) => Some(Values::Float(vec![f32::from_bits(u32::from_str_radix(digits, 16).ok()?)])),
+        (NcType::Double, 16) => Some(Values::Double(vec![f64::from_bits(u64::from_str_radix(digits, 16).ok()?)])),
+        _ => None,
+    }
+}
+
 fn element_json(values: &Values, i: usize) -> Value {
     match values {
-        Values::Float(x) => f32_value(x[i]),
-        Values::Double(x) => f64_value(x[i]),
+        Values::Float(x) => nan_bits_f32(x[i]).unwrap_or_else(|| f32_value(x[i])),
+        Values::Double(x) => nan_bits_f64(x[i]).unwrap_or_else(|| f64_value(x[i])),
         Values::Byte(x) => x[i].into(),
         Values::Short(x) => x[i].into(),
         Values::Int(x) => x[i].into(),
@@ -197,6 +223,9 @@ pub fn render_fill(fill: &Values) -> Value {
         Values::Char(b) if b[0] >= 0x80 => Value::String(encode_base64(&b[..1])),
         Values::Char(b) => Value::String(String::from_utf8_lossy(&b[..1]).into_owned()),
         other if other.is_empty() => Value::Null,
+        // v2 readers know "NaN" only: the payload travels in the `_FillValue` attribute.
+        Values::Float(x) if x[0].is_nan() => f32_value(f32::NAN),
+        Values::Double(x) if x[0].is_nan() => f64_value(f64::NAN),
         other => element_json(other, 0),
     }
 }

@@ -220,6 +220,29 @@ impl Values {
         }
     }
 
+    /// One vector of type `t` from parts of that type (parts of another type are skipped).
+    pub fn concat(t: NcType, parts: Vec<Values>) -> Values {
+        let mut out = Values::from_scalars(t, std::iter::empty());
+        for part in parts {
+            match (&mut out, part) {
+                (Values::Byte(a), Values::Byte(b)) => a.extend(b),
+                (Values::Char(a), Values::Char(b)) => a.extend(b),
+                (Values::Short(a), Values::Short(b)) => a.extend(b),
+                (Values::Int(a), Values::Int(b)) => a.extend(b),
+                (Values::Float(a), Values::Float(b)) => a.extend(b),
+                (Values::Double(a), Values::Double(b)) => a.extend(b),
+                (Values::UByte(a), Values::UByte(b)) => a.extend(b),
+                (Values::UShort(a), Values::UShort(b)) => a.extend(b),
+                (Values::UInt(a), Values::UInt(b)) => a.extend(b),
+                (Values::Int64(a), Values::Int64(b)) => a.extend(b),
+                (Values::UInt64(a), Values::UInt64(b)) => a.extend(b),
+                (Values::Str(a), Values::Str(b)) => a.extend(b),
+                _ => {}
+            }
+        }
+        out
+    }
+
     /// Converts to `dst` with netcdf-c's rules. Returns the values and whether any element
     /// was out of range (the caller reports NC_ERANGE after storing them).
     pub fn convert(&self, dst: NcType) -> Result<(Values, bool)> {

@@ -533,6 +533,17 @@ fn build_var(
     let fill = attrs::parse_fill(zarray.get("fill_value").unwrap_or(&Value::Null), dt.nctype)
         .map_err(|e| Error::new(Kind::NcZarr, format!("{what}: {}", e.context)))?;
     let mut atts = read_atts(zattrs, types)?;
+    // v2's fill_value has no spelling for a NaN payload: the `_FillValue` attribute's bits win
+    // over its plain "NaN" (see `attrs::nan_bits_f32`).
+    let fill = match (fill, atts.iter().find(|a| a.name == "_FillValue").map(|a| &a.value)) {
+        (Some(Values::Float(f)), Some(Values::Float(a))) if f[0].is_nan() && a.len() == 1 && a[0].is_nan() => {
+            Some(Values::Float(a.clone()))
+        }
+        (Some(Values::Double(f)), Some(Values::Double(a))) if f[0].is_nan() && a.len() == 1 && a[0].is_nan() => {
+            Some(Values::Double(a.clone()))
+        }
+        (fill, _) => fill,
+    };
 
     // Dimensions: NCZarr references first, then xarray names, then anonymous dims.
     let scalar_marker = ameta
