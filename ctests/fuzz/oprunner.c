@@ -100,6 +100,19 @@ static int dim_of(int g, const char *s)
     return nc_inq_dimid(g, s, &id) ? -7 : id;
 }
 
+/* The names, types and lengths of a variable's (or a group's) attributes, in order. */
+static void print_atts(int g, int v, int n)
+{
+    for (int a = 0; a < n; a++) {
+        char an[NC_MAX_NAME + 1] = "";
+        nc_type at = 0;
+        size_t al = 0;
+        nc_inq_attname(g, v, a, an);
+        nc_inq_att(g, v, an, &at, &al);
+        printf(" @%s:%d:%zu", an, at, al);
+    }
+}
+
 static int g_of(const char *s)
 {
     int i = atoi(s);
@@ -325,24 +338,10 @@ int main(int argc, char **argv)
                     int sh = -1, de = -1, lv = -1;
                     nc_inq_var_deflate(g, v, &sh, &de, &lv);
                     printf(" shuffle=%d deflate=%d level=%d", sh, de, lv);
-                    for (int a = 0; a < vna; a++) {
-                        char an[NC_MAX_NAME + 1] = "";
-                        nc_type at = 0;
-                        size_t al = 0;
-                        nc_inq_attname(g, v, a, an);
-                        nc_inq_att(g, v, an, &at, &al);
-                        printf(" @%s:%d:%zu", an, at, al);
-                    }
+                    print_atts(g, v, vna);
                     printf("]");
                 }
-                for (int a = 0; a < na; a++) {
-                    char an[NC_MAX_NAME + 1] = "";
-                    nc_type at = 0;
-                    size_t al = 0;
-                    nc_inq_attname(g, NC_GLOBAL, a, an);
-                    nc_inq_att(g, NC_GLOBAL, an, &at, &al);
-                    printf(" @%s:%d:%zu", an, at, al);
-                }
+                print_atts(g, NC_GLOBAL, na);
             }
         } else if (!strcmp(op, "get_all")) {
             /* get_all G: every variable of the group whole, in its own type */
