@@ -7,8 +7,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/ctests/harness.sh"
 fixtures="$top/../shared/fixtures/legacy"
 
-for tool in ncdump ncgen; do
-    command -v $tool > /dev/null || { echo "missing tool: $tool (apt-get install netcdf-bin)"; exit 1; }
+for tool in ncdump ncgen ncap2; do
+    command -v $tool > /dev/null || { echo "missing tool: $tool (apt-get install netcdf-bin nco)"; exit 1; }
 done
 cc -std=c11 -I"$top/include" -o "$build/ncprobe" "$top/ctests/tools/ncprobe.c" -L"$build" -lnetcdf -Wl,-rpath,"$build"
 
@@ -204,6 +204,31 @@ HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$wheel" "$scratch/badids" "file://$scrat
 LD_LIBRARY_PATH="$build" "$scratch/badids" "file://$scratch/bad_ours#mode=nczarr,file" > "$scratch/bad_ours.txt" 2>&1
 [ "$(wc -l < "$scratch/bad_ref.txt")" -gt 2000 ] && ok || bad "badids reference transcript too short"
 same "bad ids and varids vs netcdf-c 4.10.1" "$scratch/bad_ref.txt" "$scratch/bad_ours.txt"
+
+# 10. NCO (issue 23, item 16): ncap2 from a classic file creates its output with classic flags
+#     and sets _FillValue after writing data, as netCDF-3 allows; into NCZarr under the preload
+#     library the result equals ncap2's own netCDF output (history aside).
+cat > "$scratch/nco_in.cdl" <<'CDL'
+netcdf nco_in {
+dimensions:
+  t = UNLIMITED ; x = 4 ;
+variables:
+  float x(x) ;
+    x:units = "m" ;
+  double v(t, x) ;
+    v:_FillValue = -99. ;
+data:
+  x = 1, 2, 3, 4 ;
+  v = 1, 2, 3, 4, 5, 6, -99, 8 ;
+}
+CDL
+ncgen -o "$scratch/nco_in.nc" "$scratch/nco_in.cdl" || bad "ncgen nco_in"
+nco_url="file://$scratch/nco_out.zarr#mode=nczarr,file"
+LD_PRELOAD="$pre" ncap2 -O -s 'y=x*2;w=v+1' "$scratch/nco_in.nc" "$nco_url" && ok || bad "ncap2 into NCZarr"
+ncap2 -O -s 'y=x*2;w=v+1' "$scratch/nco_in.nc" "$scratch/nco_ref.nc" || bad "ncap2 reference"
+LD_PRELOAD="$pre" ncdump "$nco_url" | sed -e 1d -e '/:history = /d' > "$scratch/nco_ours.cdl"
+ncdump "$scratch/nco_ref.nc" | sed -e 1d -e '/:history = /d' > "$scratch/nco_ref.cdl"
+same "ncap2 -s 'y=x*2;w=v+1' into NCZarr" "$scratch/nco_ref.cdl" "$scratch/nco_ours.cdl"
 
 echo "client tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

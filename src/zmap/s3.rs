@@ -492,7 +492,10 @@ async fn fetch(client: &Client, bucket: &str, key: &str, stall: Duration, mut si
     let etag = out.e_tag().map(str::to_string);
     let mut filled = 0;
     match &mut sink {
-        Sink::Grow(data) => data.reserve(expected.unwrap_or(0)),
+        // The size a server claims is allocated fallibly: a huge one is NC_ENOMEM, not an abort.
+        Sink::Grow(data) => {
+            data.try_reserve_exact(expected.unwrap_or(0)).map_err(|_| Error::new(Kind::NoMem, format!("{key}: {expected:?} bytes")))?
+        }
         Sink::Exact(dst) => {
             if let Some(n) = expected {
                 super::check_size(key, n as u64, Some(dst.len() as u64))?;
@@ -513,7 +516,10 @@ async fn fetch(client: &Client, bucket: &str, key: &str, stall: Duration, mut si
         match next {
             Some(Ok(bytes)) => {
                 match &mut sink {
-                    Sink::Grow(data) => data.extend_from_slice(&bytes),
+                    Sink::Grow(data) => {
+                        data.try_reserve(bytes.len()).map_err(|_| Error::new(Kind::NoMem, format!("{key}: body too large")))?;
+                        data.extend_from_slice(&bytes)
+                    }
                     Sink::Exact(dst) => match dst.get_mut(filled..filled + bytes.len()) {
                         Some(to) => crate::bytes::copy(to, &bytes),
                         None => return err(Kind::NcZarr, format!("{key}: more than the {} bytes expected", dst.len())),
