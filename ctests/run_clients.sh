@@ -230,5 +230,12 @@ LD_PRELOAD="$pre" ncdump "$nco_url" | sed -e 1d -e '/:history = /d' > "$scratch/
 ncdump "$scratch/nco_ref.nc" | sed -e 1d -e '/:history = /d' > "$scratch/nco_ref.cdl"
 same "ncap2 -s 'y=x*2;w=v+1' into NCZarr" "$scratch/nco_ref.cdl" "$scratch/nco_ours.cdl"
 
+# 11. make demo (issue 23, item 17) writes real values: ncdump shows the three time steps and
+#     zarr-python reads the same field.
+sh "$top/ctests/demo.sh" > "$scratch/demo.txt" 2>&1 || bad "make demo"
+grep -q "^ time = 0, 6, 12 ;" "$scratch/demo.txt" && ok || bad "demo: ncdump shows the time steps"
+grep -q "^  273, 275.6, 275.6, 273, 270.4, 270.4 ;" "$scratch/demo.txt" && ok || bad "demo: ncdump shows the field's values"
+grep -q "^temperature (3, 4, 6) float32" "$scratch/demo.txt" && grep -q "285.  287.6 287.6 285.  282.4 282.4" "$scratch/demo.txt" && ok || bad "demo: zarr-python reads the values"
+
 echo "client tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
