@@ -9,9 +9,7 @@ impl Dataset {
     pub fn put_att(&mut self, gid: usize, varid: VarRef, name: &[u8], xtype: i32, values: Values) -> Result<()> {
         // A missing variable is reported before a read-only dataset (netcdf-c's order).
         self.model.atts(gid, varid)?;
-        if !self.writable {
-            return err(Kind::ReadOnly, "dataset is read-only");
-        }
+        self.check_writable()?;
         let name = names::check(name)?;
         if reserved_att(&name, gid, varid) {
             return err(Kind::NameInUse, format!("{name} is reserved"));
@@ -35,8 +33,7 @@ impl Dataset {
         }
         let from = values.nctype();
         let (converted, range) = values.convert(target)?;
-        // netCDF-3's byte rule in classic-model datasets (see `unchecked_range`).
-        let range = range && !(self.classic && matches!((from, target), (NcType::UByte, NcType::Byte)));
+        let range = range && !self.unchecked_range(target, from);
         if name == "_FillValue" && varid != VarRef::Global {
             let var = self.model.var(gid, varid)?;
             if converted.len() != 1 {
@@ -89,9 +86,7 @@ impl Dataset {
     }
 
     pub fn rename_att(&mut self, gid: usize, varid: VarRef, old: &[u8], new: &[u8]) -> Result<()> {
-        if !self.writable {
-            return err(Kind::ReadOnly, "dataset is read-only");
-        }
+        self.check_writable()?;
         // netcdf-c's order: the new name's syntax, the variable, the new name in use (the old
         // name counts), the old attribute, then the define-mode rule.
         let new = names::check(new)?;

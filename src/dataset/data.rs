@@ -15,7 +15,7 @@ impl Dataset {
     pub fn read(&mut self, gid: usize, varid: VarRef, sel: &crate::engine::Selection, mem: crate::engine::Mem<'_>) -> Result<()> {
         let var = self.model.var(gid, varid)?;
         crate::engine::check_types(var.nctype, &mem)?;
-        let unchecked = self.unchecked_range(var.nctype, &mem);
+        let unchecked = self.unchecked_mem_range(var.nctype, &mem);
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
         let layout = self.chunk_layout(gid, varid.index()?)?;
         let key = (gid, varid.index()?);
@@ -33,20 +33,13 @@ impl Dataset {
         self.written.insert((gid, varid));
     }
 
-    /// netCDF-3's rule, kept by netcdf-c for classic-model datasets: bytes read or written as
-    /// unsigned chars (or the reverse) are never out of range.
-    pub(super) fn unchecked_range(&self, file: NcType, mem: &crate::engine::Mem<'_>) -> bool {
-        let mem = match mem {
-            crate::engine::Mem::Bytes(_, crate::engine::MemType::Num(t)) => *t,
-            _ => return false,
-        };
-        self.classic && matches!((file, mem), (NcType::Byte, NcType::UByte) | (NcType::UByte, NcType::Byte))
+    /// `unchecked_range` for the memory side of a data call.
+    fn unchecked_mem_range(&self, file: NcType, mem: &crate::engine::Mem<'_>) -> bool {
+        matches!(mem, crate::engine::Mem::Bytes(_, crate::engine::MemType::Num(t)) if self.unchecked_range(file, *t))
     }
 
     pub fn write(&mut self, gid: usize, varid: VarRef, sel: &crate::engine::Selection, mem: crate::engine::Mem<'_>) -> Result<()> {
-        if !self.writable {
-            return err(Kind::ReadOnly, "dataset is read-only");
-        }
+        self.check_writable()?;
         crate::engine::check_types(self.model.var(gid, varid)?.nctype, &mem)?;
         if let crate::engine::Mem::Strings(items) = &mem {
             self.fit_string_width(gid, varid, items)?;
@@ -67,7 +60,7 @@ impl Dataset {
                 }
             }
         }
-        self.written.insert((gid, varid.index()?));
+        self.mark_written(gid, varid.index()?);
         let stored = self.write_chunks(gid, varid, sel, mem).and_then(|()| self.after_par_write(gid, varid.index()?));
         if stored.as_ref().is_err_and(|e| e.kind != Kind::Range) {
             for (dimid, len) in grown {
@@ -86,7 +79,7 @@ impl Dataset {
         mem: crate::engine::Mem<'_>,
     ) -> Result<()> {
         let var = self.model.var(gid, varid)?;
-        let unchecked = self.unchecked_range(var.nctype, &mem);
+        let unchecked = self.unchecked_mem_range(var.nctype, &mem);
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
         let layout = self.chunk_layout(gid, varid.index()?)?;
         let key = (gid, varid.index()?);

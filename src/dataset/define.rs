@@ -149,9 +149,7 @@ impl Dataset {
     }
 
     pub fn rename_var(&mut self, gid: usize, varid: VarRef, name: &[u8]) -> Result<()> {
-        if !self.writable {
-            return err(Kind::ReadOnly, "dataset is read-only");
-        }
+        self.check_writable()?;
         // netcdf-c checks the new name before the variable.
         let name = self.node_name(name)?;
         let old_len = self.model.var(gid, varid)?.name.len();
@@ -170,9 +168,7 @@ impl Dataset {
     /// enddef before any define-mode rule, so a late setting is NC_ELATEDEF in a classic-model
     /// dataset too (run_quantize.sh) and a refused call never enters define mode.
     pub(super) fn var_for_settings(&mut self, gid: usize, varid: VarRef) -> Result<&mut Var> {
-        if !self.writable {
-            return err(Kind::ReadOnly, "dataset is read-only");
-        }
+        self.check_writable()?;
         if varid == VarRef::Global {
             return err(Kind::NotVar, "NC_GLOBAL");
         }

@@ -232,13 +232,10 @@ impl Dataset {
                 v.cache = defaults;
             }
         }
-        // netcdf-c counts every variable of an opened file as written (`written_to`): a
-        // _FillValue for it is NC_ELATEFILL from the start.
-        let written = model.groups.iter().enumerate().flat_map(|(g, grp)| (0..grp.vars.len()).map(move |v| (g, v))).collect();
         if loaded.layout.is_legacy() && omode.write() {
             trace::warn("legacy NCZarr layout: opened read-only");
         }
-        Ok(Dataset {
+        let mut ds = Dataset {
             model,
             store,
             flavor,
@@ -257,9 +254,15 @@ impl Dataset {
             format: ZarrFormat::from_number(loaded.zarr_format),
             shard_indexes: Default::default(),
             par: None,
-            written,
+            written: Default::default(),
             spec,
-        })
+        };
+        // netcdf-c counts every variable of an opened file as written (`written_to`): a
+        // _FillValue for it is NC_ELATEFILL from the start.
+        for gid in 0..ds.model.groups.len() {
+            ds.mark_group_written(gid);
+        }
+        Ok(ds)
     }
 
     pub fn is_pure_zarr(&self) -> bool {
@@ -270,12 +273,32 @@ impl Dataset {
         &self.nc_properties
     }
 
+    /// NC_EPERM on a dataset opened read-only.
+    pub(super) fn check_writable(&self) -> Result<()> {
+        if self.writable { Ok(()) } else { err(Kind::ReadOnly, "dataset is read-only") }
+    }
+
+    /// netCDF-3's rule, kept by netcdf-c for classic-model datasets: bytes converted to or from
+    /// unsigned bytes are never out of range.
+    pub(super) fn unchecked_range(&self, file: NcType, mem: NcType) -> bool {
+        self.classic && matches!((file, mem), (NcType::Byte, NcType::UByte) | (NcType::UByte, NcType::Byte))
+    }
+
+    /// An attribute's value converted to memory type `mem` as netcdf-c converts it: a
+    /// zero-length attribute reads as any type (`nc_get_att_text` of an empty NC_SHORT is
+    /// NC_NOERR), and NC_ERANGE is reported unless the classic byte rule waives it.
+    pub fn att_in_type(&self, att: &Att, mem: NcType) -> Result<(Values, bool)> {
+        if att.value.is_empty() {
+            return Ok((Values::from_scalars(mem, std::iter::empty()), false));
+        }
+        let (values, range) = att.value.convert(mem)?;
+        Ok((values, range && !self.unchecked_range(att.value.nctype(), mem)))
+    }
+
     /// Every metadata-changing call starts here: NC_EPERM on read-only datasets, implicit
     /// redef in data mode (classic model: NC_ENOTINDEFINE instead).
     pub fn begin_define(&mut self) -> Result<()> {
-        if !self.writable {
-            return err(Kind::ReadOnly, "dataset is read-only");
-        }
+        self.check_writable()?;
         if !self.define_mode {
             if self.classic {
                 return err(Kind::NotInDefine, "classic model: call nc_redef first");
@@ -298,9 +321,7 @@ impl Dataset {
     /// (`longer`), as netCDF-3's header rewrite does. The new names reach storage at the
     /// next enddef, sync or close; until then data goes to the objects' old keys.
     pub fn begin_rename(&mut self, longer: bool) -> Result<()> {
-        if !self.writable {
-            return err(Kind::ReadOnly, "dataset is read-only");
-        }
+        self.check_writable()?;
         if !self.define_mode && self.classic && longer {
             return err(Kind::NotInDefine, "classic model: a longer name needs define mode");
         }
@@ -319,9 +340,7 @@ impl Dataset {
     }
 
     pub fn redef(&mut self) -> Result<()> {
-        if !self.writable {
-            return err(Kind::ReadOnly, "dataset is read-only");
-        }
+        self.check_writable()?;
         if self.define_mode {
             return err(Kind::InDefine, "already in define mode");
         }
@@ -458,9 +477,7 @@ impl Dataset {
 
     /// `nc_set_fill`: the default for variables defined from now on; returns the old one.
     pub fn set_fill(&mut self, mode: FillMode) -> Result<FillMode> {
-        if !self.writable {
-            return err(Kind::ReadOnly, "dataset is read-only");
-        }
+        self.check_writable()?;
         let old = if self.nofill_default { FillMode::NoFill } else { FillMode::Fill };
         self.nofill_default = mode == FillMode::NoFill;
         Ok(old)

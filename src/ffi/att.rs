@@ -82,18 +82,14 @@ fn put_att_impl(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, 
 fn get_att_impl(ncid: c_int, varid: c_int, name: *const c_char, mem: Option<NcType>, ip: *mut c_void) -> Result<()> {
     // SAFETY: as above.
     let raw = unsafe { cstr(name) }?;
-    let (att, classic) = with(ncid, |ds, gid| Ok((ds.get_att(gid, VarRef::from_c(varid), &names::lookup(raw)?)?, ds.classic)))?;
-    let mem = mem.unwrap_or(att.value.nctype());
-    // Nothing to convert is no mismatch: a zero-length attribute reads as any type
-    // (netcdf-c 4.10.1: `nc_get_att_text` of an empty NC_SHORT attribute is NC_NOERR).
-    let (values, range) =
-        if att.value.is_empty() { (Values::from_scalars(mem, std::iter::empty()), false) } else { att.value.convert(mem)? };
+    let (values, range) = with(ncid, |ds, gid| {
+        let att = ds.get_att(gid, VarRef::from_c(varid), &names::lookup(raw)?)?;
+        ds.att_in_type(&att, mem.unwrap_or(att.value.nctype()))
+    })?;
     if !ip.is_null() {
         // SAFETY: the caller sized `ip` for the attribute's length in the memory type.
         unsafe { values_to_mem(&values, ip) }?;
     }
-    // netCDF-3's byte rule in classic-model datasets: NC_BYTE read as unsigned is no error.
-    let range = range && !(classic && att.value.nctype() == NcType::Byte && mem == NcType::UByte);
     if range { err(Kind::Range, "attribute value out of range") } else { Ok(()) }
 }
 
