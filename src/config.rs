@@ -143,6 +143,26 @@ pub fn home_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(PathBuf::from)
 }
 
+/// `~/x` → `$HOME/x` (S3netCDF4's `cache_location` may start with `~`).
+pub fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), home_dir()) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// `NCZARR_S3_MEMORY_MB`: how big a netCDF file stored as one S3 object may be and still be
+/// held in memory; `None` when unset (the S3netCDF4 file's `resource_allocation.memory`,
+/// else the default, decides).
+pub fn s3_memory_budget() -> Option<u64> {
+    env_str("NCZARR_S3_MEMORY_MB").and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v >= 0.0).map(|mb| (mb * 1048576.0) as u64)
+}
+
+/// `NCZARR_S3_CACHE_DIR`: where netCDF objects over the memory budget are cached while open.
+pub fn s3_cache_dir() -> Option<PathBuf> {
+    std::env::var_os("NCZARR_S3_CACHE_DIR").filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
 /// The S3netCDF4 alias file: `$S3_NC_CONFIG`, else `~/.s3nc.json`.
 pub fn s3nc_config() -> Option<PathBuf> {
     match std::env::var_os("S3_NC_CONFIG") {

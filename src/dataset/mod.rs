@@ -25,6 +25,7 @@ mod attrs;
 mod data;
 mod define;
 mod inquire;
+pub mod object_file;
 mod parallel;
 mod strings;
 

@@ -62,6 +62,13 @@ pub unsafe fn open_impl(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> 
 #[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_create(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> c_int {
+    let real_create = |local: *const c_char, mode: c_int| {
+        super::route::real_call!(nc_create(local, mode, ncidp): (*const c_char, c_int, *mut c_int)).unwrap_or_else(|m| m)
+    };
+    // SAFETY: this export's own contract.
+    if let Some(status) = unsafe { super::objects::create("nc_create", path, cmode, ncidp, real_create) } {
+        return status;
+    }
     super::route::route_path!(true, nc_create(path, cmode, ncidp): (*const c_char, c_int, *mut c_int), claim ncidp);
     api!("nc_create", (path, cmode), {
         // SAFETY: this export's own contract.
@@ -78,6 +85,14 @@ pub unsafe extern "C" fn nc__create(
     chunksizehintp: *mut usize,
     ncidp: *mut c_int,
 ) -> c_int {
+    let real_create = |local: *const c_char, mode: c_int| {
+        super::route::real_call!(nc__create(local, mode, initialsz, chunksizehintp, ncidp): (*const c_char, c_int, usize, *mut usize, *mut c_int))
+            .unwrap_or_else(|m| m)
+    };
+    // SAFETY: this export's own contract.
+    if let Some(status) = unsafe { super::objects::create("nc__create", path, cmode, ncidp, real_create) } {
+        return status;
+    }
     super::route::route_path!(true, nc__create(path, cmode, initialsz, chunksizehintp, ncidp): (*const c_char, c_int, usize, *mut usize, *mut c_int), claim ncidp);
     api!("nc__create", (path, cmode, initialsz), {
         // SAFETY: this export's own contract.
@@ -116,6 +131,10 @@ pub unsafe extern "C" fn nc_create_mem(path: *const c_char, mode: c_int, initial
 #[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int {
+    // SAFETY: this export's own contract.
+    if let Some(status) = unsafe { super::objects::open("nc_open", path, mode, ncidp) } {
+        return status;
+    }
     super::route::route_path!(false, nc_open(path, mode, ncidp): (*const c_char, c_int, *mut c_int), claim ncidp);
     api!("nc_open", (path, mode), {
         // SAFETY: this export's own contract.
@@ -126,6 +145,10 @@ pub unsafe extern "C" fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c
 #[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc__open(path: *const c_char, mode: c_int, chunksizehintp: *mut usize, ncidp: *mut c_int) -> c_int {
+    // SAFETY: this export's own contract.
+    if let Some(status) = unsafe { super::objects::open("nc__open", path, mode, ncidp) } {
+        return status;
+    }
     super::route::route_path!(false, nc__open(path, mode, chunksizehintp, ncidp): (*const c_char, c_int, *mut usize, *mut c_int), claim ncidp);
     api!("nc__open", (path, mode), {
         // SAFETY: this export's own contract.
@@ -183,12 +206,20 @@ pub unsafe extern "C" fn nc_open_memio(path: *const c_char, mode: c_int, info: *
     })
 }
 
-#[export(trace(ncid, info))]
+#[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_close_memio(ncid: c_int, info: *mut super::consts::NC_memio) -> c_int {
+    // A netCDF object's bytes are the library's, never the caller's: a plain close (with
+    // the store), and `info` says there is no image.
+    if super::route::is_foreign(ncid) && super::objects::is_object(ncid) {
+        // SAFETY: optional out-pointer.
+        unsafe { put(info, super::consts::NC_memio { size: 0, memory: std::ptr::null_mut(), flags: 0 }) };
+        return super::objects::close(ncid);
+    }
+    route!(nc_close_memio(ncid, info): (c_int, *mut super::consts::NC_memio) => |status| super::route::release_real(status, ncid));
     // No dataset of ours lives in memory: this is a plain close and `info` is left
     // untouched, as netcdf-c's NCZarr close ignores it.
-    registry::remove(ncid)?.close()
+    api!("nc_close_memio", (ncid, info), { registry::remove(ncid)?.close() })
 }
 
 #[export(trace(ncid))]
@@ -209,23 +240,25 @@ pub unsafe extern "C" fn nc__enddef(ncid: c_int, h_minfree: usize, v_align: usiz
     with(ncid, |ds, gid| ds.end_define(gid))
 }
 
-#[export(trace(ncid))]
+#[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_sync(ncid: c_int) -> c_int {
-    with(ncid, |ds, gid| ds.sync_group(gid))
+    // A netCDF object on S3 is stored as the real library left the file.
+    route!(nc_sync(ncid): (c_int) => |status| super::objects::after_sync(ncid, status));
+    api!("nc_sync", (ncid), { with(ncid, |ds, gid| ds.sync_group(gid)) })
 }
 
 #[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_close(ncid: c_int) -> c_int {
-    route!(nc_close(ncid): (c_int) => |status| super::route::release_real(status, ncid));
+    route!(nc_close(ncid): (c_int) => |status| super::objects::after_close(ncid, status));
     api!("nc_close", (ncid), { registry::remove(ncid)?.close() })
 }
 
 #[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_abort(ncid: c_int) -> c_int {
-    route!(nc_abort(ncid): (c_int) => |status| super::route::release_real(status, ncid));
+    route!(nc_abort(ncid): (c_int) => |status| super::objects::after_abort(ncid, status));
     api!("nc_abort", (ncid), { registry::remove(ncid)?.abort() })
 }
 
@@ -347,21 +380,40 @@ pub unsafe extern "C" fn nc_inq_format_extended(ncid: c_int, formatp: *mut c_int
     })
 }
 
-#[export(trace(ncid))]
+#[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_path(ncid: c_int, pathlen: *mut usize, path: *mut c_char) -> c_int {
-    with(ncid, |ds, _| {
-        let p = ds.path().as_bytes();
+    // A netCDF object on S3 reports the name it was opened by, not the local file behind it.
+    if super::route::is_foreign(ncid)
+        && let Some(name) = super::objects::opened_name(ncid)
+    {
         // SAFETY: optional out-pointers; `path` must hold pathlen+1 bytes (netCDF contract).
-        unsafe {
-            put(pathlen, p.len());
-            if !path.is_null() {
-                super::put_slice(path as *mut u8, p);
-                path.add(p.len()).write(0);
-            }
-        }
-        Ok(())
+        unsafe { put_path(pathlen, path, name.as_bytes()) };
+        return super::consts::NC_NOERR;
+    }
+    route!(nc_inq_path(ncid, pathlen, path): (c_int, *mut usize, *mut c_char));
+    api!("nc_inq_path", (ncid), {
+        with(ncid, |ds, _| {
+            // SAFETY: as above.
+            unsafe { put_path(pathlen, path, ds.path().as_bytes()) };
+            Ok(())
+        })
     })
+}
+
+/// Stores a path and its length through optional out-pointers.
+///
+/// # Safety
+/// `pathlen` is NULL or writable; `path` is NULL or holds `p.len() + 1` bytes.
+unsafe fn put_path(pathlen: *mut usize, path: *mut c_char, p: &[u8]) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        put(pathlen, p.len());
+        if !path.is_null() {
+            super::put_slice(path as *mut u8, p);
+            path.add(p.len()).write(0);
+        }
+    }
 }
 
 #[export(trace(ncid, pe))]

@@ -24,6 +24,7 @@ pub mod file;
 pub mod filters;
 pub mod group;
 pub mod library;
+mod objects;
 pub mod par;
 pub mod route;
 pub mod tool_compat;

@@ -27,6 +27,18 @@ pub struct S3Target {
     pub alias_keys: Option<(String, String)>,
     /// Connect and read timeouts of the alias's own backend (`backends.<backend>`).
     pub alias_timeouts: AliasTimeouts,
+    /// Transfer settings of the alias's backend, for netCDF files stored as one object.
+    pub alias_transfer: AliasTransfer,
+}
+
+/// S3netCDF4's transfer settings of a backend (`enable_multipart_download/upload`,
+/// `maximum_part_size`, `maximum_parts`); `None` where the alias file does not say.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AliasTransfer {
+    pub multipart_download: Option<bool>,
+    pub multipart_upload: Option<bool>,
+    pub part_size: Option<u64>,
+    pub max_parts: Option<u32>,
 }
 
 /// `connect_timeout` / `read_timeout` of an S3netCDF4 backend, when the alias file gives them.
@@ -87,6 +99,7 @@ pub fn parse_target(base: &str) -> Result<S3Target> {
                 url_region: None,
                 alias_keys: alias.keys,
                 alias_timeouts: alias.timeouts,
+                alias_transfer: alias.transfer,
             });
         }
         return Ok(S3Target {
@@ -96,6 +109,7 @@ pub fn parse_target(base: &str) -> Result<S3Target> {
             url_region: None,
             alias_keys: None,
             alias_timeouts: AliasTimeouts::default(),
+            alias_transfer: AliasTransfer::default(),
         });
     }
     if lower.starts_with("gs3://") {
@@ -107,6 +121,7 @@ pub fn parse_target(base: &str) -> Result<S3Target> {
             url_region: None,
             alias_keys: None,
             alias_timeouts: AliasTimeouts::default(),
+            alias_transfer: AliasTransfer::default(),
         });
     }
     let (scheme, rest) = if lower.starts_with("https://") { ("https", &base[8..]) } else { ("http", &base[7..]) };
@@ -130,6 +145,7 @@ pub fn parse_target(base: &str) -> Result<S3Target> {
                     url_region: region,
                     alias_keys: None,
                     alias_timeouts: AliasTimeouts::default(),
+                    alias_transfer: AliasTransfer::default(),
                 });
             }
             let bucket = labels[..i].join(".");
@@ -140,6 +156,7 @@ pub fn parse_target(base: &str) -> Result<S3Target> {
                 url_region: region,
                 alias_keys: None,
                 alias_timeouts: AliasTimeouts::default(),
+                alias_transfer: AliasTransfer::default(),
             });
         }
     }
@@ -151,6 +168,7 @@ pub fn parse_target(base: &str) -> Result<S3Target> {
         url_region: None,
         alias_keys: None,
         alias_timeouts: AliasTimeouts::default(),
+        alias_transfer: AliasTransfer::default(),
     })
 }
 
@@ -160,6 +178,7 @@ struct Alias {
     url: String,
     keys: Option<(String, String)>,
     timeouts: AliasTimeouts,
+    transfer: AliasTransfer,
 }
 
 fn alias_file() -> Option<PathBuf> {
@@ -197,7 +216,73 @@ fn alias_in(text: &[u8], name: &str, file: &str) -> Result<Option<Alias>> {
         std::time::Duration::try_from_secs_f64(secs).ok().filter(|d| !d.is_zero())
     };
     let timeouts = AliasTimeouts { connect: seconds("connect_timeout"), read: seconds("read_timeout") };
-    Ok(Some(Alias { url: url.trim_end_matches('/').to_string(), keys, timeouts }))
+    let flag = |k: &str| {
+        let v = backend?.get(k)?;
+        v.as_bool().or_else(|| match v.as_str()?.trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" | "1" => Some(true),
+            "false" | "no" | "0" => Some(false),
+            _ => None,
+        })
+    };
+    let transfer = AliasTransfer {
+        multipart_download: flag("enable_multipart_download"),
+        multipart_upload: flag("enable_multipart_upload"),
+        part_size: backend.and_then(|b| b.get("maximum_part_size")).and_then(size_value).filter(|n| *n > 0),
+        max_parts: backend
+            .and_then(|b| b.get("maximum_parts"))
+            .and_then(|v| v.as_u64().or_else(|| v.as_str()?.trim().parse().ok()))
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0),
+    };
+    Ok(Some(Alias { url: url.trim_end_matches('/').to_string(), keys, timeouts, transfer }))
+}
+
+/// An S3netCDF4 size: a number of bytes, or a string with a decimal unit (`"50MB"` is
+/// 50,000,000 bytes: S3netCDF4 multiplies by powers of 1000 whatever its comment says).
+fn size_value(v: &serde_json::Value) -> Option<u64> {
+    if let Some(n) = v.as_u64() {
+        return Some(n);
+    }
+    let t = v.as_str()?.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = (t[..split].trim().parse::<f64>().ok()?, t[split..].trim().to_ascii_uppercase());
+    let mult = match unit.as_str() {
+        "" | "B" => 1e0,
+        "KB" | "K" => 1e3,
+        "MB" | "M" => 1e6,
+        "GB" | "G" => 1e9,
+        "TB" | "T" => 1e12,
+        "PB" | "P" => 1e15,
+        _ => return None,
+    };
+    let bytes = num * mult;
+    (bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64).then_some(bytes as u64)
+}
+
+/// The process-wide settings of the S3netCDF4 configuration file: the memory budget for
+/// netCDF objects held in memory (`resource_allocation.memory`) and where bigger ones are
+/// cached (`cache_location`). Empty when there is no file or it is not valid.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Resources {
+    pub memory: Option<u64>,
+    pub cache_location: Option<PathBuf>,
+}
+
+pub fn resources() -> Resources {
+    let Some(text) = alias_file().and_then(|p| std::fs::read(p).ok()) else { return Resources::default() };
+    resources_in(&text)
+}
+
+fn resources_in(text: &[u8]) -> Resources {
+    let Ok(doc) = serde_json::from_slice::<serde_json::Value>(text) else { return Resources::default() };
+    Resources {
+        memory: doc.get("resource_allocation").and_then(|r| r.get("memory")).and_then(size_value),
+        cache_location: doc
+            .get("cache_location")
+            .and_then(|c| c.as_str())
+            .filter(|c| !c.trim().is_empty())
+            .map(|c| crate::config::expand_home(c.trim())),
+    }
 }
 
 #[cfg(test)]
@@ -223,6 +308,30 @@ mod tests {
             let _ = parse_target(&format!("{scheme}{tail}"));
             let _ = is_s3_url(&format!("{scheme}{tail}"), std::slice::from_ref(&tail));
         }
+    }
+
+    #[test]
+    fn alias_transfer_and_resources() {
+        let text = r#"{"version": "9", "hosts": {"s3://t1": {"url": "http://h:1", "backend": "b"}},
+            "backends": {"b": {"enable_multipart_upload": false, "enable_multipart_download": "true",
+                               "maximum_part_size": "50MB", "maximum_parts": 4}},
+            "cache_location": "/var/tmp/c", "resource_allocation": {"memory": "1.5GB"}}"#;
+        let a = alias_in(text.as_bytes(), "t1", "x").unwrap().unwrap();
+        assert_eq!(
+            a.transfer,
+            AliasTransfer {
+                multipart_download: Some(true),
+                multipart_upload: Some(false),
+                part_size: Some(50_000_000),
+                max_parts: Some(4)
+            }
+        );
+        let r = resources_in(text.as_bytes());
+        assert_eq!((r.memory, r.cache_location), (Some(1_500_000_000), Some(PathBuf::from("/var/tmp/c"))));
+        assert_eq!(size_value(&serde_json::json!("64kB")), Some(64_000));
+        assert_eq!(size_value(&serde_json::json!(12)), Some(12));
+        assert_eq!(size_value(&serde_json::json!("lots")), None);
+        assert_eq!(resources_in(b"nonsense"), Resources::default());
     }
 
     #[test]

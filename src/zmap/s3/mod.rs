@@ -20,6 +20,8 @@
 //! * Objects above `NCZARR_S3_MULTIPART_MB` (default 64) go up as multipart uploads; a failed
 //!   upload is aborted, leaving no partial object.
 
+pub mod object;
+
 use super::s3conf;
 use super::{ByteRange, Caps, Key, Ranges, Zmap, validate_key};
 use crate::error::{Error, Kind, Result, err};
@@ -590,7 +592,8 @@ async fn ranged_get(client: &Client, bucket: &str, key: &str, range: String) -> 
     Ok(Some((data, size)))
 }
 
-async fn put_object(store: Arc<PutCtx>, key: String, value: Vec<u8>) -> Result<()> {
+async fn put_object(store: Arc<PutCtx>, key: String, value: impl Into<bytes::Bytes>) -> Result<()> {
+    let value: bytes::Bytes = value.into();
     let (client, bucket) = (&store.client, &store.bucket);
     if value.len() <= store.multipart_threshold {
         let put = client.put_object().bucket(bucket).key(&key);
@@ -604,7 +607,7 @@ async fn put_object(store: Arc<PutCtx>, key: String, value: Vec<u8>) -> Result<(
         client.create_multipart_upload().bucket(bucket).key(&key).send().await.map_err(|e| map_err(e, &format!("start upload {key}")))?;
     let Some(id) = up.upload_id().map(str::to_string) else { return err(Kind::S3, format!("S3 upload {key}: no upload id")) };
     // Parts go out concurrently, each a slice of the one buffer (no copies).
-    let body = bytes::Bytes::from(value);
+    let body = value;
     let result: Result<()> = async {
         let jobs: Vec<_> = (0..body.len().div_ceil(store.part_size))
             .map(|i| {

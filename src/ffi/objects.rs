@@ -1,0 +1,197 @@
+//! netCDF files stored as one S3 object (classic, 64-bit offset, CDF-5, netCDF-4), served by
+//! the real netcdf-c behind us: the object's bytes are fetched into memory or a local file
+//! (`dataset::object_file`), the real library opens them (`nc_open_mem` / `nc_open` /
+//! `nc_create`), and its ncid is claimed for it like any forwarded one. What this module adds
+//! to a forwarded dataset: the name it was opened by (`nc_inq_path`), and the store of the
+//! file at `nc_sync` and `nc_close` (never at `nc_abort`).
+
+use super::consts::{NC_DISKLESS, NC_ENOTBUILT, NC_INMEMORY, NC_MMAP, NC_NOCLOBBER, NC_NOERR, NC_PERSIST, NC_WRITE};
+use super::route::{self, real_call};
+use crate::dataset::object_file::{Local, ObjectFile};
+use crate::error::{Error, Kind};
+use crate::url::object::{ObjectName, has_netcdf_extension, object_name};
+use std::collections::HashMap;
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::sync::{Arc, Mutex};
+
+/// The open objects, by the file slot of their ncid.
+static OPEN: once_cell::sync::Lazy<Mutex<HashMap<u32, Arc<ObjectFile>>>> = once_cell::sync::Lazy::new(Default::default);
+
+fn slot(ncid: c_int) -> u32 {
+    ncid as u32 >> 16
+}
+
+fn table() -> std::sync::MutexGuard<'static, HashMap<u32, Arc<ObjectFile>>> {
+    OPEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn lookup(ncid: c_int) -> Option<Arc<ObjectFile>> {
+    table().get(&slot(ncid)).cloned()
+}
+
+/// The caller's dataset name as text (`None`: NULL or not UTF-8, never an S3 name).
+///
+/// # Safety
+/// `path` is NULL or NUL-terminated.
+unsafe fn name_of<'a>(path: *const c_char) -> Option<&'a str> {
+    if path.is_null() {
+        return None;
+    }
+    // SAFETY: checked non-NULL; the caller's NUL-terminated dataset name.
+    std::str::from_utf8(unsafe { CStr::from_ptr(path) }.to_bytes()).ok()
+}
+
+/// A failed call's code, traced like every other.
+fn fail(call: &str, name: &str, e: Error) -> c_int {
+    super::call(call, || format!("path={name:?}"), || Err(e))
+}
+
+/// The name as a netCDF object, when it is one and a real library can serve it. Without a
+/// real library, names only a probe could decide stay Zarr names unless the key ends like a
+/// netCDF file (those are NC_ENOTBUILT, saying why).
+fn classify(call: &str, name: &str, creating: bool) -> Option<std::result::Result<ObjectName, c_int>> {
+    let object = match object_name(name, creating) {
+        Ok(Some(o)) => o,
+        Ok(None) => return None,
+        Err(e) => return Some(Err(fail(call, name, e))),
+    };
+    if route::passthrough() && route::real_available_retry() {
+        return Some(Ok(object));
+    }
+    if !object.certain && !has_netcdf_extension(&object.target.root) {
+        return None;
+    }
+    let why = "netCDF files on S3 are served by a real netcdf-c: use the preload library, or set NCZARR_FALLBACK_LIB";
+    Some(Err(fail(call, name, Error::new(Kind::NotBuilt, why))))
+}
+
+/// `nc_open`/`nc__open` of a netCDF object on S3: `Some(status)` when served here, `None`
+/// when the name is not one (the caller goes on as before).
+///
+/// # Safety
+/// `path` is NULL or NUL-terminated; `ncidp` is NULL or writable.
+pub unsafe fn open(call: &str, path: *const c_char, mode: c_int, ncidp: *mut c_int) -> Option<c_int> {
+    // SAFETY: the export's own contract.
+    let name = unsafe { name_of(path) }?;
+    let object = match classify(call, name, false)? {
+        Ok(o) => o,
+        Err(status) => return Some(status),
+    };
+    let file = match ObjectFile::open(object, mode & NC_WRITE != 0) {
+        Ok(Some(f)) => f,
+        Ok(None) => return None,
+        Err(e) => return Some(fail(call, name, e)),
+    };
+    let mut file = file;
+    // The real library reads the bytes where they are; anything asking for another storage
+    // (diskless, mmap) has no meaning for them.
+    let mode = mode & !(NC_DISKLESS | NC_INMEMORY | NC_MMAP | NC_PERSIST);
+    let status = match &mut file.local {
+        Local::Memory(data) => {
+            let (size, memory) = (data.len(), data.as_mut_ptr() as *mut c_void);
+            // The real library would read a URL's fragment as its own mode: it gets the
+            // object's base name (nc_inq_path still answers with the caller's name).
+            let base = file.name.target.root.rsplit('/').next().unwrap_or("object").replace('\0', "");
+            let base = std::ffi::CString::new(base).unwrap_or_else(|_| c"object".to_owned());
+            real_call!(nc_open_mem(base.as_ptr(), mode, size, memory, ncidp): (*const c_char, c_int, usize, *mut c_void, *mut c_int))
+        }
+        Local::File { path: local, .. } => real_call!(nc_open(local.as_ptr(), mode, ncidp): (*const c_char, c_int, *mut c_int)),
+    }
+    .unwrap_or_else(|missing| missing);
+    // SAFETY: the caller's ncid out-pointer, written by the real library on success.
+    Some(unsafe { keep(call, name, status, ncidp, false, file) })
+}
+
+/// `nc_create`/`nc__create` of a netCDF object on S3 (see `open`). `create` makes the local
+/// file with the real library's create of the caller's choice, given the local path and the
+/// mode without `NC_NOCLOBBER` (the object's existence was checked here).
+///
+/// # Safety
+/// `path` is NULL or NUL-terminated; `ncidp` is NULL or writable.
+pub unsafe fn create(
+    call: &str,
+    path: *const c_char,
+    cmode: c_int,
+    ncidp: *mut c_int,
+    create: impl FnOnce(*const c_char, c_int) -> c_int,
+) -> Option<c_int> {
+    // SAFETY: the export's own contract.
+    let name = unsafe { name_of(path) }?;
+    let object = match classify(call, name, true)? {
+        Ok(o) => o,
+        Err(status) => return Some(status),
+    };
+    let file = match ObjectFile::create(object, cmode & NC_NOCLOBBER != 0) {
+        Ok(f) => f,
+        Err(e) => return Some(fail(call, name, e)),
+    };
+    let Some(local) = file.path().cloned() else { return Some(fail(call, name, Error::new(Kind::Internal, "no local file"))) };
+    let status = create(local.as_ptr(), cmode & !(NC_NOCLOBBER | NC_DISKLESS | NC_INMEMORY | NC_MMAP | NC_PERSIST));
+    // SAFETY: as in `open`.
+    Some(unsafe { keep(call, name, status, ncidp, true, file) })
+}
+
+/// After the real open or create: claim the ncid and remember the object behind it.
+///
+/// # Safety
+/// `ncidp` is NULL or the caller's `int*` the real library wrote to.
+unsafe fn keep(call: &str, name: &str, status: c_int, ncidp: *mut c_int, creating: bool, file: ObjectFile) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let status = unsafe { route::claim_real(status, ncidp, creating) };
+    if status == NC_NOERR && !ncidp.is_null() {
+        // SAFETY: the real library just wrote the new ncid.
+        let ncid = unsafe { *ncidp };
+        crate::trace::emit(1, &format!("{call}({name:?}) = 0: ncid {ncid:#x} served by the real netCDF library from {}", file.describe()));
+        table().insert(slot(ncid), Arc::new(file));
+    } else {
+        crate::trace::emit(1, &format!("{call}({name:?}) = {status} (the real netCDF library)"));
+    }
+    status
+}
+
+/// A failed store's code (`NC_ES3`, `NC_EACCESS`, …), traced.
+fn stored(call: &str, ncid: c_int, file: &ObjectFile) -> c_int {
+    super::call(call, || format!("ncid={ncid:#x} store {}", file.describe()), || file.store())
+}
+
+/// After the real `nc_close`: a writer's file is stored (only when the real close succeeded:
+/// a file it failed to finish never replaces the object); memory and cache files go.
+pub fn after_close(ncid: c_int, status: c_int) -> c_int {
+    let status = route::release_real(status, ncid);
+    let Some(file) = (if status == NC_NOERR { table().remove(&slot(ncid)) } else { None }) else { return status };
+    if file.writable { stored("nc_close", ncid, &file) } else { status }
+}
+
+/// After the real `nc_abort`: nothing is stored.
+pub fn after_abort(ncid: c_int, status: c_int) -> c_int {
+    let status = route::release_real(status, ncid);
+    if status == NC_NOERR {
+        table().remove(&slot(ncid));
+    }
+    status
+}
+
+/// After the real `nc_sync`: a writer's file is stored as it now stands.
+pub fn after_sync(ncid: c_int, status: c_int) -> c_int {
+    match lookup(ncid) {
+        Some(file) if status == NC_NOERR && file.writable => stored("nc_sync", ncid, &file),
+        _ => status,
+    }
+}
+
+/// The name an object's dataset was opened by (`nc_inq_path`), when `ncid` is one.
+pub fn opened_name(ncid: c_int) -> Option<String> {
+    lookup(ncid).map(|f| f.name.original.clone())
+}
+
+/// `nc_close_memio` of an object's dataset: its memory is ours, never the caller's; the
+/// dataset is closed (and stored) as by `nc_close`, and `info` says there is no image.
+pub fn is_object(ncid: c_int) -> bool {
+    lookup(ncid).is_some()
+}
+
+/// A real-library close for objects (`nc_close_memio` on one).
+pub fn close(ncid: c_int) -> c_int {
+    let status = real_call!(nc_close(ncid): (c_int)).unwrap_or(NC_ENOTBUILT);
+    after_close(ncid, status)
+}

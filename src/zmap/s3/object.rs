@@ -1,0 +1,267 @@
+//! A netCDF file stored as one S3 object: look at its first bytes, fetch it whole with
+//! concurrent ranged GETs (into memory or into a local file), and store it back whole with a
+//! multipart upload that completes only when every part is stored.
+//!
+//! S3netCDF4's backend settings apply when an alias names them (`enable_multipart_download`,
+//! `enable_multipart_upload`, `maximum_part_size`, `maximum_parts`); otherwise parts are
+//! `NCZARR_S3_PART_MB` and in flight as the store's own rules say.
+
+use super::{PutCtx, S3Store, block_on, is_not_found, map_err, put_object};
+use crate::error::{Error, Kind, Result, err};
+use crate::nc::magic::{self, FileFormat};
+use crate::url::s3::S3Target;
+use aws_sdk_s3::error::ProvideErrorMetadata;
+use futures_util::StreamExt;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// One S3 object holding (or about to hold) a whole netCDF file.
+pub struct S3Object {
+    store: S3Store,
+    key: String,
+    part_size: usize,
+    parts_in_flight: usize,
+    multipart_download: bool,
+    multipart_upload: bool,
+}
+
+/// What an open found under the name.
+pub enum Probed {
+    /// No object of that key (or no such bucket).
+    Absent,
+    /// An object that holds no netCDF signature.
+    NotNetcdf,
+    /// A netCDF file: its format, size, first bytes (up to one part) and version tag.
+    File { format: FileFormat, size: u64, head: Vec<u8>, etag: Option<String> },
+}
+
+/// Where a download goes.
+pub enum Destination<'a> {
+    /// Memory of exactly the object's size.
+    Memory(&'a mut [u8]),
+    /// A local file (written at the same offsets as the object's bytes).
+    File(&'a std::fs::File),
+}
+
+impl S3Object {
+    pub fn new(target: &S3Target, params: &BTreeMap<String, String>) -> Result<S3Object> {
+        let mut store = S3Store::new(target, params)?;
+        let transfer = target.alias_transfer;
+        let part_size = transfer.part_size.map_or(store.part_size, |n| usize::try_from(n).unwrap_or(usize::MAX).max(5 << 20));
+        let parts_in_flight =
+            transfer.max_parts.map_or_else(|| store.in_flight.limit(Some(part_size)), |n| n as usize).clamp(1, super::InFlight::MOST);
+        // An alias's part size is also where multipart starts (S3netCDF4's rule).
+        if transfer.part_size.is_some() {
+            store.multipart_threshold = part_size;
+        }
+        store.part_size = part_size;
+        Ok(S3Object {
+            key: target.root.clone(),
+            store,
+            part_size,
+            parts_in_flight,
+            multipart_download: transfer.multipart_download.unwrap_or(true),
+            multipart_upload: transfer.multipart_upload.unwrap_or(true),
+        })
+    }
+
+    pub fn describe(&self) -> String {
+        self.store.target.describe()
+    }
+
+    fn bucket(&self) -> &str {
+        &self.store.target.bucket
+    }
+
+    /// Reads the first part of the object (one request: an open of a small file costs one
+    /// round trip) and says what it is. An HDF5 signature behind a user block larger than the
+    /// first part costs one small ranged GET per candidate offset.
+    pub fn probe(&self) -> Result<Probed> {
+        let (client, bucket, key) = (&self.store.client, self.bucket(), self.key.as_str());
+        let first = self.part_size;
+        let got = block_on(async {
+            match client.get_object().bucket(bucket).key(key).range(format!("bytes=0-{}", first - 1)).send().await {
+                Ok(out) => {
+                    let etag = out.e_tag().map(str::to_string);
+                    let total = out.content_range().and_then(|r| r.rsplit('/').next()).and_then(|t| t.parse::<u64>().ok());
+                    let total = total.or(out.content_length().and_then(|n| u64::try_from(n).ok()));
+                    let body = out.body.collect().await.map_err(|e| Error::new(Kind::S3, format!("S3 get {key}: {e}")))?.to_vec();
+                    Ok(Some((body, total, etag)))
+                }
+                Err(e) if is_not_found(&e) || e.code() == Some("NoSuchBucket") => Ok(None),
+                // An empty object has no first byte to ask for.
+                Err(e) if e.code() == Some("InvalidRange") => Ok(Some((Vec::new(), Some(0), None))),
+                Err(e) => Err(map_err(e, &format!("get {key}"))),
+            }
+        })??;
+        let Some((head, total, etag)) = got else { return Ok(Probed::Absent) };
+        let size = total.unwrap_or(head.len() as u64);
+        if (head.len() as u64) < size.min(first as u64) {
+            return err(Kind::S3, format!("S3 get {key}: {} bytes of the first {}", head.len(), size.min(first as u64)));
+        }
+        if let Some(format) = magic::sniff(&head, size) {
+            return Ok(Probed::File { format, size, head, etag });
+        }
+        for offset in magic::hdf5_offsets(size).filter(|o| *o + 8 > head.len() as u64) {
+            let at = self.range(offset, 8)?;
+            if magic::signature(&at) == Some(FileFormat::Hdf5) {
+                return Ok(Probed::File { format: FileFormat::Hdf5, size, head, etag });
+            }
+        }
+        Ok(Probed::NotNetcdf)
+    }
+
+    /// `len` bytes at `offset` (a probe of a user-block offset).
+    fn range(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let (client, bucket, key) = (&self.store.client, self.bucket(), self.key.as_str());
+        block_on(async {
+            let out = client
+                .get_object()
+                .bucket(bucket)
+                .key(key)
+                .range(format!("bytes={offset}-{}", offset + len - 1))
+                .send()
+                .await
+                .map_err(|e| map_err(e, &format!("ranged get {key}")))?;
+            Ok(out.body.collect().await.map_err(|e| Error::new(Kind::S3, format!("S3 get {key}: {e}")))?.to_vec())
+        })?
+    }
+
+    /// Fetches the rest of a probed object (`head` holds its first bytes) into `dest`:
+    /// concurrent ranged GETs of one part each, every one pinned to the probed version (an
+    /// object replaced meanwhile is an error, never a mix of two versions).
+    pub fn download(&self, size: u64, head: &[u8], etag: Option<&str>, dest: Destination<'_>) -> Result<()> {
+        let size = usize::try_from(size).map_err(|_| Error::new(Kind::NoMem, format!("{}: {size} bytes", self.key)))?;
+        let start = head.len().min(size);
+        let part = if self.multipart_download { self.part_size } else { size.max(1) };
+        let ranges: Vec<(usize, usize)> = (start..size).step_by(part.max(1)).map(|o| (o, (o + part).min(size))).collect();
+        crate::trace::emit(
+            2,
+            &format!("s3 object: {} bytes of {} in {} ranged GETs, {} at once", size, self.key, ranges.len() + 1, self.parts_in_flight),
+        );
+        let (client, bucket, key, stall) = (&self.store.client, self.bucket(), self.key.as_str(), self.store.stall);
+        match dest {
+            Destination::Memory(dst) => {
+                if dst.len() != size {
+                    return err(Kind::Internal, format!("{key}: destination of {} bytes for {size}", dst.len()));
+                }
+                crate::bytes::copy(&mut dst[..start], &head[..start]);
+                // Disjoint slices of the one buffer, one per range, filled concurrently.
+                let mut slices = Vec::with_capacity(ranges.len());
+                let mut rest = &mut dst[start..];
+                for &(a, b) in &ranges {
+                    let (this, more) = rest.split_at_mut(b - a);
+                    slices.push((a, this));
+                    rest = more;
+                }
+                let parts: Vec<_> =
+                    slices.into_iter().map(|(offset, slice)| get_part(client, bucket, key, etag, stall, offset as u64, slice)).collect();
+                block_on(async {
+                    let results: Vec<Result<()>> = futures_util::stream::iter(parts).buffer_unordered(self.parts_in_flight).collect().await;
+                    results.into_iter().collect::<Result<()>>()
+                })?
+            }
+            Destination::File(file) => {
+                use std::os::unix::fs::FileExt;
+                file.set_len(size as u64).map_err(|e| io_error(&e, "cache file"))?;
+                file.write_all_at(&head[..start], 0).map_err(|e| io_error(&e, "cache file"))?;
+                let parts: Vec<_> = ranges
+                    .iter()
+                    .map(|&(a, b)| async move {
+                        let mut buf = crate::zmap::zeroed((b - a) as u64)?;
+                        get_part(client, bucket, key, etag, stall, a as u64, &mut buf).await?;
+                        file.write_all_at(&buf, a as u64).map_err(|e| io_error(&e, "cache file"))
+                    })
+                    .collect();
+                block_on(async {
+                    let results: Vec<Result<()>> = futures_util::stream::iter(parts).buffer_unordered(self.parts_in_flight).collect().await;
+                    results.into_iter().collect::<Result<()>>()
+                })?
+            }
+        }
+    }
+
+    /// Does the object exist (`NC_NOCLOBBER`)? One HEAD request.
+    pub fn exists(&self) -> Result<bool> {
+        let (client, bucket, key) = (&self.store.client, self.bucket(), self.key.as_str());
+        block_on(async {
+            match client.head_object().bucket(bucket).key(key).send().await {
+                Ok(_) => Ok(true),
+                Err(e) if is_not_found(&e) || e.code() == Some("NoSuchBucket") => Ok(false),
+                Err(e) => Err(map_err(e, &format!("head {key}"))),
+            }
+        })?
+    }
+
+    /// Stores `body` as the object. Above the part size it goes up in concurrent parts
+    /// (unless the alias turned multipart uploads off); the upload completes only when every
+    /// part is stored and is aborted otherwise, so a failure leaves the previous object.
+    pub fn upload(&self, body: bytes::Bytes) -> Result<()> {
+        // S3 allows 10,000 parts: a huge file gets bigger parts.
+        let part_size = self.part_size.max(body.len().div_ceil(10_000));
+        let ctx = Arc::new(PutCtx {
+            client: self.store.client.clone(),
+            bucket: self.store.target.bucket.clone(),
+            multipart_threshold: if self.multipart_upload { self.store.multipart_threshold.max(5 << 20) } else { usize::MAX },
+            part_size,
+            part_concurrency: self.parts_in_flight,
+            sign_payload: self.store.sign_payload,
+        });
+        crate::trace::emit(2, &format!("s3 object: uploading {} bytes to {}", body.len(), self.key));
+        block_on(put_object(ctx, self.key.clone(), body))?
+    }
+}
+
+fn io_error(e: &std::io::Error, what: &str) -> Error {
+    match e.raw_os_error() {
+        Some(code) => Error::new(Kind::Errno(code), format!("{what}: {e}")),
+        None => Error::new(Kind::Io, format!("{what}: {e}")),
+    }
+}
+
+/// One ranged GET into `dst` (exactly its length), pinned to `etag`; a body cut short is
+/// resumed from where it stopped (at most three times).
+async fn get_part(
+    client: &aws_sdk_s3::Client,
+    bucket: &str,
+    key: &str,
+    etag: Option<&str>,
+    stall: std::time::Duration,
+    offset: u64,
+    dst: &mut [u8],
+) -> Result<()> {
+    let mut filled = 0usize;
+    for attempt in 0..4 {
+        if filled == dst.len() {
+            return Ok(());
+        }
+        if attempt > 0 {
+            crate::trace::emit(2, &format!("s3 object: {key} part at {offset} cut at {filled}; resuming"));
+        }
+        let from = offset + filled as u64;
+        let to = offset + dst.len() as u64 - 1;
+        let out = client
+            .get_object()
+            .bucket(bucket)
+            .key(key)
+            .range(format!("bytes={from}-{to}"))
+            .set_if_match(etag.map(str::to_string))
+            .send()
+            .await
+            .map_err(|e| match e.code() {
+                Some("PreconditionFailed") => Error::new(Kind::S3, format!("S3 get {key}: the object changed while it was read")),
+                _ => map_err(e, &format!("ranged get {key}")),
+            })?;
+        let mut body = out.body;
+        // A body that stops arriving for a whole attempt timeout counts as cut short.
+        while let Ok(Some(piece)) = tokio::time::timeout(stall, body.next()).await {
+            let Ok(bytes) = piece else { break };
+            let Some(to) = dst.get_mut(filled..filled + bytes.len()) else {
+                return err(Kind::S3, format!("S3 get {key}: more bytes than asked for at {offset}"));
+            };
+            crate::bytes::copy(to, &bytes);
+            filled += bytes.len();
+        }
+    }
+    if filled == dst.len() { Ok(()) } else { err(Kind::S3, format!("S3 get {key}: part at {offset} cut short 4 times")) }
+}
