@@ -174,5 +174,8 @@ finally:
 # ---- S3 against TensorStore: same data, server and latency (bench/s3_peers.py).
 subprocess.run([sys.executable, os.path.join(TOP, "bench", "s3_peers.py")], check=True, stderr=subprocess.DEVNULL)
 
+# ---- netCDF files stored as one S3 object, against a bare client: same server and latency (bench/s3_files.py).
+subprocess.run([sys.executable, os.path.join(TOP, "bench", "s3_files.py")], check=True, stderr=subprocess.DEVNULL)
+
 # ---- Parallel I/O: 1/2/4 MPI ranks against Debian's parallel netcdf-c on HDF5 (bench/par.py).
 subprocess.run([sys.executable, os.path.join(TOP, "bench", "par.py")], check=True)
