@@ -30,7 +30,7 @@ int main(int argc, char **argv) {
     if (!strcmp(op, "write")) {
         for (size_t i = 0; i < n; i++) data[i] = (float)(i % 1000) * 0.5f;
         t0 = now();
-        NC(nc_create(url, NC_CLOBBER | (nc4 ? NC_NETCDF4 : NC_64BIT_OFFSET), &ncid));
+        NC(nc_create(url, NC_CLOBBER | (nc4 ? NC_NETCDF4 : 0), &ncid));
         NC(nc_def_dim(ncid, "x", n, &dim));
         NC(nc_def_var(ncid, "v", NC_FLOAT, 1, &dim, &var));
         if (nc4) NC(nc_def_var_chunking(ncid, var, NC_CONTIGUOUS, NULL));

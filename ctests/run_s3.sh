@@ -288,6 +288,21 @@ for run in preload dropin; do
     R "$E/nczarr-test/api-$run/absent.nc#mode=bytes" open-expect 2 > /dev/null && ok || bad "$run: missing object (bytes) -> ENOENT"
     R "http://127.0.0.1:$PA/nczarr-test/ncfiles/f1.nc#mode=bytes" open-expect -77 > /dev/null && ok || bad "$run: 403 -> NC_EACCESS"
 done
+# Truncated and corrupt objects: the real library's NC_ENOTNC / NC_EHDFERR, never a crash.
+head -c 100 "$scratch/f1.nc" > "$scratch/trunc1.nc"; head -c 300 "$scratch/f4.nc" > "$scratch/trunc4.nc"
+(head -c 8 "$scratch/f4.nc"; head -c 5000 /dev/urandom) > "$scratch/junk4.nc"; printf 'not netCDF' > "$scratch/text.nc"
+python3 -c "
+import boto3
+s3 = boto3.client('s3', endpoint_url='$E', region_name='us-east-1')
+for f in ('trunc1', 'trunc4', 'junk4', 'text'): s3.upload_file('$scratch/%s.nc' % f, 'nczarr-test', 'bad/%s.nc' % f)
+s3.put_object(Bucket='nczarr-test', Key='bad/empty.nc', Body=b'')
+"
+for c in "trunc1 -51" "trunc4 -101" "junk4 -101" "text -51" "empty -51"; do
+    set -- $c
+    LD_PRELOAD="$pre" "$scratch/t_s3file" "$E/nczarr-test/bad/$1.nc#mode=s3" open-expect $2 > /dev/null 2>&1 && ok || bad "$1 object -> $2"
+done
+LD_PRELOAD="$pre" "$scratch/t_s3file" "$E/nczarr-test/bad/trunc1.nc#mode=bytes" modify-expect 0 > "$scratch/o.txt" 2>&1
+grep -q "nc_open(u, 0x0001, &ncid) returned -51\|nc_open(u, NC_WRITE, &ncid) returned -51" "$scratch/o.txt" && ok || { bad "writable open of a truncated object"; cat "$scratch/o.txt"; }
 # nc_sync stores the file as it stands: another reader sees the synced record before the close.
 NCZARR_FALLBACK_LIB="$wheel" "$scratch/t_s3file_dropin" "$E/nczarr-test/ncfiles/synced.nc#mode=s3" sync-then-wait "$scratch/synced.flag" > /dev/null 2>&1 &
 syncer=$!

@@ -116,7 +116,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         for k, v in resp.getheaders():
             if k.lower() not in ("connection", "keep-alive", "transfer-encoding", "content-length", "server", "date"):
                 self.send_header(k, v)
-        self.send_header("Content-Length", str(len(data)))
+        # A HEAD response has no body but the Content-Length of the object it describes.
+        length = resp.getheader("Content-Length", "0") if self.command == "HEAD" else str(len(data))
+        self.send_header("Content-Length", length)
         if cut:
             # Promise the whole body, send half, drop the connection.
             self.send_header("Connection", "close")

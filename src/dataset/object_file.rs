@@ -45,7 +45,9 @@ impl ObjectFile {
             Probed::Absent if name.certain || has_netcdf_extension(&name.target.root) => {
                 return err(Kind::Errno(libc::ENOENT), format!("{}: no such object", object.describe()));
             }
-            Probed::NotNetcdf if name.certain => return err(Kind::NotNetcdf, format!("{}: not a netCDF file", object.describe())),
+            Probed::NotNetcdf if name.certain || has_netcdf_extension(&name.target.root) => {
+                return err(Kind::NotNetcdf, format!("{}: not a netCDF file", object.describe()));
+            }
             Probed::Absent | Probed::NotNetcdf => return Ok(None),
         };
         let budget = memory_budget();
@@ -181,8 +183,10 @@ impl Mapped {
         if len == 0 {
             return Ok(Mapped { ptr: std::ptr::null_mut(), len: 0 });
         }
-        // SAFETY: a fresh read-only shared mapping of an open file of `len` bytes.
-        let ptr = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0) };
+        // SAFETY: a fresh read-only shared mapping of an open file of `len` bytes (populated at
+        // once: the upload reads every page, and one fault per page would cost more).
+        let ptr =
+            unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED | libc::MAP_POPULATE, file.as_raw_fd(), 0) };
         if ptr == libc::MAP_FAILED {
             return err(Kind::NoMem, format!("cannot map the local file ({len} bytes)"));
         }

@@ -5,7 +5,7 @@
 //! to a forwarded dataset: the name it was opened by (`nc_inq_path`), and the store of the
 //! file at `nc_sync` and `nc_close` (never at `nc_abort`).
 
-use super::consts::{NC_DISKLESS, NC_ENOTBUILT, NC_INMEMORY, NC_MMAP, NC_NOCLOBBER, NC_NOERR, NC_PERSIST, NC_WRITE};
+use super::consts::{NC_DISKLESS, NC_ENOTBUILT, NC_ENOTNC, NC_INMEMORY, NC_MMAP, NC_NOCLOBBER, NC_NOERR, NC_PERSIST, NC_WRITE};
 use super::route::{self, real_call};
 use crate::dataset::object_file::{Local, ObjectFile};
 use crate::error::{Error, Kind};
@@ -93,7 +93,11 @@ pub unsafe fn open(call: &str, path: *const c_char, mode: c_int, ncidp: *mut c_i
             // object's base name (nc_inq_path still answers with the caller's name).
             let base = file.name.target.root.rsplit('/').next().unwrap_or("object").replace('\0', "");
             let base = std::ffi::CString::new(base).unwrap_or_else(|_| c"object".to_owned());
-            real_call!(nc_open_mem(base.as_ptr(), mode, size, memory, ncidp): (*const c_char, c_int, usize, *mut c_void, *mut c_int))
+            let status =
+                real_call!(nc_open_mem(base.as_ptr(), mode, size, memory, ncidp): (*const c_char, c_int, usize, *mut c_void, *mut c_int));
+            // No system call can fail on bytes in memory: netcdf-c's in-memory reader answers a
+            // truncated netCDF-3 header with EPERM. The file is not a readable netCDF file.
+            status.map(|s| if s > 0 { NC_ENOTNC } else { s })
         }
         Local::File { path: local, .. } => real_call!(nc_open(local.as_ptr(), mode, ncidp): (*const c_char, c_int, *mut c_int)),
     }
