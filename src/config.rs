@@ -158,6 +158,11 @@ pub fn s3_memory_budget() -> Option<u64> {
     env_str("NCZARR_S3_MEMORY_MB").and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v >= 0.0).map(|mb| (mb * 1048576.0) as u64)
 }
 
+/// `NCZARR_CFA=0`: aggregated (CFA) masters open as the plain files they are.
+pub fn cfa_disabled() -> bool {
+    env_str("NCZARR_CFA").is_some_and(|v| v.trim() == "0" || v.trim().eq_ignore_ascii_case("no") || v.trim().eq_ignore_ascii_case("false"))
+}
+
 /// `NCZARR_S3_CACHE_DIR`: where netCDF objects over the memory budget are cached while open.
 pub fn s3_cache_dir() -> Option<PathBuf> {
     std::env::var_os("NCZARR_S3_CACHE_DIR").filter(|v| !v.is_empty()).map(PathBuf::from)

@@ -168,6 +168,11 @@ impl Dataset {
             return err(Kind::Invalid, "shard= needs mode v3");
         }
         let (store, _) = open_store(&spec, true, format)?;
+        Dataset::create_on(spec, cmode, store, format)
+    }
+
+    /// A new dataset over a store the caller made (an aggregated dataset's memory store).
+    pub fn create_on(spec: OpenSpec, cmode: OpenFlags, store: Box<dyn Zmap>, format: ZarrFormat) -> Result<Dataset> {
         let mut ds = Dataset::fresh(spec, cmode, store, format);
         ds.persist_behind()?;
         Ok(ds)
@@ -208,6 +213,11 @@ impl Dataset {
             return err(Kind::Invalid, "mode flag not supported for Zarr datasets");
         }
         let (store, _) = open_store(&spec, false, ZarrFormat::V2)?;
+        Dataset::open_on(spec, omode, store)
+    }
+
+    /// Opens the dataset held by a store the caller made (an aggregated dataset's).
+    pub fn open_on(spec: OpenSpec, omode: OpenFlags, store: Box<dyn Zmap>) -> Result<Dataset> {
         let name = spec.path.to_string_lossy().into_owned();
         let loaded = match read::read(store.as_ref(), spec.flavor, spec.consolidated, &name, spec.zarr_format) {
             // On S3 "no metadata" may mean nothing at all under the root (or no bucket): the

@@ -40,8 +40,8 @@ impl ObjectFile {
     /// and the name may still be Zarr (the caller goes on as for any S3 name).
     pub fn open(name: ObjectName, writable: bool) -> Result<Option<ObjectFile>> {
         let object = S3Object::new(&name.target, &name.params)?;
-        let (format, size, head, etag) = match object.probe()? {
-            Probed::File { format, size, head, etag } => (format, size, head, etag),
+        let (format, size, head, etag, pending) = match object.probe()? {
+            Probed::File { format, size, head, etag, pending } => (format, size, head, etag, pending),
             Probed::Absent if name.certain || has_netcdf_extension(&name.target.root) => {
                 return err(Kind::Errno(libc::ENOENT), format!("{}: no such object", object.describe()));
             }
@@ -57,12 +57,12 @@ impl ObjectFile {
         );
         let local = if !writable && size <= budget {
             let mut data = crate::zmap::zeroed(size)?;
-            object.download(size, &head, etag.as_deref(), Destination::Memory(&mut data))?;
+            object.download(size, &head, etag.as_deref(), pending, Destination::Memory(&mut data))?;
             Local::Memory(data)
         } else {
             let local = local_file(size > budget, &name.target.root)?;
             let Local::File { file, .. } = &local else { unreachable!("local_file makes files") };
-            object.download(size, &head, etag.as_deref(), Destination::File(file))?;
+            object.download(size, &head, etag.as_deref(), pending, Destination::File(file))?;
             local
         };
         Ok(Some(ObjectFile { name, object, local, writable, format: Some(format) }))
@@ -85,6 +85,19 @@ impl ObjectFile {
             Local::File { path, .. } => Some(path),
             Local::Memory(_) => None,
         }
+    }
+
+    /// Moves bytes held in memory to a local file (the real library's file reader is used
+    /// where its in-memory reader refuses a file).
+    pub fn to_local_file(&mut self) -> Result<()> {
+        let Local::Memory(data) = &self.local else { return Ok(()) };
+        let local = local_file(data.len() as u64 > memory_budget(), &self.name.target.root)?;
+        if let Local::File { file, .. } = &local {
+            use std::io::Write;
+            (&*file).write_all(data).map_err(|e| Error::new(Kind::Io, format!("local file: {e}")))?;
+        }
+        self.local = local;
+        Ok(())
     }
 
     /// Stores the local file as the object (writers only; the real library has flushed it).

@@ -135,7 +135,11 @@ pub unsafe extern "C" fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c
     if let Some(status) = unsafe { super::objects::open("nc_open", path, mode, ncidp) } {
         return status;
     }
-    super::route::route_path!(false, nc_open(path, mode, ncidp): (*const c_char, c_int, *mut c_int), claim ncidp);
+    // `#mode=nocfa` is ours to read: the real library is given the name without it.
+    // SAFETY: this export's own contract.
+    let stripped = unsafe { super::cfa::without_nocfa(path) };
+    let real_path = stripped.as_ref().map_or(path, |c| c.as_ptr());
+    super::route::route_path!(false, nc_open(real_path, mode, ncidp): (*const c_char, c_int, *mut c_int), claim ncidp, aggregate(path, mode, ncidp));
     api!("nc_open", (path, mode), {
         // SAFETY: this export's own contract.
         unsafe { open_impl(path, mode, ncidp) }
@@ -149,7 +153,10 @@ pub unsafe extern "C" fn nc__open(path: *const c_char, mode: c_int, chunksizehin
     if let Some(status) = unsafe { super::objects::open("nc__open", path, mode, ncidp) } {
         return status;
     }
-    super::route::route_path!(false, nc__open(path, mode, chunksizehintp, ncidp): (*const c_char, c_int, *mut usize, *mut c_int), claim ncidp);
+    // SAFETY: this export's own contract.
+    let stripped = unsafe { super::cfa::without_nocfa(path) };
+    let real_path = stripped.as_ref().map_or(path, |c| c.as_ptr());
+    super::route::route_path!(false, nc__open(real_path, mode, chunksizehintp, ncidp): (*const c_char, c_int, *mut usize, *mut c_int), claim ncidp, aggregate(path, mode, ncidp));
     api!("nc__open", (path, mode), {
         // SAFETY: this export's own contract.
         unsafe { open_impl(path, mode, ncidp) }?;

@@ -17,6 +17,7 @@
 pub mod att;
 mod att_matrix;
 pub mod consts;
+mod cfa;
 mod cross;
 pub mod data;
 mod data_matrix;

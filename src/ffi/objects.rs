@@ -5,7 +5,7 @@
 //! to a forwarded dataset: the name it was opened by (`nc_inq_path`), and the store of the
 //! file at `nc_sync` and `nc_close` (never at `nc_abort`).
 
-use super::consts::{NC_DISKLESS, NC_ENOTBUILT, NC_ENOTNC, NC_INMEMORY, NC_MMAP, NC_NOCLOBBER, NC_NOERR, NC_PERSIST, NC_WRITE};
+use super::consts::{NC_DISKLESS, NC_ENOTBUILT, NC_INMEMORY, NC_MMAP, NC_NOCLOBBER, NC_NOERR, NC_PERSIST, NC_WRITE};
 use super::route::{self, real_call};
 use crate::dataset::object_file::{Local, ObjectFile};
 use crate::error::{Error, Kind};
@@ -93,17 +93,31 @@ pub unsafe fn open(call: &str, path: *const c_char, mode: c_int, ncidp: *mut c_i
             // object's base name (nc_inq_path still answers with the caller's name).
             let base = file.name.target.root.rsplit('/').next().unwrap_or("object").replace('\0', "");
             let base = std::ffi::CString::new(base).unwrap_or_else(|_| c"object".to_owned());
-            let status =
-                real_call!(nc_open_mem(base.as_ptr(), mode, size, memory, ncidp): (*const c_char, c_int, usize, *mut c_void, *mut c_int));
-            // No system call can fail on bytes in memory: netcdf-c's in-memory reader answers a
-            // truncated netCDF-3 header with EPERM. The file is not a readable netCDF file.
-            status.map(|s| if s > 0 { NC_ENOTNC } else { s })
+            real_call!(nc_open_mem(base.as_ptr(), mode, size, memory, ncidp): (*const c_char, c_int, usize, *mut c_void, *mut c_int))
         }
         Local::File { path: local, .. } => real_call!(nc_open(local.as_ptr(), mode, ncidp): (*const c_char, c_int, *mut c_int)),
     }
     .unwrap_or_else(|missing| missing);
+    // No system call can fail on bytes in memory, yet netcdf-c's in-memory netCDF-3 reader
+    // answers some valid files (and truncated ones) with EPERM: its file reader decides.
+    let status = if status > 0 && matches!(file.local, Local::Memory(_)) {
+        crate::trace::emit(1, &format!("{call}({name:?}): the in-memory open said {status}; opening a local copy"));
+        match file.to_local_file() {
+            Ok(()) => match file.path() {
+                Some(local) => {
+                    real_call!(nc_open(local.as_ptr(), mode, ncidp): (*const c_char, c_int, *mut c_int)).unwrap_or_else(|missing| missing)
+                }
+                None => status,
+            },
+            Err(e) => return Some(fail(call, name, e)),
+        }
+    } else {
+        status
+    };
     // SAFETY: the caller's ncid out-pointer, written by the real library on success.
-    Some(unsafe { keep(call, name, status, ncidp, false, file) })
+    let status = unsafe { keep(call, name, status, ncidp, false, file) };
+    // SAFETY: as above; an aggregated master becomes our dataset.
+    Some(unsafe { super::cfa::after_open(status, path, mode, ncidp) })
 }
 
 /// `nc_create`/`nc__create` of a netCDF object on S3 (see `open`). `create` makes the local

@@ -107,7 +107,7 @@ const OUR_WORDS: &[&str] = &[
     "log",
 ];
 const OTHER_WORDS: &[&str] =
-    &["nc3", "nc4", "netcdf", "netcdf3", "netcdf4", "classic", "64bitoffset", "64bitdata", "cdf5", "dap2", "dap4", "udf0", "udf1", "hdf5"];
+    &["nc3", "nc4", "netcdf", "netcdf3", "netcdf4", "classic", "64bitoffset", "64bitdata", "cdf5", "dap2", "dap4", "udf0", "udf1", "hdf5", "nocfa"];
 
 /// Fragment keys without a value that expand to mode words.
 const MACROS: &[(&str, &[&str])] = &[
@@ -283,6 +283,25 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
 }
 
 impl OpenSpec {
+    /// The spec of a dataset the library builds in memory under the caller's `name` (an
+    /// aggregated dataset's logical view): NCZarr v2, nothing inferred from the name.
+    pub fn in_memory(name: &str) -> OpenSpec {
+        OpenSpec {
+            original: name.to_string(),
+            path: PathBuf::from(name),
+            driver: None,
+            flavor: Some(Flavor::NcZarr),
+            xarray: false,
+            consolidated: Some(false),
+            strict_char: false,
+            dimension_separator: None,
+            params: BTreeMap::new(),
+            s3: None,
+            zarr_format: Some(2),
+            shard: ShardRequest::None,
+        }
+    }
+
     /// True when the name itself said "Zarr" (a mode word), not just a path to probe.
     pub fn is_explicit(&self) -> bool {
         self.flavor.is_some()

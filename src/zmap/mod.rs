@@ -7,6 +7,7 @@
 
 pub mod file;
 mod key;
+pub mod cfa;
 pub mod memory;
 pub mod s3;
 pub mod s3conf;

@@ -31,8 +31,15 @@ pub enum Probed {
     Absent,
     /// An object that holds no netCDF signature.
     NotNetcdf,
-    /// A netCDF file: its format, size, first bytes (up to one part) and version tag.
-    File { format: FileFormat, size: u64, head: Vec<u8>, etag: Option<String> },
+    /// A netCDF file: its format, size, first bytes and version tag, and the rest of the
+    /// first part still arriving (`download` takes it over, beside the other parts).
+    File { format: FileFormat, size: u64, head: Vec<u8>, etag: Option<String>, pending: Option<FirstPart> },
+}
+
+/// The body of the first ranged GET, not yet read past `head`: it ends at byte `end`.
+pub struct FirstPart {
+    body: aws_sdk_s3::primitives::ByteStream,
+    end: usize,
 }
 
 /// Where a download goes.
@@ -73,39 +80,59 @@ impl S3Object {
         &self.store.target.bucket
     }
 
-    /// Reads the first part of the object (one request: an open of a small file costs one
-    /// round trip) and says what it is. An HDF5 signature behind a user block larger than the
-    /// first part costs one small ranged GET per candidate offset.
+    /// Asks for the first part of the object and says what it is from its first bytes (one
+    /// request: an open of a small file costs one round trip). The rest of that part keeps
+    /// arriving while `download` asks for the others. An HDF5 signature behind a user block
+    /// costs the whole first part, then one small ranged GET per candidate offset past it.
     pub fn probe(&self) -> Result<Probed> {
         let (client, bucket, key) = (&self.store.client, self.bucket(), self.key.as_str());
         let first = self.part_size;
+        let stall = self.store.stall;
         let got = block_on(async {
             match client.get_object().bucket(bucket).key(key).range(format!("bytes=0-{}", first - 1)).send().await {
                 Ok(out) => {
                     let etag = out.e_tag().map(str::to_string);
                     let total = out.content_range().and_then(|r| r.rsplit('/').next()).and_then(|t| t.parse::<u64>().ok());
                     let total = total.or(out.content_length().and_then(|n| u64::try_from(n).ok()));
-                    let body = out.body.collect().await.map_err(|e| Error::new(Kind::S3, format!("S3 get {key}: {e}")))?.to_vec();
-                    Ok(Some((body, total, etag)))
+                    let mut body = out.body;
+                    let mut head = Vec::new();
+                    while head.len() < 8 {
+                        match tokio::time::timeout(stall, body.next()).await {
+                            Ok(Some(Ok(bytes))) => head.extend_from_slice(&bytes),
+                            Ok(Some(Err(e))) => return err(Kind::S3, format!("S3 get {key}: {e}")),
+                            Ok(None) => break,
+                            Err(_) => return err(Kind::S3, format!("S3 get {key}: stalled")),
+                        }
+                    }
+                    Ok(Some((head, body, total, etag)))
                 }
                 Err(e) if is_not_found(&e) || e.code() == Some("NoSuchBucket") => Ok(None),
                 // An empty object has no first byte to ask for.
-                Err(e) if e.code() == Some("InvalidRange") => Ok(Some((Vec::new(), Some(0), None))),
+                Err(e) if e.code() == Some("InvalidRange") => Ok(Some((Vec::new(), Default::default(), Some(0), None))),
                 Err(e) => Err(map_err(e, &format!("get {key}"))),
             }
         })??;
-        let Some((head, total, etag)) = got else { return Ok(Probed::Absent) };
+        let Some((mut head, body, total, etag)) = got else { return Ok(Probed::Absent) };
         let size = total.unwrap_or(head.len() as u64);
-        if (head.len() as u64) < size.min(first as u64) {
-            return err(Kind::S3, format!("S3 get {key}: {} bytes of the first {}", head.len(), size.min(first as u64)));
+        let end = (first as u64).min(size) as usize;
+        if let Some(format) = magic::signature(&head) {
+            let pending = (head.len() < end).then_some(FirstPart { body, end });
+            return Ok(Probed::File { format, size, head, etag, pending });
+        }
+        if head.len() < end {
+            let rest = block_on(async { body.collect().await })?.map_err(|e| Error::new(Kind::S3, format!("S3 get {key}: {e}")))?;
+            head.extend_from_slice(&rest.into_bytes());
+        }
+        if head.len() < end {
+            return err(Kind::S3, format!("S3 get {key}: {} bytes of the first {end}", head.len()));
         }
         if let Some(format) = magic::sniff(&head, size) {
-            return Ok(Probed::File { format, size, head, etag });
+            return Ok(Probed::File { format, size, head, etag, pending: None });
         }
         for offset in magic::hdf5_offsets(size).filter(|o| *o + 8 > head.len() as u64) {
             let at = self.range(offset, 8)?;
             if magic::signature(&at) == Some(FileFormat::Hdf5) {
-                return Ok(Probed::File { format: FileFormat::Hdf5, size, head, etag });
+                return Ok(Probed::File { format: FileFormat::Hdf5, size, head, etag, pending: None });
             }
         }
         Ok(Probed::NotNetcdf)
@@ -127,14 +154,19 @@ impl S3Object {
         })?
     }
 
-    /// Fetches the rest of a probed object (`head` holds its first bytes) into `dest`:
-    /// concurrent ranged GETs of one part each, every one pinned to the probed version (an
+    /// Fetches the rest of a probed object (`head` holds its first bytes, `pending` the
+    /// first part still arriving) into `dest`: the first part's body and concurrent ranged
+    /// GETs of one part each for the others, every one pinned to the probed version (an
     /// object replaced meanwhile is an error, never a mix of two versions).
-    pub fn download(&self, size: u64, head: &[u8], etag: Option<&str>, dest: Destination<'_>) -> Result<()> {
+    pub fn download(&self, size: u64, head: &[u8], etag: Option<&str>, pending: Option<FirstPart>, dest: Destination<'_>) -> Result<()> {
+        use std::future::Future;
+        use std::pin::Pin;
+        type Job<'a> = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
         let size = usize::try_from(size).map_err(|_| Error::new(Kind::NoMem, format!("{}: {size} bytes", self.key)))?;
-        let start = head.len().min(size);
+        let have = head.len().min(size);
+        let first_end = pending.as_ref().map_or(have, |p| p.end.min(size));
         let part = if self.multipart_download { self.part_size } else { size.max(1) };
-        let ranges: Vec<(usize, usize)> = (start..size).step_by(part.max(1)).map(|o| (o, (o + part).min(size))).collect();
+        let ranges: Vec<(usize, usize)> = (first_end..size).step_by(part.max(1)).map(|o| (o, (o + part).min(size))).collect();
         crate::trace::emit(
             2,
             &format!("s3 object: {} bytes of {} in {} ranged GETs, {} at once", size, self.key, ranges.len() + 1, self.parts_in_flight),
@@ -145,38 +177,40 @@ impl S3Object {
                 if dst.len() != size {
                     return err(Kind::Internal, format!("{key}: destination of {} bytes for {size}", dst.len()));
                 }
-                crate::bytes::copy(&mut dst[..start], &head[..start]);
+                crate::bytes::copy(&mut dst[..have], &head[..have]);
+                let (first, mut rest) = dst[have..].split_at_mut(first_end - have);
+                let mut jobs: Vec<Job<'_>> = Vec::with_capacity(ranges.len() + 1);
+                if let Some(p) = pending {
+                    jobs.push(Box::pin(finish_first(client, bucket, key, etag, stall, p.body, have, first)));
+                }
                 // Disjoint slices of the one buffer, one per range, filled concurrently.
-                let mut slices = Vec::with_capacity(ranges.len());
-                let mut rest = &mut dst[start..];
                 for &(a, b) in &ranges {
                     let (this, more) = rest.split_at_mut(b - a);
-                    slices.push((a, this));
+                    jobs.push(Box::pin(get_part(client, bucket, key, etag, stall, a as u64, this)));
                     rest = more;
                 }
-                let parts: Vec<_> =
-                    slices.into_iter().map(|(offset, slice)| get_part(client, bucket, key, etag, stall, offset as u64, slice)).collect();
-                block_on(async {
-                    let results: Vec<Result<()>> = futures_util::stream::iter(parts).buffer_unordered(self.parts_in_flight).collect().await;
-                    results.into_iter().collect::<Result<()>>()
-                })?
+                run_jobs(jobs, self.parts_in_flight)
             }
             Destination::File(file) => {
                 use std::os::unix::fs::FileExt;
                 file.set_len(size as u64).map_err(|e| io_error(&e, "cache file"))?;
-                file.write_all_at(&head[..start], 0).map_err(|e| io_error(&e, "cache file"))?;
-                let parts: Vec<_> = ranges
-                    .iter()
-                    .map(|&(a, b)| async move {
+                file.write_all_at(&head[..have], 0).map_err(|e| io_error(&e, "cache file"))?;
+                let mut jobs: Vec<Job<'_>> = Vec::with_capacity(ranges.len() + 1);
+                if let Some(p) = pending {
+                    jobs.push(Box::pin(async move {
+                        let mut buf = crate::zmap::zeroed((first_end - have) as u64)?;
+                        finish_first(client, bucket, key, etag, stall, p.body, have, &mut buf).await?;
+                        file.write_all_at(&buf, have as u64).map_err(|e| io_error(&e, "cache file"))
+                    }));
+                }
+                for &(a, b) in &ranges {
+                    jobs.push(Box::pin(async move {
                         let mut buf = crate::zmap::zeroed((b - a) as u64)?;
                         get_part(client, bucket, key, etag, stall, a as u64, &mut buf).await?;
                         file.write_all_at(&buf, a as u64).map_err(|e| io_error(&e, "cache file"))
-                    })
-                    .collect();
-                block_on(async {
-                    let results: Vec<Result<()>> = futures_util::stream::iter(parts).buffer_unordered(self.parts_in_flight).collect().await;
-                    results.into_iter().collect::<Result<()>>()
-                })?
+                    }));
+                }
+                run_jobs(jobs, self.parts_in_flight)
             }
         }
     }
@@ -210,6 +244,42 @@ impl S3Object {
         crate::trace::emit(2, &format!("s3 object: uploading {} bytes to {}", body.len(), self.key));
         block_on(put_object(ctx, self.key.clone(), body))?
     }
+}
+
+/// Runs the download jobs, at most `limit` at once; the first error wins.
+fn run_jobs(jobs: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + Send + '_>>>, limit: usize) -> Result<()> {
+    block_on(async {
+        let results: Vec<Result<()>> = futures_util::stream::iter(jobs).buffer_unordered(limit.max(1)).collect().await;
+        results.into_iter().collect::<Result<()>>()
+    })?
+}
+
+/// The rest of the first part: its body, already under way, into `dst` (which starts at byte
+/// `from` of the object); a body cut short is resumed with a ranged GET.
+#[allow(clippy::too_many_arguments)]
+async fn finish_first(
+    client: &aws_sdk_s3::Client,
+    bucket: &str,
+    key: &str,
+    etag: Option<&str>,
+    stall: std::time::Duration,
+    mut body: aws_sdk_s3::primitives::ByteStream,
+    from: usize,
+    dst: &mut [u8],
+) -> Result<()> {
+    let mut filled = 0usize;
+    while let Ok(Some(piece)) = tokio::time::timeout(stall, body.next()).await {
+        let Ok(bytes) = piece else { break };
+        let Some(to) = dst.get_mut(filled..filled + bytes.len()) else {
+            return err(Kind::S3, format!("S3 get {key}: more bytes than asked for"));
+        };
+        crate::bytes::copy(to, &bytes);
+        filled += bytes.len();
+    }
+    if filled < dst.len() {
+        get_part(client, bucket, key, etag, stall, (from + filled) as u64, &mut dst[filled..]).await?;
+    }
+    Ok(())
 }
 
 fn io_error(e: &std::io::Error, what: &str) -> Error {

@@ -1,0 +1,502 @@
+//! Aggregated datasets (CFA-netCDF 0.4 and 0.5, as S3netCDF4 writes them), read
+//! transparently. A master file opened by the real netcdf-c whose `Conventions` names CFA is
+//! turned into one of our datasets, held in memory: the master's dimensions, attributes and
+//! ordinary variables (copied, as `nc_copy_var` copies across the two worlds), and each
+//! aggregated variable as an ordinary variable over its aggregated dimensions whose chunks are
+//! read from the fragment files (`zmap::cfa`). The CFA bookkeeping (the `cf_role`/`cfa_*`
+//! attributes, CFA-0.5's `cfa_<var>` groups) is not copied. `#mode=nocfa` or `NCZARR_CFA=0`
+//! leaves the master as it is.
+//!
+//! Fragment files are opened through our own `nc_open` (so each may be netCDF-3, netCDF-4 or
+//! NCZarr, local or on S3) one at a time: the real netcdf-c is not thread-safe.
+
+use super::consts::{NC_CHUNKED, NC_CLOBBER, NC_GLOBAL, NC_MAX_NAME, NC_MAX_VAR_DIMS, NC_NETCDF4, NC_NOERR, NC_NOWRITE, nc_type};
+use crate::error::{Error, Kind, Result, err};
+use crate::nc::modes::OpenFlags;
+use crate::nc::types::NcType;
+use crate::zmap::cfa::{Aggregated, CfaStore, Fragment, FragmentReader};
+use crate::zmap::memory::MemoryStore;
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::sync::Arc;
+
+/// A status of a routed call as a `Result` (the code kept; `what` says which call).
+fn ok(status: c_int, what: &str) -> Result<()> {
+    if status == NC_NOERR { Ok(()) } else { Err(Error::new(Kind::Real(status), what.to_string())) }
+}
+
+fn cname(s: &str) -> Result<CString> {
+    CString::new(s).map_err(|_| Error::new(Kind::BadName, format!("{s:?}")))
+}
+
+/// A text attribute of `(ncid, varid)`, `None` when absent or not text.
+fn text_att(ncid: c_int, varid: c_int, name: &CStr) -> Option<String> {
+    let mut len = 0usize;
+    let mut xtype: nc_type = 0;
+    // SAFETY: NUL-terminated name; valid out-pointers.
+    if unsafe { super::att::nc_inq_att(ncid, varid, name.as_ptr(), &mut xtype, &mut len) } != NC_NOERR || xtype != 2 {
+        return None;
+    }
+    let mut buf = vec![0u8; len + 1];
+    // SAFETY: `buf` holds the attribute's `len` characters.
+    if unsafe { super::att::nc_get_att_text(ncid, varid, name.as_ptr(), buf.as_mut_ptr() as *mut c_char) } != NC_NOERR {
+        return None;
+    }
+    buf.truncate(len);
+    while buf.last() == Some(&0) {
+        buf.pop();
+    }
+    Some(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// The CFA version a master's `Conventions` names (`CFA-0.4`, `CFA-0.5`), if any.
+fn cfa_version(ncid: c_int) -> Option<String> {
+    let conventions = text_att(ncid, NC_GLOBAL, c"Conventions")?;
+    conventions.split([' ', ',']).find(|w| w.starts_with("CFA-")).map(str::to_string)
+}
+
+/// Does the name or the environment turn aggregation off?
+fn disabled(name: &str) -> bool {
+    let words = name.split_once('#').map(|(_, f)| crate::url::parse_fragment(f)).and_then(|p| p.get("mode").cloned()).unwrap_or_default();
+    words.split(',').any(|w| w.eq_ignore_ascii_case("nocfa")) || crate::config::cfa_disabled()
+}
+
+/// The dataset name without `nocfa` in its mode, for the real library (which does not know
+/// the word); `None` when the name has no such word.
+///
+/// # Safety
+/// `path` is NULL or NUL-terminated.
+pub unsafe fn without_nocfa(path: *const c_char) -> Option<CString> {
+    if path.is_null() {
+        return None;
+    }
+    // SAFETY: the caller's NUL-terminated name.
+    let name = std::str::from_utf8(unsafe { CStr::from_ptr(path) }.to_bytes()).ok()?;
+    let (base, fragment) = name.split_once('#')?;
+    if !fragment.to_ascii_lowercase().contains("nocfa") {
+        return None;
+    }
+    let kept: Vec<String> = fragment
+        .split('&')
+        .filter_map(|pair| match pair.split_once('=') {
+            Some((k, v)) if k.eq_ignore_ascii_case("mode") => {
+                let words: Vec<&str> = v.split(',').filter(|w| !w.eq_ignore_ascii_case("nocfa") && !w.is_empty()).collect();
+                (!words.is_empty()).then(|| format!("{k}={}", words.join(",")))
+            }
+            _ if pair.eq_ignore_ascii_case("nocfa") || pair.is_empty() => None,
+            _ => Some(pair.to_string()),
+        })
+        .collect();
+    // A `file://` URL left without a fragment is a plain path to the real library.
+    let stripped = match (kept.is_empty(), base.strip_prefix("file://")) {
+        (true, Some(path)) => path.strip_prefix("localhost").unwrap_or(path).to_string(),
+        (true, None) => base.to_string(),
+        (false, _) => format!("{base}#{}", kept.join("&")),
+    };
+    CString::new(stripped).ok()
+}
+
+/// After the real library opened `path` (`status` NC_NOERR, the ncid in `*ncidp`): when the
+/// file is a CFA master, our logical dataset takes its place (the real ncid is closed and
+/// `*ncidp` becomes ours). Any other file is left as it is.
+///
+/// # Safety
+/// `path` is NULL or NUL-terminated; `ncidp` is NULL or the caller's `int*`.
+pub unsafe fn after_open(status: c_int, path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int {
+    if status != NC_NOERR || ncidp.is_null() || path.is_null() {
+        return status;
+    }
+    // SAFETY: the caller's NUL-terminated dataset name.
+    let Ok(name) = std::str::from_utf8(unsafe { CStr::from_ptr(path) }.to_bytes()) else { return status };
+    // SAFETY: the real library just wrote the ncid.
+    let real = unsafe { *ncidp };
+    let Some(version) = cfa_version(real) else { return status };
+    if disabled(name) {
+        return status;
+    }
+    let built = super::call("nc_open", || format!("path={name:?} ({version} master)"), || {
+        let ncid = build(real, name, &version, mode)?;
+        // SAFETY: the caller's out-pointer.
+        unsafe { *ncidp = ncid };
+        Ok(())
+    });
+    // The master is read; its real-library dataset goes either way.
+    // SAFETY: a plain ncid call.
+    unsafe { super::file::nc_close(real) };
+    built
+}
+
+/// Where a fragment named `file` in a master named `master` is.
+fn resolve(master: &str, file: &str) -> String {
+    let lower = file.to_ascii_lowercase();
+    if let Some(path) = file.strip_prefix("file://") {
+        return path.to_string();
+    }
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return if file.contains('#') { file.to_string() } else { format!("{file}#mode=bytes") };
+    }
+    if lower.starts_with("s3://") || file.starts_with('/') {
+        return file.to_string();
+    }
+    let (base, fragment) = master.split_once('#').unwrap_or((master, ""));
+    let base = base.strip_prefix("file://").unwrap_or(base);
+    let dir = base.rsplit_once('/').map_or("", |(d, _)| d);
+    let rel = file.trim_start_matches("./");
+    let joined = if dir.is_empty() { rel.to_string() } else { format!("{dir}/{rel}") };
+    let remote = ["http://", "https://"].iter().any(|s| base.to_ascii_lowercase().starts_with(s));
+    match (remote, fragment.is_empty()) {
+        (true, _) => format!("{joined}#mode=bytes"),
+        (false, _) => joined,
+    }
+}
+
+/// The fragments of an aggregated variable from CFA-0.4's `cfa_array` JSON attribute
+/// (locations are inclusive index ranges).
+fn fragments_04(master: &str, json: &str, rank: usize) -> Result<Vec<Fragment>> {
+    let bad = |why: &str| Error::new(Kind::Invalid, format!("cfa_array: {why}"));
+    let doc: serde_json::Value = serde_json::from_str(json).map_err(|_| bad("not valid JSON"))?;
+    let parts = doc.get("Partitions").and_then(|p| p.as_array()).ok_or_else(|| bad("no Partitions"))?;
+    let mut out = Vec::with_capacity(parts.len());
+    for p in parts {
+        let sub = p.get("subarray").ok_or_else(|| bad("partition without subarray"))?;
+        let file = sub.get("file").and_then(|f| f.as_str()).ok_or_else(|| bad("subarray without file"))?;
+        let ncvar = sub.get("ncvar").and_then(|f| f.as_str()).ok_or_else(|| bad("subarray without ncvar"))?;
+        let loc = p.get("location").and_then(|l| l.as_array()).ok_or_else(|| bad("partition without location"))?;
+        if loc.len() != rank {
+            return Err(bad("location of the wrong rank"));
+        }
+        let mut start = Vec::with_capacity(rank);
+        let mut shape = Vec::with_capacity(rank);
+        for range in loc {
+            let r: Vec<u64> = range.as_array().map(|a| a.iter().filter_map(|v| v.as_u64()).collect()).unwrap_or_default();
+            match r[..] {
+                [a, b] if b >= a => {
+                    start.push(a as usize);
+                    shape.push((b - a + 1) as usize);
+                }
+                _ => return Err(bad("location range is not [first, last]")),
+            }
+        }
+        out.push(Fragment { file: resolve(master, file), ncvar: ncvar.to_string(), start, shape });
+    }
+    Ok(out)
+}
+
+/// The fragments of an aggregated variable from a CFA-0.5 partition group (`location`,
+/// `file`, `ncvar` over the partition matrix).
+fn fragments_05(master: &str, real: c_int, group: &str, rank: usize) -> Result<Vec<Fragment>> {
+    let mut gid = 0;
+    let g = cname(group)?;
+    // SAFETY: NUL-terminated name, valid out-pointer.
+    ok(unsafe { super::group::nc_inq_grp_ncid(real, g.as_ptr(), &mut gid) }, "cfa group")?;
+    let varid = |name: &CStr| -> Result<c_int> {
+        let mut v = 0;
+        // SAFETY: as above.
+        ok(unsafe { super::var::nc_inq_varid(gid, name.as_ptr(), &mut v) }, "cfa group variable")?;
+        Ok(v)
+    };
+    let (loc_id, file_id, ncvar_id) = (varid(c"location")?, varid(c"file")?, varid(c"ncvar")?);
+    let mut nparts = 0usize;
+    {
+        let mut ndims = 0;
+        let mut dimids = [0 as c_int; NC_MAX_VAR_DIMS as usize];
+        // SAFETY: out-pointers sized by netcdf-c's limits.
+        ok(unsafe { super::var::nc_inq_varndims(gid, file_id, &mut ndims) }, "file ndims")?;
+        ok(unsafe { super::var::nc_inq_vardimid(gid, file_id, dimids.as_mut_ptr()) }, "file dims")?;
+        let mut n = 1usize;
+        for d in &dimids[..ndims.clamp(0, NC_MAX_VAR_DIMS) as usize] {
+            let mut len = 0usize;
+            // SAFETY: valid out-pointer.
+            ok(unsafe { super::group::nc_inq_dimlen(gid, *d, &mut len) }, "partition dim")?;
+            n *= len;
+        }
+        nparts = nparts.max(n);
+    }
+    let mut location = vec![0 as c_int; nparts * rank * 2];
+    ok(super::data_matrix::nc_get_var_int(gid, loc_id, location.as_mut_ptr()), "location")?;
+    let strings = |id: c_int| -> Result<Vec<String>> {
+        let mut ptrs = vec![std::ptr::null_mut::<c_char>(); nparts];
+        ok(super::data_matrix::nc_get_var_string(gid, id, ptrs.as_mut_ptr()), "strings")?;
+        let out = ptrs
+            .iter()
+            // SAFETY: NUL-terminated strings the library allocated (or NULL).
+            .map(|p| if p.is_null() { String::new() } else { unsafe { CStr::from_ptr(*p) }.to_string_lossy().into_owned() })
+            .collect();
+        // SAFETY: the strings nc_get_var_string allocated.
+        unsafe { super::usertypes::nc_free_string(nparts, ptrs.as_mut_ptr()) };
+        Ok(out)
+    };
+    let (files, ncvars) = (strings(file_id)?, strings(ncvar_id)?);
+    let mut out = Vec::new();
+    for p in 0..nparts {
+        if files[p].is_empty() {
+            continue;
+        }
+        let loc = &location[p * rank * 2..(p + 1) * rank * 2];
+        let (mut start, mut shape) = (Vec::new(), Vec::new());
+        for d in 0..rank {
+            // CFA-0.5 locations are half-open ranges (0.4's are inclusive).
+            let (a, b) = (loc[2 * d], loc[2 * d + 1]);
+            if a < 0 || b <= a {
+                return err(Kind::Invalid, format!("{group}: location [{a}, {b})"));
+            }
+            start.push(a as usize);
+            shape.push((b - a) as usize);
+        }
+        out.push(Fragment { file: resolve(master, &files[p]), ncvar: ncvars[p].clone(), start, shape });
+    }
+    Ok(out)
+}
+
+/// Attributes of the master that are CFA bookkeeping, never copied.
+fn bookkeeping(name: &str) -> bool {
+    name == "cf_role" || name.starts_with("cfa_")
+}
+
+fn names(ncid: c_int, varid: c_int, count: c_int) -> Result<Vec<CString>> {
+    (0..count)
+        .map(|a| {
+            let mut buf = [0 as c_char; NC_MAX_NAME as usize + 1];
+            // SAFETY: NC_MAX_NAME+1 bytes.
+            ok(unsafe { super::att::nc_inq_attname(ncid, varid, a, buf.as_mut_ptr()) }, "attribute name")?;
+            // SAFETY: NUL-terminated by the library.
+            Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_owned())
+        })
+        .collect()
+}
+
+/// Builds our dataset for the master `real` and returns its ncid.
+fn build(real: c_int, name: &str, version: &str, mode: c_int) -> Result<c_int> {
+    let memory = Arc::new(MemoryStore::new());
+    let reader: Arc<dyn FragmentReader> = Arc::new(Fragments);
+    let spec = crate::url::OpenSpec::in_memory(name);
+    let staging = CfaStore::new(name, memory.clone(), Vec::new(), reader.clone(), false);
+    let ds = crate::dataset::Dataset::create_on(
+        spec.clone(),
+        OpenFlags::from_bits(NC_NETCDF4 | NC_CLOBBER),
+        Box::new(staging),
+        crate::format::ZarrFormat::V2,
+    )?;
+    let ours = crate::registry::insert(ds)?;
+    let result = copy_master(real, ours, name, version);
+    // SAFETY: plain ncid calls (ours).
+    let closed = unsafe { super::file::nc_close(ours) };
+    let vars = result?;
+    ok(closed, "writing the aggregated dataset's metadata")?;
+    let remote = vars.iter().any(|(v, _)| v.fragments.iter().any(|f| f.file.contains("://")));
+    let store = CfaStore::new(name, memory, vars, reader, remote);
+    let flags = OpenFlags::from_bits(mode & !super::consts::NC_WRITE);
+    let ds = crate::dataset::Dataset::open_on(spec, flags, Box::new(store))?;
+    crate::registry::insert(ds)
+}
+
+/// Copies the master's root group into `ours` and returns the aggregated variables with their
+/// fill values.
+fn copy_master(real: c_int, ours: c_int, master: &str, version: &str) -> Result<Vec<(Aggregated, Vec<u8>)>> {
+    let (mut ndims, mut nvars, mut natts, mut unlim) = (0, 0, 0, -1);
+    // SAFETY: valid out-pointers.
+    ok(unsafe { super::file::nc_inq(real, &mut ndims, &mut nvars, &mut natts, &mut unlim) }, "master")?;
+    let mut unlimited = vec![0 as c_int; NC_MAX_VAR_DIMS as usize];
+    let mut nunlim = 0;
+    // SAFETY: a buffer larger than any root group's unlimited dimensions in practice.
+    unsafe { super::file::nc_inq_unlimdims(real, &mut nunlim, std::ptr::null_mut()) };
+    if (nunlim as usize) <= unlimited.len() {
+        // SAFETY: `unlimited` holds `nunlim` ids.
+        unsafe { super::file::nc_inq_unlimdims(real, &mut nunlim, unlimited.as_mut_ptr()) };
+    }
+    let mut dimids = vec![0 as c_int; ndims.max(0) as usize];
+    // SAFETY: `dimids` holds the root group's dimensions.
+    ok(unsafe { super::group::nc_inq_dimids(real, &mut ndims, dimids.as_mut_ptr(), 0) }, "dimensions")?;
+    for d in &dimids {
+        let mut buf = [0 as c_char; NC_MAX_NAME as usize + 1];
+        let mut len = 0usize;
+        // SAFETY: NC_MAX_NAME+1 bytes; valid out-pointer.
+        ok(unsafe { super::group::nc_inq_dim(real, *d, buf.as_mut_ptr(), &mut len) }, "dimension")?;
+        let is_unlimited = unlimited[..nunlim.max(0) as usize].contains(d);
+        let mut id = 0;
+        // SAFETY: NUL-terminated name from the library.
+        ok(unsafe { super::group::nc_def_dim(ours, buf.as_ptr(), if is_unlimited { 0 } else { len }, &mut id) }, "define dimension")?;
+    }
+    for a in names(real, NC_GLOBAL, natts)? {
+        if a.as_bytes() == b"Conventions" {
+            // Only the CFA word goes: the dataset is no longer CFA-netCDF.
+            let rest: Vec<String> =
+                text_att(real, NC_GLOBAL, c"Conventions").unwrap_or_default().split(' ').filter(|w| !w.starts_with("CFA-") && !w.is_empty()).map(str::to_string).collect();
+            if !rest.is_empty() {
+                let text = rest.join(" ");
+                // SAFETY: `text` holds `len` bytes.
+                ok(unsafe { super::att::nc_put_att_text(ours, NC_GLOBAL, a.as_ptr(), text.len(), text.as_ptr() as *const c_char) }, "Conventions")?;
+            }
+            continue;
+        }
+        ok(super::cross::copy_att(real, NC_GLOBAL, a.as_ptr(), ours, NC_GLOBAL), "global attribute")?;
+    }
+    let mut aggregated = Vec::new();
+    for v in 0..nvars {
+        if text_att(real, v, c"cf_role").as_deref() != Some("cfa_variable") {
+            ok(super::cross::copy_var(real, v, ours), "variable")?;
+            continue;
+        }
+        aggregated.push(define_aggregated(real, v, ours, master, version)?);
+    }
+    Ok(aggregated)
+}
+
+/// Defines the aggregated variable `v` of the master in `ours`.
+fn define_aggregated(real: c_int, v: c_int, ours: c_int, master: &str, version: &str) -> Result<(Aggregated, Vec<u8>)> {
+    let mut buf = [0 as c_char; NC_MAX_NAME as usize + 1];
+    let (mut xtype, mut natts): (nc_type, c_int) = (0, 0);
+    // SAFETY: NC_MAX_NAME+1 bytes; valid out-pointers.
+    unsafe {
+        ok(super::var::nc_inq_varname(real, v, buf.as_mut_ptr()), "variable name")?;
+        ok(super::var::nc_inq_vartype(real, v, &mut xtype), "variable type")?;
+        ok(super::var::nc_inq_varnatts(real, v, &mut natts), "variable attributes")?;
+    }
+    // SAFETY: NUL-terminated by the library.
+    let vname = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
+    let nctype = NcType::from_id(xtype)?;
+    if nctype == NcType::String || nctype == NcType::Char {
+        return err(Kind::BadType, format!("{vname}: aggregated {nctype:?} variables are not supported"));
+    }
+    let dims_text = text_att(real, v, c"cfa_dimensions").unwrap_or_default();
+    let dim_names: Vec<&str> = dims_text.split_whitespace().collect();
+    let mut dimids = Vec::with_capacity(dim_names.len());
+    let mut shape = Vec::with_capacity(dim_names.len());
+    for d in &dim_names {
+        let (mut id, mut len) = (0, 0usize);
+        let dn = cname(d)?;
+        // SAFETY: NUL-terminated name; valid out-pointers.
+        unsafe {
+            ok(super::group::nc_inq_dimid(ours, dn.as_ptr(), &mut id), "aggregated dimension")?;
+            ok(super::group::nc_inq_dimlen(real, { let mut rid = 0; super::group::nc_inq_dimid(real, dn.as_ptr(), &mut rid); rid }, &mut len), "aggregated dimension length")?;
+        }
+        dimids.push(id);
+        shape.push(len);
+    }
+    let fragments = if let Some(json) = text_att(real, v, c"cfa_array") {
+        fragments_04(master, &json, dim_names.len())?
+    } else if let Some(group) = text_att(real, v, c"cfa_group") {
+        fragments_05(master, real, &group, dim_names.len())?
+    } else {
+        return err(Kind::Invalid, format!("{vname}: {version} variable without cfa_array or cfa_group"));
+    };
+    let chunks = Aggregated::chunk_shape(&shape, &fragments);
+    let mut id = 0;
+    // SAFETY: define mode calls on our dataset; arrays of `rank` entries.
+    unsafe {
+        let st = super::file::nc_redef(ours);
+        if st != NC_NOERR && st != super::consts::NC_EINDEFINE {
+            ok(st, "redef")?;
+        }
+        ok(super::var::nc_def_var(ours, buf.as_ptr(), xtype, dimids.len() as c_int, dimids.as_ptr(), &mut id), "define aggregated")?;
+        if !dimids.is_empty() {
+            ok(super::var::nc_def_var_chunking(ours, id, NC_CHUNKED, chunks.as_ptr()), "fragment chunks")?;
+        }
+    }
+    for a in names(real, v, natts)? {
+        if bookkeeping(&a.to_string_lossy()) {
+            continue;
+        }
+        ok(super::cross::copy_att(real, v, a.as_ptr(), ours, id), "attribute")?;
+    }
+    let mut fill = vec![0u8; nctype.size()];
+    let mut nofill = 0;
+    // SAFETY: `fill` holds one element of the variable's type.
+    ok(unsafe { super::var::nc_inq_var_fill(ours, id, &mut nofill, fill.as_mut_ptr() as *mut c_void) }, "fill value")?;
+    // SAFETY: a plain ncid call.
+    let st = unsafe { super::file::nc_enddef(ours) };
+    if st != NC_NOERR && st != super::consts::NC_ENOTINDEFINE {
+        ok(st, "enddef")?;
+    }
+    crate::trace::emit(1, &format!("cfa: {vname}{shape:?} in {} fragments, chunks {chunks:?}", fragments.len()));
+    Ok((Aggregated { key: vname, shape, chunks, xtype: nctype, fragments }, fill))
+}
+
+/// Reads fragments through the library's own `nc_open`, one at a time.
+struct Fragments;
+
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// HDF5 keeps its "print errors" switch per thread, and netcdf-c turns it off only on the
+/// thread that initialised it: fragment reads run on the engine's worker threads, where the
+/// real library's expected failures (probing for optional attributes) would print. Turned
+/// off once per thread, through the real library's own HDF5.
+fn quiet_hdf5_here() {
+    thread_local!(static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+    if QUIET.with(|q| q.replace(true)) {
+        return;
+    }
+    let p = super::route::hdf5_symbol(c"H5Eset_auto2");
+    if !p.is_null() {
+        // SAFETY: herr_t H5Eset_auto2(hid_t estack, H5E_auto2_t func, void *client_data), with
+        // H5E_DEFAULT (0) and no function: printing off for this thread's default stack.
+        unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(i64, *mut c_void, *mut c_void) -> c_int>(p)(0, std::ptr::null_mut(), std::ptr::null_mut()) };
+    }
+}
+
+impl FragmentReader for Fragments {
+    fn read(&self, f: &Fragment, xtype: NcType, start: &[usize], count: &[usize], out: &mut [u8]) -> Result<()> {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        quiet_hdf5_here();
+        let path = cname(&f.file)?;
+        let fail = |status: c_int, what: &str| {
+            crate::trace::warn(&format!("fragment {}: {what}: {}", f.file, crate::error::message(status).to_string_lossy()));
+            Error::new(if status > 0 { Kind::Errno(status) } else { Kind::Real(status) }, format!("fragment {}: {what}", f.file))
+        };
+        let mut ncid = 0;
+        // SAFETY: NUL-terminated name; valid out-pointer.
+        let st = unsafe { super::file::nc_open(path.as_ptr(), NC_NOWRITE, &mut ncid) };
+        if st != NC_NOERR {
+            return Err(fail(st, "cannot open"));
+        }
+        let result = read_open(ncid, f, xtype, start, count, out).map_err(|(st, what)| fail(st, &what));
+        // SAFETY: a plain ncid call.
+        unsafe { super::file::nc_close(ncid) };
+        result
+    }
+}
+
+fn read_open(ncid: c_int, f: &Fragment, xtype: NcType, start: &[usize], count: &[usize], out: &mut [u8]) -> std::result::Result<(), (c_int, String)> {
+    let vn = CString::new(f.ncvar.as_str()).map_err(|_| (super::consts::NC_EBADNAME, "variable name".to_string()))?;
+    let (mut varid, mut ndims) = (0, 0);
+    // SAFETY: NUL-terminated name, valid out-pointers.
+    let st = unsafe { super::var::nc_inq_varid(ncid, vn.as_ptr(), &mut varid) };
+    if st != NC_NOERR {
+        return Err((st, format!("no variable {}", f.ncvar)));
+    }
+    // SAFETY: valid out-pointer.
+    unsafe { super::var::nc_inq_varndims(ncid, varid, &mut ndims) };
+    let mut dimids = [0 as c_int; NC_MAX_VAR_DIMS as usize];
+    // SAFETY: NC_MAX_VAR_DIMS entries.
+    unsafe { super::var::nc_inq_vardimid(ncid, varid, dimids.as_mut_ptr()) };
+    let lens: Vec<usize> = dimids[..ndims.clamp(0, NC_MAX_VAR_DIMS) as usize]
+        .iter()
+        .map(|d| {
+            let mut n = 0usize;
+            // SAFETY: valid out-pointer.
+            unsafe { super::group::nc_inq_dimlen(ncid, *d, &mut n) };
+            n
+        })
+        .collect();
+    if lens != f.shape {
+        return Err((super::consts::NC_EEDGE, format!("variable {} has shape {lens:?}, the master says {:?}", f.ncvar, f.shape)));
+    }
+    let (s, c) = (start.as_ptr(), count.as_ptr());
+    let p = out.as_mut_ptr();
+    let st = match xtype {
+        NcType::Byte => super::data_matrix::nc_get_vara_schar(ncid, varid, s, c, p as *mut _),
+        NcType::UByte => super::data_matrix::nc_get_vara_ubyte(ncid, varid, s, c, p as *mut _),
+        NcType::Short => super::data_matrix::nc_get_vara_short(ncid, varid, s, c, p as *mut _),
+        NcType::UShort => super::data_matrix::nc_get_vara_ushort(ncid, varid, s, c, p as *mut _),
+        NcType::Int => super::data_matrix::nc_get_vara_int(ncid, varid, s, c, p as *mut _),
+        NcType::UInt => super::data_matrix::nc_get_vara_uint(ncid, varid, s, c, p as *mut _),
+        NcType::Int64 => super::data_matrix::nc_get_vara_longlong(ncid, varid, s, c, p as *mut _),
+        NcType::UInt64 => super::data_matrix::nc_get_vara_ulonglong(ncid, varid, s, c, p as *mut _),
+        NcType::Float => super::data_matrix::nc_get_vara_float(ncid, varid, s, c, p as *mut _),
+        NcType::Double => super::data_matrix::nc_get_vara_double(ncid, varid, s, c, p as *mut _),
+        NcType::Char | NcType::String => super::consts::NC_EBADTYPE,
+    };
+    if st != NC_NOERR {
+        return Err((st, format!("reading {}", f.ncvar)));
+    }
+    Ok(())
+}

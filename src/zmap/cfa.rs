@@ -1,0 +1,189 @@
+//! Aggregated datasets (CFA-netCDF 0.4/0.5, CF aggregation): the store behind the logical
+//! dataset. Its metadata and the variables held in the master live in memory; a chunk of an
+//! aggregated variable is read from the fragment file that holds it when it is asked for.
+//!
+//! The chunk grid of an aggregated variable divides every fragment boundary (per dimension,
+//! the greatest common divisor of the boundaries), so each chunk lies in one fragment: a
+//! chunk read is one hyperslab read of one fragment. A chunk no fragment covers is absent,
+//! and reads as the fill value (CF: a missing fragment is missing data).
+
+use super::memory::MemoryStore;
+use super::{Caps, Key, Zmap};
+use crate::error::{Error, Kind, Result, err};
+use crate::nc::types::NcType;
+use std::sync::Arc;
+
+/// One fragment of an aggregated variable: where it sits in the aggregated array and where
+/// its data is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fragment {
+    /// The fragment file's name, resolved (a path or URL the library opens).
+    pub file: String,
+    /// The variable in the fragment file.
+    pub ncvar: String,
+    /// First index of the fragment in the aggregated array, per dimension.
+    pub start: Vec<usize>,
+    /// The fragment's shape.
+    pub shape: Vec<usize>,
+}
+
+/// Reads fragment data (the C boundary opens fragment files through the library itself, so
+/// a fragment may be netCDF-3, netCDF-4 or NCZarr, local or on S3).
+pub trait FragmentReader: Send + Sync {
+    /// `count` elements at `start` of `fragment`'s variable, as `xtype` in native byte
+    /// order, into `out` (exactly their size).
+    fn read(&self, fragment: &Fragment, xtype: NcType, start: &[usize], count: &[usize], out: &mut [u8]) -> Result<()>;
+}
+
+/// One aggregated variable as the store serves it.
+#[derive(Debug, Clone)]
+pub struct Aggregated {
+    /// The variable's key in the store (`tas`, `g/tas`).
+    pub key: String,
+    pub shape: Vec<usize>,
+    pub chunks: Vec<usize>,
+    pub xtype: NcType,
+    pub fragments: Vec<Fragment>,
+}
+
+impl Aggregated {
+    /// The chunk shape that divides every fragment boundary of `fragments` in an array of
+    /// `shape` (a dimension without inner boundaries is one chunk long... as long as its
+    /// fragments, the first one's extent).
+    pub fn chunk_shape(shape: &[usize], fragments: &[Fragment]) -> Vec<usize> {
+        fn gcd(a: usize, b: usize) -> usize {
+            if b == 0 { a } else { gcd(b, a % b) }
+        }
+        (0..shape.len())
+            .map(|d| {
+                let mut g = 0;
+                for f in fragments {
+                    for edge in [f.start[d], f.start[d] + f.shape[d]] {
+                        if edge > 0 && edge < shape[d] {
+                            g = gcd(g, edge);
+                        }
+                    }
+                }
+                if g == 0 { shape[d].max(1) } else { g }
+            })
+            .collect()
+    }
+
+    /// The chunk `index` as bytes (native order, the whole chunk; cells past the array's
+    /// edge hold `fill`); `None` when no fragment covers it.
+    fn chunk(&self, index: &[usize], fill: &[u8], reader: &dyn FragmentReader) -> Result<Option<Vec<u8>>> {
+        let size = self.xtype.size();
+        let n = self.chunks.len();
+        let start: Vec<usize> = (0..n).map(|d| index[d] * self.chunks[d]).collect();
+        if (0..n).any(|d| start[d] >= self.shape[d].max(1)) {
+            return Ok(None);
+        }
+        let count: Vec<usize> = (0..n).map(|d| self.chunks[d].min(self.shape[d] - start[d])).collect();
+        let Some(frag) = self.fragments.iter().find(|f| (0..n).all(|d| f.start[d] <= start[d] && start[d] < f.start[d] + f.shape[d])) else {
+            return Ok(None);
+        };
+        if (0..n).any(|d| start[d] + count[d] > frag.start[d] + frag.shape[d]) {
+            return err(Kind::Invalid, format!("{}: chunk {index:?} crosses the edge of fragment {}", self.key, frag.file));
+        }
+        let within: Vec<usize> = (0..n).map(|d| start[d] - frag.start[d]).collect();
+        let cells: usize = count.iter().product();
+        let mut region = super::zeroed((cells * size) as u64)?;
+        reader.read(frag, self.xtype, &within, &count, &mut region)?;
+        let whole: usize = self.chunks.iter().product::<usize>().max(1);
+        if cells == whole {
+            return Ok(Some(region));
+        }
+        // An edge chunk: the region's rows go into a chunk-sized buffer of fill values.
+        let mut out = Vec::with_capacity(whole * size);
+        for _ in 0..whole {
+            out.extend_from_slice(fill);
+        }
+        let row = count.last().copied().unwrap_or(1) * size;
+        let rows = cells / count.last().copied().unwrap_or(1).max(1);
+        let mut at = vec![0usize; n.saturating_sub(1)];
+        for r in 0..rows {
+            let mut offset = 0;
+            for d in 0..n.saturating_sub(1) {
+                offset = offset * self.chunks[d] + at[d];
+            }
+            if n > 0 {
+                offset *= self.chunks[n - 1];
+            }
+            out[offset * size..offset * size + row].copy_from_slice(&region[r * row..(r + 1) * row]);
+            for d in (0..n.saturating_sub(1)).rev() {
+                at[d] += 1;
+                if at[d] < count[d] {
+                    break;
+                }
+                at[d] = 0;
+            }
+        }
+        Ok(Some(out))
+    }
+}
+
+/// The logical dataset's store: memory, with aggregated variables' chunks from fragments.
+pub struct CfaStore {
+    inner: Arc<MemoryStore>,
+    vars: Vec<(Aggregated, Vec<u8>)>,
+    reader: Arc<dyn FragmentReader>,
+    name: String,
+    latency_bound: bool,
+}
+
+impl CfaStore {
+    /// `vars`: each aggregated variable with its fill value (one element, native order).
+    pub fn new(
+        name: &str,
+        inner: Arc<MemoryStore>,
+        vars: Vec<(Aggregated, Vec<u8>)>,
+        reader: Arc<dyn FragmentReader>,
+        latency_bound: bool,
+    ) -> CfaStore {
+        CfaStore { inner, vars, reader, name: name.to_string(), latency_bound }
+    }
+
+    /// The aggregated variable and chunk index a key names, if it names a chunk of one.
+    fn chunk_of(&self, key: &str) -> Option<(&Aggregated, &[u8], Vec<usize>)> {
+        self.vars.iter().find_map(|(var, fill)| {
+            let rest = key.strip_prefix(var.key.as_str())?.strip_prefix('/')?;
+            if rest.starts_with('.') || rest.contains("zarr.json") {
+                return None;
+            }
+            let index: Vec<usize> = rest.split(['.', '/']).filter(|p| *p != "c").map(|p| p.parse().ok()).collect::<Option<_>>()?;
+            (index.len() == var.chunks.len().max(1)).then_some((var, fill.as_slice(), index))
+        })
+    }
+}
+
+impl Zmap for CfaStore {
+    fn get(&self, key: &Key) -> Result<Option<Vec<u8>>> {
+        match self.chunk_of(key.as_str()) {
+            Some((var, fill, index)) if !var.chunks.is_empty() => var.chunk(&index, fill, self.reader.as_ref()),
+            _ => self.inner.get(key),
+        }
+    }
+
+    fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
+        if self.chunk_of(key.as_str()).is_some() {
+            return Err(Error::new(Kind::ReadOnly, format!("{}: aggregated variables are read-only here", self.name)));
+        }
+        self.inner.put(key, value)
+    }
+
+    fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {
+        self.inner.list_dir(prefix)
+    }
+
+    fn delete_prefix(&self, prefix: &Key) -> Result<()> {
+        self.inner.delete_prefix(prefix)
+    }
+
+    fn describe(&self) -> String {
+        format!("aggregated dataset {}", self.name)
+    }
+
+    fn caps(&self) -> Caps {
+        Caps { batch_size: 64, latency_bound: self.latency_bound, concurrent_puts: false }
+    }
+}
