@@ -376,6 +376,28 @@ S3_NC_CONFIG="$scratch/s3nc_single.json" LD_PRELOAD="$pre" nccopy "$scratch/mp_n
 case "$(etag ncfiles/single.nc)" in *-*) bad "multipart used although the alias turned it off" ;; *) ok ;; esac
 S3_NC_CONFIG="$scratch/s3nc_single.json" LD_PRELOAD="$pre" ncdump -v v "s3://tenancy-1/nczarr-test/ncfiles/single.nc" | grep -q "3145727, 3145728 ;" && ok || bad "read through an alias without multipart"
 
+# 5c. Aggregated (CFA) masters and their fragments on S3, as S3netCDF4 stores them: every
+#     name form reads the logical dataset; fragments resolve under the master's prefix.
+python3 -c "
+import boto3, os
+s3 = boto3.client('s3', endpoint_url='$E', region_name='us-east-1')
+root = '$top/../shared/fixtures/s3netcdf4'
+for d, _, files in os.walk(root):
+    for f in files:
+        p = os.path.relpath(os.path.join(d, f), root)
+        s3.upload_file(os.path.join(d, f), 'nczarr-test', 'cfa/' + p)
+" || bad "upload of the CFA fixtures"
+for m in cfa3_v04 cfa4_v04 cfa4_v05; do
+    sed 1d "$top/../shared/fixtures/s3netcdf4/$m.expected.cdl" > "$scratch/$m.want.cdl"
+    LD_PRELOAD="$pre" ncdump "$E/nczarr-test/cfa/$m.nca#mode=bytes" 2> "$scratch/err.txt" | sed 1d | cmp -s - "$scratch/$m.want.cdl" \
+        && ok || { bad "ncdump of the S3 master $m"; cat "$scratch/err.txt"; }
+done
+AWS_ENDPOINT_URL="$E" LD_PRELOAD="$pre" ncdump "s3://nczarr-test/cfa/cfa4_v05.nca" | sed 1d | cmp -s - "$scratch/cfa4_v05.want.cdl" && ok || bad "CFA master by s3:// URL"
+S3_NC_CONFIG="$scratch/s3nc.json" LD_PRELOAD="$pre" ncdump "s3://tenancy-0/nczarr-test/cfa/cfa3_v04.nca" | sed 1d | cmp -s - "$scratch/cfa3_v04.want.cdl" && ok || bad "CFA master by alias"
+cc -std=c11 -Wall -I/usr/include -o "$scratch/t_cfa" "$top/ctests/cfa/t_cfa.c" -lnetcdf || bad "t_cfa build"
+LD_PRELOAD="$pre" "$scratch/t_cfa" "$E/nczarr-test/cfa/cfa4_v04.nca#mode=bytes" "$E/nczarr-test/cfa/cfa4_v04/cfa4_v04" 6 9 36 "#mode=bytes" > "$scratch/o.txt" 2>&1 \
+    && ok || { bad "t_cfa on S3"; tail -5 "$scratch/o.txt"; }
+
 # 6. Faults.
 U="$E/nczarr-test/forms/path#mode=nczarr,s3"
 ctl '{"fail_next": 2}'; "$T" "$U" read > /dev/null && ok || bad "two 503 SlowDown then success"

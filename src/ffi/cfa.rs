@@ -113,12 +113,16 @@ pub unsafe fn after_open(status: c_int, path: *const c_char, mode: c_int, ncidp:
     if disabled(name) {
         return status;
     }
-    let built = super::call("nc_open", || format!("path={name:?} ({version} master)"), || {
-        let ncid = build(real, name, &version, mode)?;
-        // SAFETY: the caller's out-pointer.
-        unsafe { *ncidp = ncid };
-        Ok(())
-    });
+    let built = super::call(
+        "nc_open",
+        || format!("path={name:?} ({version} master)"),
+        || {
+            let ncid = build(real, name, &version, mode)?;
+            // SAFETY: the caller's out-pointer.
+            unsafe { *ncidp = ncid };
+            Ok(())
+        },
+    );
     // The master is read; its real-library dataset goes either way.
     // SAFETY: a plain ncid call.
     unsafe { super::file::nc_close(real) };
@@ -319,12 +323,19 @@ fn copy_master(real: c_int, ours: c_int, master: &str, version: &str) -> Result<
     for a in names(real, NC_GLOBAL, natts)? {
         if a.as_bytes() == b"Conventions" {
             // Only the CFA word goes: the dataset is no longer CFA-netCDF.
-            let rest: Vec<String> =
-                text_att(real, NC_GLOBAL, c"Conventions").unwrap_or_default().split(' ').filter(|w| !w.starts_with("CFA-") && !w.is_empty()).map(str::to_string).collect();
+            let rest: Vec<String> = text_att(real, NC_GLOBAL, c"Conventions")
+                .unwrap_or_default()
+                .split(' ')
+                .filter(|w| !w.starts_with("CFA-") && !w.is_empty())
+                .map(str::to_string)
+                .collect();
             if !rest.is_empty() {
                 let text = rest.join(" ");
                 // SAFETY: `text` holds `len` bytes.
-                ok(unsafe { super::att::nc_put_att_text(ours, NC_GLOBAL, a.as_ptr(), text.len(), text.as_ptr() as *const c_char) }, "Conventions")?;
+                ok(
+                    unsafe { super::att::nc_put_att_text(ours, NC_GLOBAL, a.as_ptr(), text.len(), text.as_ptr() as *const c_char) },
+                    "Conventions",
+                )?;
             }
             continue;
         }
@@ -367,7 +378,18 @@ fn define_aggregated(real: c_int, v: c_int, ours: c_int, master: &str, version: 
         // SAFETY: NUL-terminated name; valid out-pointers.
         unsafe {
             ok(super::group::nc_inq_dimid(ours, dn.as_ptr(), &mut id), "aggregated dimension")?;
-            ok(super::group::nc_inq_dimlen(real, { let mut rid = 0; super::group::nc_inq_dimid(real, dn.as_ptr(), &mut rid); rid }, &mut len), "aggregated dimension length")?;
+            ok(
+                super::group::nc_inq_dimlen(
+                    real,
+                    {
+                        let mut rid = 0;
+                        super::group::nc_inq_dimid(real, dn.as_ptr(), &mut rid);
+                        rid
+                    },
+                    &mut len,
+                ),
+                "aggregated dimension length",
+            )?;
         }
         dimids.push(id);
         shape.push(len);
@@ -429,7 +451,13 @@ fn quiet_hdf5_here() {
     if !p.is_null() {
         // SAFETY: herr_t H5Eset_auto2(hid_t estack, H5E_auto2_t func, void *client_data), with
         // H5E_DEFAULT (0) and no function: printing off for this thread's default stack.
-        unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(i64, *mut c_void, *mut c_void) -> c_int>(p)(0, std::ptr::null_mut(), std::ptr::null_mut()) };
+        unsafe {
+            std::mem::transmute::<*mut c_void, unsafe extern "C" fn(i64, *mut c_void, *mut c_void) -> c_int>(p)(
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        };
     }
 }
 
@@ -455,7 +483,14 @@ impl FragmentReader for Fragments {
     }
 }
 
-fn read_open(ncid: c_int, f: &Fragment, xtype: NcType, start: &[usize], count: &[usize], out: &mut [u8]) -> std::result::Result<(), (c_int, String)> {
+fn read_open(
+    ncid: c_int,
+    f: &Fragment,
+    xtype: NcType,
+    start: &[usize],
+    count: &[usize],
+    out: &mut [u8],
+) -> std::result::Result<(), (c_int, String)> {
     let vn = CString::new(f.ncvar.as_str()).map_err(|_| (super::consts::NC_EBADNAME, "variable name".to_string()))?;
     let (mut varid, mut ndims) = (0, 0);
     // SAFETY: NUL-terminated name, valid out-pointers.
@@ -499,4 +534,36 @@ fn read_open(ncid: c_int, f: &Fragment, xtype: NcType, start: &[usize], count: &
         return Err((st, format!("reading {}", f.ncvar)));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fragment_names_resolve_against_the_master() {
+        assert_eq!(resolve("/data/x.nca", "./x/x.tas.0.nc"), "/data/x/x.tas.0.nc");
+        assert_eq!(resolve("x.nca", "./x/x.tas.0.nc"), "x/x.tas.0.nc");
+        assert_eq!(resolve("file:///data/x.nca#mode=nocfa", "x/a.nc"), "/data/x/a.nc");
+        assert_eq!(resolve("http://h:1/b/k/x.nca#mode=s3", "./x/a.nc"), "http://h:1/b/k/x/a.nc#mode=bytes");
+        assert_eq!(resolve("s3://b/k/x.nca", "./x/a.nc"), "s3://b/k/x/a.nc");
+        assert_eq!(resolve("/data/x.nca", "/abs/a.nc"), "/abs/a.nc");
+        assert_eq!(resolve("/data/x.nca", "file:///abs/a.nc"), "/abs/a.nc");
+        assert_eq!(resolve("/data/x.nca", "s3://b/a.nc"), "s3://b/a.nc");
+        assert_eq!(resolve("/data/x.nca", "https://h/b/a.nc"), "https://h/b/a.nc#mode=bytes");
+    }
+
+    #[test]
+    fn nocfa_is_taken_out_for_the_real_library() {
+        let strip = |s: &str| {
+            let c = CString::new(s).unwrap();
+            // SAFETY: a NUL-terminated string.
+            unsafe { without_nocfa(c.as_ptr()) }.map(|c| c.into_string().unwrap())
+        };
+        assert_eq!(strip("file:///d/x.nca#mode=nocfa").as_deref(), Some("/d/x.nca"));
+        assert_eq!(strip("http://h/b/x.nca#mode=bytes,nocfa").as_deref(), Some("http://h/b/x.nca#mode=bytes"));
+        assert_eq!(strip("x.nca#nocfa").as_deref(), Some("x.nca"));
+        assert_eq!(strip("/d/x.nca"), None);
+        assert_eq!(strip("http://h/b/x.nca#mode=bytes"), None);
+    }
 }

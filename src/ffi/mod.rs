@@ -16,8 +16,8 @@
 
 pub mod att;
 mod att_matrix;
-pub mod consts;
 mod cfa;
+pub mod consts;
 mod cross;
 pub mod data;
 mod data_matrix;

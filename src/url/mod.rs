@@ -106,8 +106,23 @@ const OUR_WORDS: &[&str] = &[
     "nc4char",
     "log",
 ];
-const OTHER_WORDS: &[&str] =
-    &["nc3", "nc4", "netcdf", "netcdf3", "netcdf4", "classic", "64bitoffset", "64bitdata", "cdf5", "dap2", "dap4", "udf0", "udf1", "hdf5", "nocfa"];
+const OTHER_WORDS: &[&str] = &[
+    "nc3",
+    "nc4",
+    "netcdf",
+    "netcdf3",
+    "netcdf4",
+    "classic",
+    "64bitoffset",
+    "64bitdata",
+    "cdf5",
+    "dap2",
+    "dap4",
+    "udf0",
+    "udf1",
+    "hdf5",
+    "nocfa",
+];
 
 /// Fragment keys without a value that expand to mode words.
 const MACROS: &[(&str, &[&str])] = &[

@@ -79,7 +79,8 @@ impl Aggregated {
             return Ok(None);
         }
         let count: Vec<usize> = (0..n).map(|d| self.chunks[d].min(self.shape[d] - start[d])).collect();
-        let Some(frag) = self.fragments.iter().find(|f| (0..n).all(|d| f.start[d] <= start[d] && start[d] < f.start[d] + f.shape[d])) else {
+        let Some(frag) = self.fragments.iter().find(|f| (0..n).all(|d| f.start[d] <= start[d] && start[d] < f.start[d] + f.shape[d]))
+        else {
             return Ok(None);
         };
         if (0..n).any(|d| start[d] + count[d] > frag.start[d] + frag.shape[d]) {
@@ -102,10 +103,7 @@ impl Aggregated {
         let rows = cells / count.last().copied().unwrap_or(1).max(1);
         let mut at = vec![0usize; n.saturating_sub(1)];
         for r in 0..rows {
-            let mut offset = 0;
-            for d in 0..n.saturating_sub(1) {
-                offset = offset * self.chunks[d] + at[d];
-            }
+            let mut offset = at.iter().zip(&self.chunks).fold(0, |o, (i, c)| o * c + i);
             if n > 0 {
                 offset *= self.chunks[n - 1];
             }
@@ -185,5 +183,74 @@ impl Zmap for CfaStore {
 
     fn caps(&self) -> Caps {
         Caps { batch_size: 64, latency_bound: self.latency_bound, concurrent_puts: false }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fragment data whose every cell holds its index in the aggregated array (1-D or 2-D).
+    struct Counting(Vec<usize>);
+
+    impl FragmentReader for Counting {
+        fn read(&self, f: &Fragment, xtype: NcType, start: &[usize], count: &[usize], out: &mut [u8]) -> Result<()> {
+            assert_eq!(xtype, NcType::Int);
+            let cols = if count.len() == 2 { count[1] } else { 1 };
+            for (i, cell) in out.chunks_mut(4).enumerate() {
+                let (r, c) = (i / cols, i % cols);
+                let global = if count.len() == 2 {
+                    (f.start[0] + start[0] + r) * self.0[1] + f.start[1] + start[1] + c
+                } else {
+                    f.start[0] + start[0] + i
+                };
+                cell.copy_from_slice(&(global as i32).to_ne_bytes());
+            }
+            Ok(())
+        }
+    }
+
+    fn frag(start: &[usize], shape: &[usize]) -> Fragment {
+        Fragment { file: format!("f{start:?}"), ncvar: "v".into(), start: start.to_vec(), shape: shape.to_vec() }
+    }
+
+    fn ints(b: &[u8]) -> Vec<i32> {
+        b.chunks(4).map(|c| i32::from_ne_bytes(c.try_into().unwrap())).collect()
+    }
+
+    #[test]
+    fn chunks_divide_every_fragment_edge() {
+        let regular: Vec<Fragment> = (0..4).map(|i| frag(&[i * 3, 0], &[3, 18])).collect();
+        assert_eq!(Aggregated::chunk_shape(&[12, 18], &regular), vec![3, 18]);
+        let ragged = vec![frag(&[0], &[6]), frag(&[6], &[2])];
+        assert_eq!(Aggregated::chunk_shape(&[8], &ragged), vec![6]);
+        let uneven = vec![frag(&[0], &[4]), frag(&[4], &[6]), frag(&[10], &[2])];
+        assert_eq!(Aggregated::chunk_shape(&[12], &uneven), vec![2]);
+    }
+
+    #[test]
+    fn edge_chunks_and_holes() {
+        // 2-D 5 x 7 in fragments of 3 x 4 (ragged at both far edges), one fragment missing.
+        let frags = vec![frag(&[0, 0], &[3, 4]), frag(&[0, 4], &[3, 3]), frag(&[3, 0], &[2, 4])];
+        let agg = Aggregated {
+            key: "v".into(),
+            shape: vec![5, 7],
+            chunks: Aggregated::chunk_shape(&[5, 7], &frags),
+            xtype: NcType::Int,
+            fragments: frags,
+        };
+        assert_eq!(agg.chunks, vec![3, 4]);
+        let reader = Counting(vec![5, 7]);
+        let fill = (-1i32).to_ne_bytes();
+        let c = ints(&agg.chunk(&[0, 1], &fill, &reader).unwrap().unwrap());
+        assert_eq!(c, vec![4, 5, 6, -1, 11, 12, 13, -1, 18, 19, 20, -1]);
+        let c = ints(&agg.chunk(&[1, 0], &fill, &reader).unwrap().unwrap());
+        assert_eq!(c, vec![21, 22, 23, 24, 28, 29, 30, 31, -1, -1, -1, -1]);
+        assert!(agg.chunk(&[1, 1], &fill, &reader).unwrap().is_none(), "no fragment: fill");
+        assert!(agg.chunk(&[2, 0], &fill, &reader).unwrap().is_none(), "past the end");
+        let store = CfaStore::new("t", Arc::new(MemoryStore::new()), vec![(agg, fill.to_vec())], Arc::new(reader), false);
+        assert!(store.get(&Key::new("v/0.0").unwrap()).unwrap().is_some());
+        assert!(store.get(&Key::new("v/.zarray").unwrap()).unwrap().is_none(), "metadata comes from memory");
+        assert_eq!(store.put(&Key::new("v/0.0").unwrap(), b"x").unwrap_err().kind, Kind::ReadOnly);
     }
 }

@@ -5,9 +5,9 @@
 //! `Ok(None)`, never an error; there is no separate "exists"/"length" call because on S3 that
 //! would cost a HEAD before every GET.
 
+pub mod cfa;
 pub mod file;
 mod key;
-pub mod cfa;
 pub mod memory;
 pub mod s3;
 pub mod s3conf;

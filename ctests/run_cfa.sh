@@ -1,0 +1,77 @@
+#!/bin/sh
+# Aggregated datasets (CFA-netCDF 0.4/0.5 masters written by S3netCDF4, in
+# ../shared/fixtures/s3netcdf4) read through the preload library in front of Debian's
+# netcdf-c: ncdump of each master equals the logical dataset S3netCDF4's own reader returns;
+# the C API's view (inquiries, hyperslabs and strides across fragments, conversions) equals
+# the fragment files read directly; nocfa opens a master raw; missing and wrong fragments;
+# nccopy materialises a master as netCDF-4 and as NCZarr. (On S3: ctests/run_s3.sh.)
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/ctests/harness.sh"
+for tool in ncdump nccopy python3; do
+    command -v $tool > /dev/null || { echo "missing tool: $tool (sh ctests/ensure_deps.sh)"; exit 1; }
+done
+fix="$top/../shared/fixtures/s3netcdf4"
+[ -d "$fix" ] || { echo "missing fixtures: $fix"; exit 1; }
+cp -r "$fix" "$scratch/fx"
+F="$scratch/fx"
+cc -std=c11 -Wall -I/usr/include -o "$scratch/t_cfa" "$top/ctests/cfa/t_cfa.c" -lnetcdf || bad "t_cfa build"
+
+for case in "cfa3_v04 3 18 12" "cfa4_v04 6 9 36" "cfa4_v05 4 9 18"; do
+    set -- $case
+    m=$1
+    (cd "$F" && LD_PRELOAD="$pre" ncdump "$m.nca") 2> "$scratch/err.txt" | sed 1d > "$scratch/$m.cdl"
+    sed 1d "$F/$m.expected.cdl" > "$scratch/$m.want.cdl"
+    same "ncdump of $m.nca equals its logical dataset" "$scratch/$m.want.cdl" "$scratch/$m.cdl"
+    [ -s "$scratch/err.txt" ] && { bad "$m: messages on stderr"; head -5 "$scratch/err.txt"; } || ok
+    LD_PRELOAD="$pre" "$scratch/t_cfa" "$F/$m.nca" "$F/$m/$m" $2 $3 $4 > "$scratch/o.txt" 2>&1 && ok || { bad "t_cfa $m"; cat "$scratch/o.txt"; }
+    # By absolute path, from another directory (fragments resolve against the master).
+    LD_PRELOAD="$pre" ncdump "$F/$m.nca" | sed 1d | cmp -s - "$scratch/$m.want.cdl" && ok || bad "$m by absolute path"
+    # Raw: the bookkeeping is visible again.
+    LD_PRELOAD="$pre" ncdump -h "file://$F/$m.nca#mode=nocfa" | grep -q 'cf_role = "cfa_variable"' && ok || bad "$m with #mode=nocfa"
+    NCZARR_CFA=0 LD_PRELOAD="$pre" ncdump -h "$F/$m.nca" | grep -q 'cf_role = "cfa_variable"' && ok || bad "$m with NCZARR_CFA=0"
+    # nccopy materialises the logical dataset: as netCDF-4, and as NCZarr.
+    LD_PRELOAD="$pre" nccopy -k nc4 "$F/$m.nca" "$scratch/$m.nc" && ok || bad "nccopy $m to netCDF-4"
+    ncdump "$scratch/$m.nc" | sed 1d | cmp -s - "$scratch/$m.want.cdl" && ok || bad "nccopy $m to netCDF-4: values"
+    LD_PRELOAD="$pre" nccopy "$F/$m.nca" "file://$scratch/$m.zarr#mode=nczarr,file" && ok || bad "nccopy $m to NCZarr"
+    LD_PRELOAD="$pre" ncdump "file://$scratch/$m.zarr#mode=nczarr,file" | sed 1d | cmp -s - "$scratch/$m.want.cdl" && ok || bad "nccopy $m to NCZarr: values"
+done
+
+# A fragment file that is gone: the read fails (ENOENT) and the log names the fragment.
+cp -r "$F" "$scratch/gone"
+rm "$scratch/gone/cfa4_v04/cfa4_v04.tas.1.1.0.nc"
+(cd "$scratch/gone" && NCTRACING=1 LD_PRELOAD="$pre" ncdump -v tas cfa4_v04.nca) > /dev/null 2> "$scratch/gone.txt" && bad "a missing fragment file must fail the read" || ok
+grep -q "fragment ./cfa4_v04/cfa4_v04.tas.1.1.0.nc\|fragment .*cfa4_v04.tas.1.1.0.nc: cannot open" "$scratch/gone.txt" && ok || { bad "the missing fragment is named"; tail -3 "$scratch/gone.txt"; }
+(cd "$scratch/gone" && LD_PRELOAD="$pre" ncdump -v pr cfa4_v04.nca) > /dev/null 2>&1 && ok || bad "the other variable still reads"
+# A fragment of the wrong shape: a clear error, never wrong data.
+cp -r "$F" "$scratch/shape"
+cp "$F/cfa4_v04/cfa4_v04.tas.0.0.0.nc" "$scratch/shape/cfa4_v05/cfa4_v05.tas.0.0.0.nc"
+(cd "$scratch/shape" && NCTRACING=1 LD_PRELOAD="$pre" ncdump -v tas cfa4_v05.nca) > /dev/null 2> "$scratch/shape.txt" && bad "a wrong-shape fragment must fail" || ok
+grep -q "has shape \[6, 9, 36\], the master says \[4, 9, 18\]" "$scratch/shape.txt" && ok || { bad "wrong shape is explained"; tail -3 "$scratch/shape.txt"; }
+# A partition with no file (CFA-0.5: an empty name) is missing data: the fill value.
+cp -r "$F" "$scratch/hole"
+python3 -c "
+import netCDF4
+with netCDF4.Dataset('$scratch/hole/cfa4_v05.nca', 'a') as ds:
+    ds.groups['cfa_tas']['file'][0, 0, 0] = ''
+" || bad "editing the partition matrix"
+cat > "$scratch/hole.c" << 'C'
+#include <stdio.h>
+#include <netcdf.h>
+int main(int c, char **v) {
+    int ncid, var; float x[12 * 18 * 36];
+    if (nc_open(v[1], NC_NOWRITE, &ncid) || nc_inq_varid(ncid, "tas", &var) || nc_get_var_float(ncid, var, x)) return 1;
+    /* fragment (0,0,0) covers time 0-3, lat 0-8, lon 0-17: fill; the cell beside it is data */
+    printf("%g %g %g\n", x[0], x[(3 * 18 + 8) * 36 + 17], x[18]);
+    return nc_close(ncid);
+}
+C
+cc -o "$scratch/hole_read" "$scratch/hole.c" -lnetcdf
+out=$(LD_PRELOAD="$pre" "$scratch/hole_read" "$scratch/hole/cfa4_v05.nca")
+want=$(python3 -c "
+import netCDF4
+with netCDF4.Dataset('$F/cfa4_v05/cfa4_v05.tas.0.0.1.nc') as ds: print('-999 -999 %g' % ds['tas'][0, 0, 0])")
+[ "$out" = "$want" ] && ok || bad "a partition without a file reads as the fill value ($out, want $want)"
+
+echo "CFA tests: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
