@@ -30,6 +30,10 @@ if ! python3 -c "import tensorstore" 2> /dev/null; then
     echo "installing Python packages: tensorstore"
     python3 -m pip install -q tensorstore
 fi
+if ! python3 -c "import cfdm" 2> /dev/null; then
+    echo "installing Python packages: cfdm (writes CF aggregation files)"
+    python3 -m pip install -q cfdm
+fi
 if ! python3 -c "import moto.server, flask, boto3, s3fs" 2> /dev/null; then
     echo "installing Python packages: moto[server] boto3 s3fs"
     python3 -m pip install -q "moto[server]" boto3 s3fs

@@ -4,7 +4,8 @@
 # netcdf-c: ncdump of each master equals the logical dataset S3netCDF4's own reader returns;
 # the C API's view (inquiries, hyperslabs and strides across fragments, conversions) equals
 # the fragment files read directly; nocfa opens a master raw; missing and wrong fragments;
-# nccopy materialises a master as netCDF-4 and as NCZarr. (On S3: ctests/run_s3.sh.)
+# nccopy materialises a master as netCDF-4 and as NCZarr; CF aggregation files written by
+# cfdm read as cfdm reads them. (On S3: ctests/run_s3.sh.)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/ctests/harness.sh"
@@ -72,6 +73,18 @@ want=$(python3 -c "
 import netCDF4
 with netCDF4.Dataset('$F/cfa4_v05/cfa4_v05.tas.0.0.1.nc') as ds: print('-999 -999 %g' % ds['tas'][0, 0, 0])")
 [ "$out" = "$want" ] && ok || bad "a partition without a file reads as the fill value ($out, want $want)"
+
+# CF aggregation (CF-1.12+) files written by cfdm, with relative and absolute file:// URIs:
+# netCDF4-python reads them through us as cfdm itself reads them, bookkeeping hidden.
+python3 -c "import cfdm" 2> /dev/null || { echo "missing Python package: cfdm (sh ctests/ensure_deps.sh)"; exit 1; }
+mkdir -p "$scratch/cf"
+python3 "$top/ctests/cfa/cfdm_files.py" make "$scratch/cf" > "$scratch/o.txt" 2>&1 && ok || { bad "cfdm writes aggregation files"; cat "$scratch/o.txt"; }
+LD_PRELOAD="$pre" python3 "$top/ctests/cfa/cfdm_files.py" read "$scratch/cf" > "$scratch/o.txt" 2>&1 && ok || { bad "CF aggregation files read"; cat "$scratch/o.txt"; }
+LD_PRELOAD="$pre" nccopy -k nc4 "$scratch/cf/agg_rel.nc" "$scratch/cf/flat.nc" && ok || bad "nccopy of a CF aggregation file"
+ncdump -h "$scratch/cf/flat.nc" | grep -q "double q(lat, lon)" && ok || bad "nccopy materialised q(lat, lon)"
+# A file that names CF-1.12 but aggregates nothing is left alone.
+ncdump -h "$scratch/cf/frag0.nc" > "$scratch/plain.cdl"
+LD_PRELOAD="$pre" ncdump -h "$scratch/cf/frag0.nc" | cmp -s - "$scratch/plain.cdl" && ok || bad "a plain CF file is not touched"
 
 echo "CFA tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

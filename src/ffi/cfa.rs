@@ -28,12 +28,28 @@ fn cname(s: &str) -> Result<CString> {
     CString::new(s).map_err(|_| Error::new(Kind::BadName, format!("{s:?}")))
 }
 
-/// A text attribute of `(ncid, varid)`, `None` when absent or not text.
+/// A text attribute of `(ncid, varid)` (NC_CHAR, or one NC_STRING), `None` when absent or
+/// of another type.
 fn text_att(ncid: c_int, varid: c_int, name: &CStr) -> Option<String> {
     let mut len = 0usize;
     let mut xtype: nc_type = 0;
     // SAFETY: NUL-terminated name; valid out-pointers.
-    if unsafe { super::att::nc_inq_att(ncid, varid, name.as_ptr(), &mut xtype, &mut len) } != NC_NOERR || xtype != 2 {
+    if unsafe { super::att::nc_inq_att(ncid, varid, name.as_ptr(), &mut xtype, &mut len) } != NC_NOERR {
+        return None;
+    }
+    if xtype == super::consts::NC_STRING && len == 1 {
+        let mut p: *mut c_char = std::ptr::null_mut();
+        // SAFETY: one string pointer, freed below with the library's own free.
+        if unsafe { super::att::nc_get_att_string(ncid, varid, name.as_ptr(), &mut p) } != NC_NOERR || p.is_null() {
+            return None;
+        }
+        // SAFETY: a NUL-terminated string the library allocated.
+        let text = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+        // SAFETY: the one string nc_get_att_string allocated.
+        unsafe { super::usertypes::nc_free_string(1, &mut p) };
+        return Some(text);
+    }
+    if xtype != 2 {
         return None;
     }
     let mut buf = vec![0u8; len + 1];
@@ -48,10 +64,41 @@ fn text_att(ncid: c_int, varid: c_int, name: &CStr) -> Option<String> {
     Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
-/// The CFA version a master's `Conventions` names (`CFA-0.4`, `CFA-0.5`), if any.
+/// Which aggregation convention a file follows: the CFA version its `Conventions` names
+/// (`CFA-0.4`, `CFA-0.5`), or `CF` when a root variable is a CF aggregation variable
+/// (`aggregated_dimensions`, CF-1.12 and later); `None` for any other file.
+///
+/// Only the global `Conventions` is read for any other file: a file whose `Conventions` names
+/// no CF version from 1.12 on (when aggregation joined CF) is never scanned, since asking
+/// about a variable's attributes makes netCDF-4 read that variable's metadata.
 fn cfa_version(ncid: c_int) -> Option<String> {
     let conventions = text_att(ncid, NC_GLOBAL, c"Conventions")?;
-    conventions.split([' ', ',']).find(|w| w.starts_with("CFA-")).map(str::to_string)
+    let words: Vec<&str> = conventions.split([' ', ',']).collect();
+    if let Some(v) = words.iter().find(|w| w.starts_with("CFA-")) {
+        return Some(v.to_string());
+    }
+    let cf_minor = |w: &&str| w.strip_prefix("CF-1.").and_then(|m| m.parse::<u32>().ok());
+    if !words.iter().filter_map(cf_minor).any(|m| m >= 12) {
+        return None;
+    }
+    let mut nvars = 0;
+    // SAFETY: valid out-pointer.
+    if unsafe { super::file::nc_inq_nvars(ncid, &mut nvars) } != NC_NOERR {
+        return None;
+    }
+    (0..nvars).any(|v| text_att(ncid, v, c"aggregated_dimensions").is_some()).then(|| "CF".to_string())
+}
+
+/// CF's `aggregated_data`: `term: variable` pairs (`map: fragment_map uris: fragment_uris`).
+fn aggregated_terms(text: &str) -> Vec<(String, String)> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words
+        .chunks(2)
+        .filter_map(|p| match p {
+            [term, var] => Some((term.trim_end_matches(':').to_string(), var.to_string())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Does the name or the environment turn aggregation off?
@@ -253,7 +300,7 @@ fn fragments_05(master: &str, real: c_int, group: &str, rank: usize) -> Result<V
 
 /// Attributes of the master that are CFA bookkeeping, never copied.
 fn bookkeeping(name: &str) -> bool {
-    name == "cf_role" || name.starts_with("cfa_")
+    name == "cf_role" || name.starts_with("cfa_") || name == "aggregated_dimensions" || name == "aggregated_data"
 }
 
 fn names(ncid: c_int, varid: c_int, count: c_int) -> Result<Vec<CString>> {
@@ -307,28 +354,71 @@ fn copy_master(real: c_int, ours: c_int, master: &str, version: &str) -> Result<
         // SAFETY: `unlimited` holds `nunlim` ids.
         unsafe { super::file::nc_inq_unlimdims(real, &mut nunlim, unlimited.as_mut_ptr()) };
     }
+    // CF aggregation: the fragment array variables (`map`, `uris`, ...) and the dimensions
+    // only they use are bookkeeping too.
+    let mut hidden_vars = std::collections::HashSet::new();
+    let mut aggregated_dims = std::collections::HashSet::new();
+    for v in 0..nvars {
+        if let Some(data) = text_att(real, v, c"aggregated_data") {
+            hidden_vars.extend(aggregated_terms(&data).into_iter().map(|(_, var)| var));
+        }
+        for att in [c"aggregated_dimensions", c"cfa_dimensions"] {
+            if let Some(dims) = text_att(real, v, att) {
+                aggregated_dims.extend(dims.split_whitespace().map(str::to_string));
+            }
+        }
+    }
+    let var_name = |v: c_int| -> Result<String> {
+        let mut buf = [0 as c_char; NC_MAX_NAME as usize + 1];
+        // SAFETY: NC_MAX_NAME+1 bytes.
+        ok(unsafe { super::var::nc_inq_varname(real, v, buf.as_mut_ptr()) }, "variable name")?;
+        // SAFETY: NUL-terminated by the library.
+        Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
+    };
+    let var_dims = |v: c_int| -> Vec<c_int> {
+        let mut n = 0;
+        let mut ids = [0 as c_int; NC_MAX_VAR_DIMS as usize];
+        // SAFETY: out-pointers sized by netcdf-c's limits.
+        unsafe {
+            super::var::nc_inq_varndims(real, v, &mut n);
+            super::var::nc_inq_vardimid(real, v, ids.as_mut_ptr());
+        }
+        ids[..n.clamp(0, NC_MAX_VAR_DIMS) as usize].to_vec()
+    };
+    let mut hidden_ids = std::collections::HashSet::new();
+    let mut used = std::collections::HashSet::new();
+    for v in 0..nvars {
+        let dims = var_dims(v);
+        if hidden_vars.contains(&var_name(v)?) {
+            hidden_ids.insert(v);
+        } else {
+            used.extend(dims);
+        }
+    }
     let mut dimids = vec![0 as c_int; ndims.max(0) as usize];
     // SAFETY: `dimids` holds the root group's dimensions.
     ok(unsafe { super::group::nc_inq_dimids(real, &mut ndims, dimids.as_mut_ptr(), 0) }, "dimensions")?;
+    let hidden_var_dims: std::collections::HashSet<c_int> = hidden_ids.iter().flat_map(|v| var_dims(*v)).collect();
     for d in &dimids {
         let mut buf = [0 as c_char; NC_MAX_NAME as usize + 1];
         let mut len = 0usize;
         // SAFETY: NC_MAX_NAME+1 bytes; valid out-pointer.
         ok(unsafe { super::group::nc_inq_dim(real, *d, buf.as_mut_ptr(), &mut len) }, "dimension")?;
+        // SAFETY: NUL-terminated by the library.
+        let dname = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
+        if hidden_var_dims.contains(d) && !used.contains(d) && !aggregated_dims.contains(&dname) {
+            continue;
+        }
         let is_unlimited = unlimited[..nunlim.max(0) as usize].contains(d);
         let mut id = 0;
         // SAFETY: NUL-terminated name from the library.
         ok(unsafe { super::group::nc_def_dim(ours, buf.as_ptr(), if is_unlimited { 0 } else { len }, &mut id) }, "define dimension")?;
     }
     for a in names(real, NC_GLOBAL, natts)? {
-        if a.as_bytes() == b"Conventions" {
+        let conventions = (a.as_bytes() == b"Conventions").then(|| text_att(real, NC_GLOBAL, c"Conventions")).flatten();
+        if let Some(conventions) = conventions.filter(|c| c.contains("CFA-")) {
             // Only the CFA word goes: the dataset is no longer CFA-netCDF.
-            let rest: Vec<String> = text_att(real, NC_GLOBAL, c"Conventions")
-                .unwrap_or_default()
-                .split(' ')
-                .filter(|w| !w.starts_with("CFA-") && !w.is_empty())
-                .map(str::to_string)
-                .collect();
+            let rest: Vec<&str> = conventions.split(' ').filter(|w| !w.starts_with("CFA-") && !w.is_empty()).collect();
             if !rest.is_empty() {
                 let text = rest.join(" ");
                 // SAFETY: `text` holds `len` bytes.
@@ -343,13 +433,124 @@ fn copy_master(real: c_int, ours: c_int, master: &str, version: &str) -> Result<
     }
     let mut aggregated = Vec::new();
     for v in 0..nvars {
-        if text_att(real, v, c"cf_role").as_deref() != Some("cfa_variable") {
+        if hidden_ids.contains(&v) {
+            continue;
+        }
+        let is_aggregated =
+            text_att(real, v, c"cf_role").as_deref() == Some("cfa_variable") || text_att(real, v, c"aggregated_dimensions").is_some();
+        if !is_aggregated {
             ok(super::cross::copy_var(real, v, ours), "variable")?;
             continue;
         }
         aggregated.push(define_aggregated(real, v, ours, master, version)?);
     }
     Ok(aggregated)
+}
+
+/// The fragments of a CF aggregation variable (CF-1.12 and later): `map` gives the fragment
+/// sizes along each dimension (one row per dimension, missing entries past the last
+/// fragment), `uris` the fragment files over the fragment array, `identifiers` the variable
+/// in each (one for all, or one per fragment). An empty URI is a missing fragment.
+fn fragments_cf(master: &str, real: c_int, data: &str, shape: &[usize]) -> Result<Vec<Fragment>> {
+    let terms = aggregated_terms(data);
+    let term = |t: &str| terms.iter().find(|(k, _)| k == t).map(|(_, v)| v.clone());
+    if term("unique_values").is_some() {
+        return err(Kind::NotBuilt, "CF aggregation with unique_values fragments is not supported yet");
+    }
+    let rank = shape.len();
+    let varid = |name: &str| -> Result<(c_int, Vec<usize>)> {
+        let (mut v, mut n) = (0, 0);
+        let c = cname(name)?;
+        let mut ids = [0 as c_int; NC_MAX_VAR_DIMS as usize];
+        // SAFETY: NUL-terminated name; out-pointers sized by netcdf-c's limits.
+        unsafe {
+            ok(super::var::nc_inq_varid(real, c.as_ptr(), &mut v), "fragment array variable")?;
+            ok(super::var::nc_inq_varndims(real, v, &mut n), "fragment array rank")?;
+            ok(super::var::nc_inq_vardimid(real, v, ids.as_mut_ptr()), "fragment array dimensions")?;
+        }
+        let lens = ids[..n.clamp(0, NC_MAX_VAR_DIMS) as usize]
+            .iter()
+            .map(|d| {
+                let mut l = 0usize;
+                // SAFETY: valid out-pointer.
+                unsafe { super::group::nc_inq_dimlen(real, *d, &mut l) };
+                l
+            })
+            .collect();
+        Ok((v, lens))
+    };
+    let map_name = term("map").ok_or_else(|| Error::new(Kind::Invalid, "aggregated_data without map"))?;
+    let (map_id, map_dims) = varid(&map_name)?;
+    let cells: usize = map_dims.iter().product();
+    let mut map = vec![0i64; cells.max(1)];
+    ok(super::data_matrix::nc_get_var_longlong(real, map_id, map.as_mut_ptr()), "map")?;
+    // One row of fragment sizes per dimension.
+    let width = if map_dims.len() == 2 { map_dims[1] } else { 1 };
+    if map_dims.first().copied().unwrap_or(0) != rank && rank > 0 {
+        return err(Kind::Invalid, format!("{map_name}: {} rows for {rank} dimensions", map_dims.first().copied().unwrap_or(0)));
+    }
+    let mut sizes: Vec<Vec<usize>> = Vec::with_capacity(rank);
+    for d in 0..rank {
+        // Entries past a dimension's last fragment are missing (the fill value, never > 0).
+        let row: Vec<usize> = map[d * width..(d + 1) * width].iter().filter(|&&n| n > 0).map(|&n| n as usize).collect();
+        if row.iter().sum::<usize>() != shape[d] {
+            return err(Kind::Invalid, format!("{map_name}: fragment sizes {row:?} do not add up to {}", shape[d]));
+        }
+        sizes.push(row);
+    }
+    let counts: Vec<usize> = sizes.iter().map(Vec::len).collect();
+    let total: usize = counts.iter().product();
+    let uris_name = term("uris").or_else(|| term("location")).ok_or_else(|| Error::new(Kind::Invalid, "aggregated_data without uris"))?;
+    let (uris_id, uris_dims) = varid(&uris_name)?;
+    let strings = |id: c_int, n: usize| -> Result<Vec<String>> {
+        let mut ptrs = vec![std::ptr::null_mut::<c_char>(); n.max(1)];
+        ok(super::data_matrix::nc_get_var_string(real, id, ptrs.as_mut_ptr()), "fragment strings")?;
+        let out = ptrs
+            .iter()
+            // SAFETY: NUL-terminated strings the library allocated (or NULL).
+            .map(|p| if p.is_null() { String::new() } else { unsafe { CStr::from_ptr(*p) }.to_string_lossy().into_owned() })
+            .collect();
+        // SAFETY: the strings nc_get_var_string allocated.
+        unsafe { super::usertypes::nc_free_string(n.max(1), ptrs.as_mut_ptr()) };
+        Ok(out)
+    };
+    let n_uris: usize = uris_dims.iter().product();
+    // More than one URI per fragment (a trailing dimension of alternatives): the first.
+    let per = if total > 0 && n_uris.is_multiple_of(total) { n_uris / total } else { 0 };
+    if per == 0 {
+        return err(Kind::Invalid, format!("{uris_name}: {n_uris} URIs for {total} fragments"));
+    }
+    let uris = strings(uris_id, n_uris)?;
+    let identifiers = match term("identifiers").or_else(|| term("identifier")) {
+        Some(name) => {
+            let (id, dims) = varid(&name)?;
+            strings(id, dims.iter().product())?
+        }
+        None => Vec::new(),
+    };
+    let mut out = Vec::new();
+    let mut index = vec![0usize; rank];
+    for f in 0..total {
+        let uri = &uris[f * per];
+        if !uri.is_empty() {
+            let ident = match identifiers.len() {
+                0 => return err(Kind::Invalid, "aggregated_data without identifiers"),
+                1 => identifiers[0].clone(),
+                _ => identifiers.get(f).cloned().unwrap_or_default(),
+            };
+            let start = (0..rank).map(|d| sizes[d][..index[d]].iter().sum()).collect();
+            let fshape = (0..rank).map(|d| sizes[d][index[d]]).collect();
+            out.push(Fragment { file: resolve(master, uri), ncvar: ident.trim_start_matches('/').to_string(), start, shape: fshape });
+        }
+        for d in (0..rank).rev() {
+            index[d] += 1;
+            if index[d] < counts[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    Ok(out)
 }
 
 /// Defines the aggregated variable `v` of the master in `ours`.
@@ -368,7 +569,7 @@ fn define_aggregated(real: c_int, v: c_int, ours: c_int, master: &str, version: 
     if nctype == NcType::String || nctype == NcType::Char {
         return err(Kind::BadType, format!("{vname}: aggregated {nctype:?} variables are not supported"));
     }
-    let dims_text = text_att(real, v, c"cfa_dimensions").unwrap_or_default();
+    let dims_text = text_att(real, v, c"cfa_dimensions").or_else(|| text_att(real, v, c"aggregated_dimensions")).unwrap_or_default();
     let dim_names: Vec<&str> = dims_text.split_whitespace().collect();
     let mut dimids = Vec::with_capacity(dim_names.len());
     let mut shape = Vec::with_capacity(dim_names.len());
@@ -398,6 +599,8 @@ fn define_aggregated(real: c_int, v: c_int, ours: c_int, master: &str, version: 
         fragments_04(master, &json, dim_names.len())?
     } else if let Some(group) = text_att(real, v, c"cfa_group") {
         fragments_05(master, real, &group, dim_names.len())?
+    } else if let Some(data) = text_att(real, v, c"aggregated_data") {
+        fragments_cf(master, real, &data, &shape)?
     } else {
         return err(Kind::Invalid, format!("{vname}: {version} variable without cfa_array or cfa_group"));
     };
@@ -512,9 +715,14 @@ fn read_open(
             n
         })
         .collect();
-    if lens != f.shape {
+    // A fragment may leave out dimensions of size one (CF aggregation allows it).
+    let kept: Vec<usize> = (0..f.shape.len()).filter(|&d| lens.len() == f.shape.len() || f.shape[d] != 1).collect();
+    let expected: Vec<usize> = kept.iter().map(|&d| f.shape[d]).collect();
+    if lens != expected {
         return Err((super::consts::NC_EEDGE, format!("variable {} has shape {lens:?}, the master says {:?}", f.ncvar, f.shape)));
     }
+    let start: Vec<usize> = kept.iter().map(|&d| start[d]).collect();
+    let count: Vec<usize> = kept.iter().map(|&d| count[d]).collect();
     let (s, c) = (start.as_ptr(), count.as_ptr());
     let p = out.as_mut_ptr();
     let st = match xtype {
