@@ -636,6 +636,11 @@ fn define_aggregated(real: c_int, v: c_int, ours: c_int, master: &str, version: 
     Ok((Aggregated { key: vname, shape, chunks, xtype: nctype, fragments }, fill))
 }
 
+/// Is the fragment a netCDF object on S3 (fetched before the real library opens it)?
+fn route_needs_fetch(file: &str) -> bool {
+    matches!(crate::url::object::object_name(file, false), Ok(Some(_)))
+}
+
 /// Reads fragments through the library's own `nc_open`, one at a time.
 struct Fragments;
 
@@ -666,16 +671,33 @@ fn quiet_hdf5_here() {
 
 impl FragmentReader for Fragments {
     fn read(&self, f: &Fragment, xtype: NcType, start: &[usize], count: &[usize], out: &mut [u8]) -> Result<()> {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-        quiet_hdf5_here();
-        let path = cname(&f.file)?;
         let fail = |status: c_int, what: &str| {
             crate::trace::warn(&format!("fragment {}: {what}: {}", f.file, crate::error::message(status).to_string_lossy()));
             Error::new(if status > 0 { Kind::Errno(status) } else { Kind::Real(status) }, format!("fragment {}: {what}", f.file))
         };
+        // A fragment on S3 is fetched before the real library is taken: fetches of the
+        // fragments of one read overlap (the engine asks for them from several threads).
+        let fetched = if route_needs_fetch(&f.file) {
+            match super::objects::fetch(&f.file) {
+                Ok(got) => got,
+                Err(e) => {
+                    crate::trace::warn(&format!("fragment {}: {e}", f.file));
+                    return Err(Error::new(e.kind, format!("fragment {}: {}", f.file, e.context)));
+                }
+            }
+        } else {
+            None
+        };
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        quiet_hdf5_here();
+        let path = cname(&f.file)?;
         let mut ncid = 0;
-        // SAFETY: NUL-terminated name; valid out-pointer.
-        let st = unsafe { super::file::nc_open(path.as_ptr(), NC_NOWRITE, &mut ncid) };
+        let st = match fetched {
+            // SAFETY: a valid out-pointer.
+            Some(file) => unsafe { super::objects::serve("nc_open", &f.file, file, NC_NOWRITE, &mut ncid) },
+            // SAFETY: NUL-terminated name; valid out-pointer.
+            None => unsafe { super::file::nc_open(path.as_ptr(), NC_NOWRITE, &mut ncid) },
+        };
         if st != NC_NOERR {
             return Err(fail(st, "cannot open"));
         }

@@ -82,7 +82,28 @@ pub unsafe fn open(call: &str, path: *const c_char, mode: c_int, ncidp: *mut c_i
         Ok(None) => return None,
         Err(e) => return Some(fail(call, name, e)),
     };
-    let mut file = file;
+    // SAFETY: the caller's ncid out-pointer.
+    let status = unsafe { serve(call, name, file, mode, ncidp) };
+    // SAFETY: as above; an aggregated master becomes our dataset.
+    Some(unsafe { super::cfa::after_open(status, path, mode, ncidp) })
+}
+
+/// Fetches the netCDF object `name` names, for a read-only open later (`serve`): the part of
+/// an open that needs no real library, so several can run at once (aggregated datasets fetch
+/// their fragments this way). `Ok(None)`: not a netCDF object name.
+pub fn fetch(name: &str) -> crate::error::Result<Option<ObjectFile>> {
+    match object_name(name, false)? {
+        Some(object) => ObjectFile::open(object, false),
+        None => Ok(None),
+    }
+}
+
+/// Hands a fetched object to the real library (`nc_open_mem`, or `nc_open` of its local
+/// file) and claims the ncid.
+///
+/// # Safety
+/// `ncidp` is NULL or writable.
+pub unsafe fn serve(call: &str, name: &str, mut file: ObjectFile, mode: c_int, ncidp: *mut c_int) -> c_int {
     // The real library reads the bytes where they are; anything asking for another storage
     // (diskless, mmap) has no meaning for them.
     let mode = mode & !(NC_DISKLESS | NC_INMEMORY | NC_MMAP | NC_PERSIST);
@@ -109,15 +130,13 @@ pub unsafe fn open(call: &str, path: *const c_char, mode: c_int, ncidp: *mut c_i
                 }
                 None => status,
             },
-            Err(e) => return Some(fail(call, name, e)),
+            Err(e) => return fail(call, name, e),
         }
     } else {
         status
     };
     // SAFETY: the caller's ncid out-pointer, written by the real library on success.
-    let status = unsafe { keep(call, name, status, ncidp, false, file) };
-    // SAFETY: as above; an aggregated master becomes our dataset.
-    Some(unsafe { super::cfa::after_open(status, path, mode, ncidp) })
+    unsafe { keep(call, name, status, ncidp, false, file) }
 }
 
 /// `nc_create`/`nc__create` of a netCDF object on S3 (see `open`). `create` makes the local

@@ -162,6 +162,16 @@ impl Zmap for CfaStore {
         }
     }
 
+    fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
+        // Fragments on S3 are fetched concurrently (each a round trip or more); the reader
+        // serialises what must be serial.
+        if self.latency_bound && keys.len() > 1 {
+            use rayon::prelude::*;
+            return keys.par_iter().map(|k| self.get(k)).collect();
+        }
+        keys.iter().map(|k| self.get(k)).collect()
+    }
+
     fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
         if self.chunk_of(key.as_str()).is_some() {
             return Err(Error::new(Kind::ReadOnly, format!("{}: aggregated variables are read-only here", self.name)));
