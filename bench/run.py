@@ -177,5 +177,8 @@ subprocess.run([sys.executable, os.path.join(TOP, "bench", "s3_peers.py")], chec
 # ---- netCDF files stored as one S3 object, against a bare client: same server and latency (bench/s3_files.py).
 subprocess.run([sys.executable, os.path.join(TOP, "bench", "s3_files.py")], check=True, stderr=subprocess.DEVNULL)
 
+# ---- Aggregated (CF aggregation) reads against one netCDF-4 file and NCZarr, local and on S3 (bench/cfa.py).
+subprocess.run([sys.executable, os.path.join(TOP, "bench", "cfa.py")], check=True, stderr=subprocess.DEVNULL)
+
 # ---- Parallel I/O: 1/2/4 MPI ranks against Debian's parallel netcdf-c on HDF5 (bench/par.py).
 subprocess.run([sys.executable, os.path.join(TOP, "bench", "par.py")], check=True)
