@@ -268,16 +268,29 @@ async fn finish_first(
     dst: &mut [u8],
 ) -> Result<()> {
     let mut filled = 0usize;
+    drain(&mut body, dst, &mut filled, key, stall).await?;
+    if filled < dst.len() {
+        get_part(client, bucket, key, etag, stall, (from + filled) as u64, &mut dst[filled..]).await?;
+    }
+    Ok(())
+}
+
+/// Copies a response body into `dst` from `*filled` on, until it ends, breaks, or stops
+/// arriving for a whole attempt timeout (all three count as cut short: the caller resumes).
+async fn drain(
+    body: &mut aws_sdk_s3::primitives::ByteStream,
+    dst: &mut [u8],
+    filled: &mut usize,
+    key: &str,
+    stall: std::time::Duration,
+) -> Result<()> {
     while let Ok(Some(piece)) = tokio::time::timeout(stall, body.next()).await {
         let Ok(bytes) = piece else { break };
-        let Some(to) = dst.get_mut(filled..filled + bytes.len()) else {
+        let Some(to) = dst.get_mut(*filled..*filled + bytes.len()) else {
             return err(Kind::S3, format!("S3 get {key}: more bytes than asked for"));
         };
         crate::bytes::copy(to, &bytes);
-        filled += bytes.len();
-    }
-    if filled < dst.len() {
-        get_part(client, bucket, key, etag, stall, (from + filled) as u64, &mut dst[filled..]).await?;
+        *filled += bytes.len();
     }
     Ok(())
 }
@@ -323,15 +336,7 @@ async fn get_part(
                 _ => map_err(e, &format!("ranged get {key}")),
             })?;
         let mut body = out.body;
-        // A body that stops arriving for a whole attempt timeout counts as cut short.
-        while let Ok(Some(piece)) = tokio::time::timeout(stall, body.next()).await {
-            let Ok(bytes) = piece else { break };
-            let Some(to) = dst.get_mut(filled..filled + bytes.len()) else {
-                return err(Kind::S3, format!("S3 get {key}: more bytes than asked for at {offset}"));
-            };
-            crate::bytes::copy(to, &bytes);
-            filled += bytes.len();
-        }
+        drain(&mut body, dst, &mut filled, key, stall).await?;
     }
     if filled == dst.len() { Ok(()) } else { err(Kind::S3, format!("S3 get {key}: part at {offset} cut short 4 times")) }
 }
