@@ -82,6 +82,23 @@ python3 "$top/ctests/cfa/cfdm_files.py" make "$scratch/cf" > "$scratch/o.txt" 2>
 LD_PRELOAD="$pre" python3 "$top/ctests/cfa/cfdm_files.py" read "$scratch/cf" > "$scratch/o.txt" 2>&1 && ok || { bad "CF aggregation files read"; cat "$scratch/o.txt"; }
 LD_PRELOAD="$pre" nccopy -k nc4 "$scratch/cf/agg_rel.nc" "$scratch/cf/flat.nc" && ok || bad "nccopy of a CF aggregation file"
 ncdump -h "$scratch/cf/flat.nc" | grep -q "double q(lat, lon)" && ok || bad "nccopy materialised q(lat, lon)"
+# CF unique_values fragments are constants; a missing value is a missing fragment.
+python3 - "$scratch/cf/uv.nc" << 'PY' || bad "writing a unique_values aggregation"
+import sys, netCDF4, numpy as np
+with netCDF4.Dataset(sys.argv[1], "w") as ds:
+    ds.Conventions = "CF-1.12"
+    for name, n in (("t", 6), ("x", 4), ("rows", 2), ("cols", 3), ("f_t", 3), ("f_x", 1)):
+        ds.createDimension(name, n)
+    v = ds.createVariable("v", "f4", (), fill_value=-1.0)
+    v.aggregated_dimensions = "t x"
+    v.aggregated_data = "map: fragment_map unique_values: fragment_values"
+    m = ds.createVariable("fragment_map", "i4", ("rows", "cols"), fill_value=-1)
+    m[:] = np.ma.masked_equal(np.array([[2, 2, 2], [4, -1, -1]], dtype="i4"), -1)
+    u = ds.createVariable("fragment_values", "f4", ("f_t", "f_x"), fill_value=-1.0)
+    u[:] = np.ma.masked_equal(np.array([[1.5], [-1.0], [3.25]], dtype="f4"), -1.0)
+PY
+LD_PRELOAD="$pre" ncdump -v v "$scratch/cf/uv.nc" | tr -d ' \n' | grep -q "v=1.5,1.5,1.5,1.5,1.5,1.5,1.5,1.5,_,_,_,_,_,_,_,_,3.25,3.25,3.25,3.25,3.25,3.25,3.25,3.25;" \
+    && ok || bad "unique_values fragments"
 # A file that names CF-1.12 but aggregates nothing is left alone.
 ncdump -h "$scratch/cf/frag0.nc" > "$scratch/plain.cdl"
 LD_PRELOAD="$pre" ncdump -h "$scratch/cf/frag0.nc" | cmp -s - "$scratch/plain.cdl" && ok || bad "a plain CF file is not touched"

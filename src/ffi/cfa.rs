@@ -227,7 +227,7 @@ fn fragments_04(master: &str, json: &str, rank: usize) -> Result<Vec<Fragment>> 
                 _ => return Err(bad("location range is not [first, last]")),
             }
         }
-        out.push(Fragment { file: resolve(master, file), ncvar: ncvar.to_string(), start, shape });
+        out.push(Fragment { file: resolve(master, file), ncvar: ncvar.to_string(), start, shape, constant: None });
     }
     Ok(out)
 }
@@ -293,7 +293,7 @@ fn fragments_05(master: &str, real: c_int, group: &str, rank: usize) -> Result<V
             start.push(a as usize);
             shape.push((b - a) as usize);
         }
-        out.push(Fragment { file: resolve(master, &files[p]), ncvar: ncvars[p].clone(), start, shape });
+        out.push(Fragment { file: resolve(master, &files[p]), ncvar: ncvars[p].clone(), start, shape, constant: None });
     }
     Ok(out)
 }
@@ -451,12 +451,9 @@ fn copy_master(real: c_int, ours: c_int, master: &str, version: &str) -> Result<
 /// sizes along each dimension (one row per dimension, missing entries past the last
 /// fragment), `uris` the fragment files over the fragment array, `identifiers` the variable
 /// in each (one for all, or one per fragment). An empty URI is a missing fragment.
-fn fragments_cf(master: &str, real: c_int, data: &str, shape: &[usize]) -> Result<Vec<Fragment>> {
+fn fragments_cf(master: &str, real: c_int, data: &str, shape: &[usize], xtype: NcType) -> Result<Vec<Fragment>> {
     let terms = aggregated_terms(data);
     let term = |t: &str| terms.iter().find(|(k, _)| k == t).map(|(_, v)| v.clone());
-    if term("unique_values").is_some() {
-        return err(Kind::NotBuilt, "CF aggregation with unique_values fragments is not supported yet");
-    }
     let rank = shape.len();
     let varid = |name: &str| -> Result<(c_int, Vec<usize>)> {
         let (mut v, mut n) = (0, 0);
@@ -500,6 +497,44 @@ fn fragments_cf(master: &str, real: c_int, data: &str, shape: &[usize]) -> Resul
     }
     let counts: Vec<usize> = sizes.iter().map(Vec::len).collect();
     let total: usize = counts.iter().product();
+    let position = |f: usize| -> (Vec<usize>, Vec<usize>) {
+        let mut index = vec![0usize; rank];
+        let mut rest = f;
+        for d in (0..rank).rev() {
+            index[d] = rest % counts[d];
+            rest /= counts[d];
+        }
+        let start = (0..rank).map(|d| sizes[d][..index[d]].iter().sum()).collect();
+        let shape = (0..rank).map(|d| sizes[d][index[d]]).collect();
+        (start, shape)
+    };
+    // Constant fragments: one value each over the fragment array, the fill value where none.
+    if let Some(values_name) = term("unique_values") {
+        let (id, dims) = varid(&values_name)?;
+        if dims.iter().product::<usize>() != total {
+            return err(Kind::Invalid, format!("{values_name}: {} values for {total} fragments", dims.iter().product::<usize>()));
+        }
+        let size = xtype.size();
+        let mut values = vec![0u8; total * size];
+        let zeros = vec![0usize; dims.len()];
+        let status = get_vara_as(real, id, xtype, &zeros, &dims, &mut values);
+        ok(status, "unique_values")?;
+        let mut fill = vec![0u8; size];
+        let mut nofill = 0;
+        // SAFETY: one element; the fill of a variable of another type is never compared.
+        let has_fill = unsafe { super::var::nc_inq_var_fill(real, id, &mut nofill, fill.as_mut_ptr() as *mut c_void) } == NC_NOERR
+            && text_type(real, id) == Some(xtype);
+        let mut out = Vec::new();
+        for f in 0..total {
+            let value = &values[f * size..(f + 1) * size];
+            if has_fill && value == fill.as_slice() {
+                continue;
+            }
+            let (start, shape) = position(f);
+            out.push(Fragment { file: String::new(), ncvar: String::new(), start, shape, constant: Some(value.to_vec()) });
+        }
+        return Ok(out);
+    }
     let uris_name = term("uris").or_else(|| term("location")).ok_or_else(|| Error::new(Kind::Invalid, "aggregated_data without uris"))?;
     let (uris_id, uris_dims) = varid(&uris_name)?;
     let strings = |id: c_int, n: usize| -> Result<Vec<String>> {
@@ -529,7 +564,6 @@ fn fragments_cf(master: &str, real: c_int, data: &str, shape: &[usize]) -> Resul
         None => Vec::new(),
     };
     let mut out = Vec::new();
-    let mut index = vec![0usize; rank];
     for f in 0..total {
         let uri = &uris[f * per];
         if !uri.is_empty() {
@@ -538,16 +572,14 @@ fn fragments_cf(master: &str, real: c_int, data: &str, shape: &[usize]) -> Resul
                 1 => identifiers[0].clone(),
                 _ => identifiers.get(f).cloned().unwrap_or_default(),
             };
-            let start = (0..rank).map(|d| sizes[d][..index[d]].iter().sum()).collect();
-            let fshape = (0..rank).map(|d| sizes[d][index[d]]).collect();
-            out.push(Fragment { file: resolve(master, uri), ncvar: ident.trim_start_matches('/').to_string(), start, shape: fshape });
-        }
-        for d in (0..rank).rev() {
-            index[d] += 1;
-            if index[d] < counts[d] {
-                break;
-            }
-            index[d] = 0;
+            let (start, fshape) = position(f);
+            out.push(Fragment {
+                file: resolve(master, uri),
+                ncvar: ident.trim_start_matches('/').to_string(),
+                start,
+                shape: fshape,
+                constant: None,
+            });
         }
     }
     Ok(out)
@@ -600,7 +632,7 @@ fn define_aggregated(real: c_int, v: c_int, ours: c_int, master: &str, version: 
     } else if let Some(group) = text_att(real, v, c"cfa_group") {
         fragments_05(master, real, &group, dim_names.len())?
     } else if let Some(data) = text_att(real, v, c"aggregated_data") {
-        fragments_cf(master, real, &data, &shape)?
+        fragments_cf(master, real, &data, &shape, nctype)?
     } else {
         return err(Kind::Invalid, format!("{vname}: {version} variable without cfa_array or cfa_group"));
     };
@@ -745,9 +777,33 @@ fn read_open(
     }
     let start: Vec<usize> = kept.iter().map(|&d| start[d]).collect();
     let count: Vec<usize> = kept.iter().map(|&d| count[d]).collect();
+    let st = get_vara_as(ncid, varid, xtype, &start, &count, out);
+    if st != NC_NOERR {
+        return Err((st, format!("reading {}", f.ncvar)));
+    }
+    Ok(())
+}
+
+/// The type of a variable, as ours.
+fn text_type(ncid: c_int, varid: c_int) -> Option<NcType> {
+    let mut xtype: nc_type = 0;
+    // SAFETY: a valid out-pointer.
+    if unsafe { super::var::nc_inq_vartype(ncid, varid, &mut xtype) } != NC_NOERR {
+        return None;
+    }
+    NcType::from_id(xtype).ok()
+}
+
+/// `nc_get_vara` converted to `xtype` (native byte order) into `out`, through the library's
+/// own typed reads (routed to whichever library holds `ncid`).
+fn get_vara_as(ncid: c_int, varid: c_int, xtype: NcType, start: &[usize], count: &[usize], out: &mut [u8]) -> c_int {
+    let cells: usize = count.iter().product();
+    if out.len() < cells * xtype.size() {
+        return super::consts::NC_EINTERNAL;
+    }
     let (s, c) = (start.as_ptr(), count.as_ptr());
     let p = out.as_mut_ptr();
-    let st = match xtype {
+    match xtype {
         NcType::Byte => super::data_matrix::nc_get_vara_schar(ncid, varid, s, c, p as *mut _),
         NcType::UByte => super::data_matrix::nc_get_vara_ubyte(ncid, varid, s, c, p as *mut _),
         NcType::Short => super::data_matrix::nc_get_vara_short(ncid, varid, s, c, p as *mut _),
@@ -759,11 +815,7 @@ fn read_open(
         NcType::Float => super::data_matrix::nc_get_vara_float(ncid, varid, s, c, p as *mut _),
         NcType::Double => super::data_matrix::nc_get_vara_double(ncid, varid, s, c, p as *mut _),
         NcType::Char | NcType::String => super::consts::NC_EBADTYPE,
-    };
-    if st != NC_NOERR {
-        return Err((st, format!("reading {}", f.ncvar)));
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -25,6 +25,9 @@ pub struct Fragment {
     pub start: Vec<usize>,
     /// The fragment's shape.
     pub shape: Vec<usize>,
+    /// CF `unique_values`: every cell holds this one value (the aggregated variable's type,
+    /// native byte order), and there is no file.
+    pub constant: Option<Vec<u8>>,
 }
 
 /// Reads fragment data (the C boundary opens fragment files through the library itself, so
@@ -88,8 +91,14 @@ impl Aggregated {
         }
         let within: Vec<usize> = (0..n).map(|d| start[d] - frag.start[d]).collect();
         let cells: usize = count.iter().product();
-        let mut region = super::zeroed((cells * size) as u64)?;
-        reader.read(frag, self.xtype, &within, &count, &mut region)?;
+        let region = match &frag.constant {
+            Some(value) => value.repeat(cells),
+            None => {
+                let mut region = super::zeroed((cells * size) as u64)?;
+                reader.read(frag, self.xtype, &within, &count, &mut region)?;
+                region
+            }
+        };
         let whole: usize = self.chunks.iter().product::<usize>().max(1);
         if cells == whole {
             return Ok(Some(region));
@@ -221,7 +230,7 @@ mod tests {
     }
 
     fn frag(start: &[usize], shape: &[usize]) -> Fragment {
-        Fragment { file: format!("f{start:?}"), ncvar: "v".into(), start: start.to_vec(), shape: shape.to_vec() }
+        Fragment { file: format!("f{start:?}"), ncvar: "v".into(), start: start.to_vec(), shape: shape.to_vec(), constant: None }
     }
 
     fn ints(b: &[u8]) -> Vec<i32> {
@@ -257,6 +266,10 @@ mod tests {
         let c = ints(&agg.chunk(&[1, 0], &fill, &reader).unwrap().unwrap());
         assert_eq!(c, vec![21, 22, 23, 24, 28, 29, 30, 31, -1, -1, -1, -1]);
         assert!(agg.chunk(&[1, 1], &fill, &reader).unwrap().is_none(), "no fragment: fill");
+        let mut constant = agg.clone();
+        constant.fragments.push(Fragment { constant: Some(7i32.to_ne_bytes().to_vec()), ..frag(&[3, 4], &[2, 3]) });
+        let c = ints(&constant.chunk(&[1, 1], &fill, &reader).unwrap().unwrap());
+        assert_eq!(c, vec![7, 7, 7, -1, 7, 7, 7, -1, -1, -1, -1, -1], "a unique_values fragment");
         assert!(agg.chunk(&[2, 0], &fill, &reader).unwrap().is_none(), "past the end");
         let store = CfaStore::new("t", Arc::new(MemoryStore::new()), vec![(agg, fill.to_vec())], Arc::new(reader), false);
         assert!(store.get(&Key::new("v/0.0").unwrap()).unwrap().is_some());
