@@ -49,6 +49,22 @@ cp -r "$F" "$scratch/shape"
 cp "$F/cfa4_v04/cfa4_v04.tas.0.0.0.nc" "$scratch/shape/cfa4_v05/cfa4_v05.tas.0.0.0.nc"
 (cd "$scratch/shape" && NCTRACING=1 LD_PRELOAD="$pre" ncdump -v tas cfa4_v05.nca) > /dev/null 2> "$scratch/shape.txt" && bad "a wrong-shape fragment must fail" || ok
 grep -q "has shape \[6, 9, 36\], the master says \[4, 9, 18\]" "$scratch/shape.txt" && ok || { bad "wrong shape is explained"; tail -3 "$scratch/shape.txt"; }
+# Broken or hostile masters are refused at open (NC_EINVAL), never read out of bounds.
+cp -r "$F" "$scratch/bad"
+python3 -c "
+import netCDF4, json
+with netCDF4.Dataset('$scratch/bad/cfa3_v04.nca', 'a') as ds:
+    a = json.loads(ds['tas'].cfa_array)
+    a['Partitions'][0]['location'] = [[0, 99999999], [0, 17], [0, 11]]
+    ds['tas'].cfa_array = json.dumps(a)
+    ds['pr'].cfa_array = '{not json'
+with netCDF4.Dataset('$scratch/bad/cfa4_v05.nca', 'a') as ds:
+    ds.groups['cfa_tas']['location'][0, 0, 0, 0, :] = [-5, 2000000000]
+" || bad "editing masters"
+for m in cfa3_v04 cfa4_v05; do
+    (cd "$scratch/bad" && LD_PRELOAD="$pre" ncdump -h $m.nca) > /dev/null 2> "$scratch/o.txt"; rc=$?
+    [ $rc -eq 1 ] && grep -q "Invalid argument" "$scratch/o.txt" && ok || { bad "hostile $m refused (rc $rc)"; cat "$scratch/o.txt"; }
+done
 # A partition with no file (CFA-0.5: an empty name) is missing data: the fill value.
 cp -r "$F" "$scratch/hole"
 python3 -c "

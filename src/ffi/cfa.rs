@@ -220,9 +220,12 @@ fn fragments_04(master: &str, json: &str, rank: usize) -> Result<Vec<Fragment>> 
         for range in loc {
             let r: Vec<u64> = range.as_array().map(|a| a.iter().filter_map(|v| v.as_u64()).collect()).unwrap_or_default();
             match r[..] {
-                [a, b] if b >= a => {
-                    start.push(a as usize);
-                    shape.push((b - a + 1) as usize);
+                [a, b] if b >= a && b < u64::MAX => {
+                    let (Ok(a), Ok(n)) = (usize::try_from(a), usize::try_from(b - a + 1)) else {
+                        return Err(bad("location out of range"));
+                    };
+                    start.push(a);
+                    shape.push(n);
                 }
                 _ => return Err(bad("location range is not [first, last]")),
             }
@@ -246,29 +249,37 @@ fn fragments_05(master: &str, real: c_int, group: &str, rank: usize) -> Result<V
         Ok(v)
     };
     let (loc_id, file_id, ncvar_id) = (varid(c"location")?, varid(c"file")?, varid(c"ncvar")?);
-    let mut nparts = 0usize;
-    {
+    // Every buffer is sized from its own variable's dimensions: a master whose partition
+    // variables disagree is refused, never read past a buffer.
+    let cells = |v: c_int| -> Result<usize> {
         let mut ndims = 0;
         let mut dimids = [0 as c_int; NC_MAX_VAR_DIMS as usize];
         // SAFETY: out-pointers sized by netcdf-c's limits.
-        ok(unsafe { super::var::nc_inq_varndims(gid, file_id, &mut ndims) }, "file ndims")?;
-        ok(unsafe { super::var::nc_inq_vardimid(gid, file_id, dimids.as_mut_ptr()) }, "file dims")?;
+        unsafe {
+            ok(super::var::nc_inq_varndims(gid, v, &mut ndims), "partition variable rank")?;
+            ok(super::var::nc_inq_vardimid(gid, v, dimids.as_mut_ptr()), "partition variable dimensions")?;
+        }
         let mut n = 1usize;
         for d in &dimids[..ndims.clamp(0, NC_MAX_VAR_DIMS) as usize] {
             let mut len = 0usize;
             // SAFETY: valid out-pointer.
-            ok(unsafe { super::group::nc_inq_dimlen(gid, *d, &mut len) }, "partition dim")?;
-            n *= len;
+            ok(unsafe { super::group::nc_inq_dimlen(gid, *d, &mut len) }, "partition dimension")?;
+            n = n.checked_mul(len).ok_or_else(|| Error::new(Kind::Invalid, format!("{group}: partition matrix too large")))?;
         }
-        nparts = nparts.max(n);
+        Ok(n)
+    };
+    let nparts = cells(file_id)?;
+    if cells(ncvar_id)? != nparts || cells(loc_id)? != nparts.saturating_mul(rank).saturating_mul(2) {
+        return err(Kind::Invalid, format!("{group}: file, ncvar and location disagree on the number of partitions"));
     }
     let mut location = vec![0 as c_int; nparts * rank * 2];
     ok(super::data_matrix::nc_get_var_int(gid, loc_id, location.as_mut_ptr()), "location")?;
     let strings = |id: c_int| -> Result<Vec<String>> {
-        let mut ptrs = vec![std::ptr::null_mut::<c_char>(); nparts];
+        let mut ptrs = vec![std::ptr::null_mut::<c_char>(); nparts.max(1)];
         ok(super::data_matrix::nc_get_var_string(gid, id, ptrs.as_mut_ptr()), "strings")?;
         let out = ptrs
             .iter()
+            .take(nparts)
             // SAFETY: NUL-terminated strings the library allocated (or NULL).
             .map(|p| if p.is_null() { String::new() } else { unsafe { CStr::from_ptr(*p) }.to_string_lossy().into_owned() })
             .collect();
@@ -636,6 +647,18 @@ fn define_aggregated(real: c_int, v: c_int, ours: c_int, master: &str, version: 
     } else {
         return err(Kind::Invalid, format!("{vname}: {version} variable without cfa_array or cfa_group"));
     };
+    // Every fragment inside the aggregated array (a hostile or broken master is refused).
+    for f in &fragments {
+        let inside = f.start.len() == shape.len()
+            && f.shape.len() == shape.len()
+            && (0..shape.len()).all(|d| f.shape[d] > 0 && f.start[d].checked_add(f.shape[d]).is_some_and(|end| end <= shape[d]));
+        if !inside {
+            return err(
+                Kind::Invalid,
+                format!("{vname}: fragment {} at {:?} of shape {:?} lies outside {shape:?}", f.file, f.start, f.shape),
+            );
+        }
+    }
     let chunks = Aggregated::chunk_shape(&shape, &fragments);
     let mut id = 0;
     // SAFETY: define mode calls on our dataset; arrays of `rank` entries.
