@@ -49,7 +49,7 @@ fn text_att(ncid: c_int, varid: c_int, name: &CStr) -> Option<String> {
         unsafe { super::usertypes::nc_free_string(1, &mut p) };
         return Some(text);
     }
-    if xtype != 2 {
+    if xtype != super::consts::NC_CHAR {
         return None;
     }
     let mut buf = vec![0u8; len + 1];
@@ -200,6 +200,46 @@ fn resolve(master: &str, file: &str) -> String {
     }
 }
 
+/// A variable's dimension ids (routed to whichever library holds `ncid`).
+fn var_dimids(ncid: c_int, varid: c_int) -> Result<Vec<c_int>> {
+    let mut n = 0;
+    let mut ids = [0 as c_int; NC_MAX_VAR_DIMS as usize];
+    // SAFETY: out-pointers sized by netcdf-c's limits.
+    unsafe {
+        ok(super::var::nc_inq_varndims(ncid, varid, &mut n), "variable rank")?;
+        ok(super::var::nc_inq_vardimid(ncid, varid, ids.as_mut_ptr()), "variable dimensions")?;
+    }
+    Ok(ids[..n.clamp(0, NC_MAX_VAR_DIMS) as usize].to_vec())
+}
+
+/// A variable's shape.
+fn var_shape(ncid: c_int, varid: c_int) -> Result<Vec<usize>> {
+    var_dimids(ncid, varid)?
+        .into_iter()
+        .map(|d| {
+            let mut len = 0usize;
+            // SAFETY: valid out-pointer.
+            ok(unsafe { super::group::nc_inq_dimlen(ncid, d, &mut len) }, "dimension length")?;
+            Ok(len)
+        })
+        .collect()
+}
+
+/// The `n` strings of a string variable (a NULL one reads as empty).
+fn var_strings(ncid: c_int, varid: c_int, n: usize) -> Result<Vec<String>> {
+    let mut ptrs = vec![std::ptr::null_mut::<c_char>(); n.max(1)];
+    ok(super::data_matrix::nc_get_var_string(ncid, varid, ptrs.as_mut_ptr()), "strings")?;
+    let out = ptrs
+        .iter()
+        .take(n)
+        // SAFETY: NUL-terminated strings the library allocated (or NULL).
+        .map(|p| if p.is_null() { String::new() } else { unsafe { CStr::from_ptr(*p) }.to_string_lossy().into_owned() })
+        .collect();
+    // SAFETY: the strings nc_get_var_string allocated.
+    unsafe { super::usertypes::nc_free_string(n, ptrs.as_mut_ptr()) };
+    Ok(out)
+}
+
 /// The fragments of an aggregated variable from CFA-0.4's `cfa_array` JSON attribute
 /// (locations are inclusive index ranges).
 fn fragments_04(master: &str, json: &str, rank: usize) -> Result<Vec<Fragment>> {
@@ -252,21 +292,10 @@ fn fragments_05(master: &str, real: c_int, group: &str, rank: usize) -> Result<V
     // Every buffer is sized from its own variable's dimensions: a master whose partition
     // variables disagree is refused, never read past a buffer.
     let cells = |v: c_int| -> Result<usize> {
-        let mut ndims = 0;
-        let mut dimids = [0 as c_int; NC_MAX_VAR_DIMS as usize];
-        // SAFETY: out-pointers sized by netcdf-c's limits.
-        unsafe {
-            ok(super::var::nc_inq_varndims(gid, v, &mut ndims), "partition variable rank")?;
-            ok(super::var::nc_inq_vardimid(gid, v, dimids.as_mut_ptr()), "partition variable dimensions")?;
-        }
-        let mut n = 1usize;
-        for d in &dimids[..ndims.clamp(0, NC_MAX_VAR_DIMS) as usize] {
-            let mut len = 0usize;
-            // SAFETY: valid out-pointer.
-            ok(unsafe { super::group::nc_inq_dimlen(gid, *d, &mut len) }, "partition dimension")?;
-            n = n.checked_mul(len).ok_or_else(|| Error::new(Kind::Invalid, format!("{group}: partition matrix too large")))?;
-        }
-        Ok(n)
+        var_shape(gid, v)?
+            .into_iter()
+            .try_fold(1usize, |n, len| n.checked_mul(len))
+            .ok_or_else(|| Error::new(Kind::Invalid, format!("{group}: partition matrix too large")))
     };
     let nparts = cells(file_id)?;
     if cells(ncvar_id)? != nparts || cells(loc_id)? != nparts.saturating_mul(rank).saturating_mul(2) {
@@ -274,20 +303,7 @@ fn fragments_05(master: &str, real: c_int, group: &str, rank: usize) -> Result<V
     }
     let mut location = vec![0 as c_int; nparts * rank * 2];
     ok(super::data_matrix::nc_get_var_int(gid, loc_id, location.as_mut_ptr()), "location")?;
-    let strings = |id: c_int| -> Result<Vec<String>> {
-        let mut ptrs = vec![std::ptr::null_mut::<c_char>(); nparts.max(1)];
-        ok(super::data_matrix::nc_get_var_string(gid, id, ptrs.as_mut_ptr()), "strings")?;
-        let out = ptrs
-            .iter()
-            .take(nparts)
-            // SAFETY: NUL-terminated strings the library allocated (or NULL).
-            .map(|p| if p.is_null() { String::new() } else { unsafe { CStr::from_ptr(*p) }.to_string_lossy().into_owned() })
-            .collect();
-        // SAFETY: the strings nc_get_var_string allocated.
-        unsafe { super::usertypes::nc_free_string(nparts, ptrs.as_mut_ptr()) };
-        Ok(out)
-    };
-    let (files, ncvars) = (strings(file_id)?, strings(ncvar_id)?);
+    let (files, ncvars) = (var_strings(gid, file_id, nparts)?, var_strings(gid, ncvar_id, nparts)?);
     let mut out = Vec::new();
     for p in 0..nparts {
         if files[p].is_empty() {
@@ -386,20 +402,10 @@ fn copy_master(real: c_int, ours: c_int, master: &str, version: &str) -> Result<
         // SAFETY: NUL-terminated by the library.
         Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
     };
-    let var_dims = |v: c_int| -> Vec<c_int> {
-        let mut n = 0;
-        let mut ids = [0 as c_int; NC_MAX_VAR_DIMS as usize];
-        // SAFETY: out-pointers sized by netcdf-c's limits.
-        unsafe {
-            super::var::nc_inq_varndims(real, v, &mut n);
-            super::var::nc_inq_vardimid(real, v, ids.as_mut_ptr());
-        }
-        ids[..n.clamp(0, NC_MAX_VAR_DIMS) as usize].to_vec()
-    };
     let mut hidden_ids = std::collections::HashSet::new();
     let mut used = std::collections::HashSet::new();
     for v in 0..nvars {
-        let dims = var_dims(v);
+        let dims = var_dimids(real, v)?;
         if hidden_vars.contains(&var_name(v)?) {
             hidden_ids.insert(v);
         } else {
@@ -409,7 +415,8 @@ fn copy_master(real: c_int, ours: c_int, master: &str, version: &str) -> Result<
     let mut dimids = vec![0 as c_int; ndims.max(0) as usize];
     // SAFETY: `dimids` holds the root group's dimensions.
     ok(unsafe { super::group::nc_inq_dimids(real, &mut ndims, dimids.as_mut_ptr(), 0) }, "dimensions")?;
-    let hidden_var_dims: std::collections::HashSet<c_int> = hidden_ids.iter().flat_map(|v| var_dims(*v)).collect();
+    let hidden_var_dims: std::collections::HashSet<c_int> =
+        hidden_ids.iter().map(|v| var_dimids(real, *v)).collect::<Result<Vec<_>>>()?.into_iter().flatten().collect();
     for d in &dimids {
         let mut buf = [0 as c_char; NC_MAX_NAME as usize + 1];
         let mut len = 0usize;
@@ -467,25 +474,11 @@ fn fragments_cf(master: &str, real: c_int, data: &str, shape: &[usize], xtype: N
     let term = |t: &str| terms.iter().find(|(k, _)| k == t).map(|(_, v)| v.clone());
     let rank = shape.len();
     let varid = |name: &str| -> Result<(c_int, Vec<usize>)> {
-        let (mut v, mut n) = (0, 0);
+        let mut v = 0;
         let c = cname(name)?;
-        let mut ids = [0 as c_int; NC_MAX_VAR_DIMS as usize];
-        // SAFETY: NUL-terminated name; out-pointers sized by netcdf-c's limits.
-        unsafe {
-            ok(super::var::nc_inq_varid(real, c.as_ptr(), &mut v), "fragment array variable")?;
-            ok(super::var::nc_inq_varndims(real, v, &mut n), "fragment array rank")?;
-            ok(super::var::nc_inq_vardimid(real, v, ids.as_mut_ptr()), "fragment array dimensions")?;
-        }
-        let lens = ids[..n.clamp(0, NC_MAX_VAR_DIMS) as usize]
-            .iter()
-            .map(|d| {
-                let mut l = 0usize;
-                // SAFETY: valid out-pointer.
-                unsafe { super::group::nc_inq_dimlen(real, *d, &mut l) };
-                l
-            })
-            .collect();
-        Ok((v, lens))
+        // SAFETY: NUL-terminated name; valid out-pointer.
+        ok(unsafe { super::var::nc_inq_varid(real, c.as_ptr(), &mut v) }, "fragment array variable")?;
+        Ok((v, var_shape(real, v)?))
     };
     let map_name = term("map").ok_or_else(|| Error::new(Kind::Invalid, "aggregated_data without map"))?;
     let (map_id, map_dims) = varid(&map_name)?;
@@ -548,29 +541,17 @@ fn fragments_cf(master: &str, real: c_int, data: &str, shape: &[usize], xtype: N
     }
     let uris_name = term("uris").or_else(|| term("location")).ok_or_else(|| Error::new(Kind::Invalid, "aggregated_data without uris"))?;
     let (uris_id, uris_dims) = varid(&uris_name)?;
-    let strings = |id: c_int, n: usize| -> Result<Vec<String>> {
-        let mut ptrs = vec![std::ptr::null_mut::<c_char>(); n.max(1)];
-        ok(super::data_matrix::nc_get_var_string(real, id, ptrs.as_mut_ptr()), "fragment strings")?;
-        let out = ptrs
-            .iter()
-            // SAFETY: NUL-terminated strings the library allocated (or NULL).
-            .map(|p| if p.is_null() { String::new() } else { unsafe { CStr::from_ptr(*p) }.to_string_lossy().into_owned() })
-            .collect();
-        // SAFETY: the strings nc_get_var_string allocated.
-        unsafe { super::usertypes::nc_free_string(n.max(1), ptrs.as_mut_ptr()) };
-        Ok(out)
-    };
     let n_uris: usize = uris_dims.iter().product();
     // More than one URI per fragment (a trailing dimension of alternatives): the first.
     let per = if total > 0 && n_uris.is_multiple_of(total) { n_uris / total } else { 0 };
     if per == 0 {
         return err(Kind::Invalid, format!("{uris_name}: {n_uris} URIs for {total} fragments"));
     }
-    let uris = strings(uris_id, n_uris)?;
+    let uris = var_strings(real, uris_id, n_uris)?;
     let identifiers = match term("identifiers").or_else(|| term("identifier")) {
         Some(name) => {
             let (id, dims) = varid(&name)?;
-            strings(id, dims.iter().product())?
+            var_strings(real, id, dims.iter().product())?
         }
         None => Vec::new(),
     };
@@ -622,18 +603,9 @@ fn define_aggregated(real: c_int, v: c_int, ours: c_int, master: &str, version: 
         // SAFETY: NUL-terminated name; valid out-pointers.
         unsafe {
             ok(super::group::nc_inq_dimid(ours, dn.as_ptr(), &mut id), "aggregated dimension")?;
-            ok(
-                super::group::nc_inq_dimlen(
-                    real,
-                    {
-                        let mut rid = 0;
-                        super::group::nc_inq_dimid(real, dn.as_ptr(), &mut rid);
-                        rid
-                    },
-                    &mut len,
-                ),
-                "aggregated dimension length",
-            )?;
+            let mut real_id = 0;
+            ok(super::group::nc_inq_dimid(real, dn.as_ptr(), &mut real_id), "aggregated dimension")?;
+            ok(super::group::nc_inq_dimlen(real, real_id, &mut len), "aggregated dimension length")?;
         }
         dimids.push(id);
         shape.push(len);
@@ -772,26 +744,13 @@ fn read_open(
     out: &mut [u8],
 ) -> std::result::Result<(), (c_int, String)> {
     let vn = CString::new(f.ncvar.as_str()).map_err(|_| (super::consts::NC_EBADNAME, "variable name".to_string()))?;
-    let (mut varid, mut ndims) = (0, 0);
+    let mut varid = 0;
     // SAFETY: NUL-terminated name, valid out-pointers.
     let st = unsafe { super::var::nc_inq_varid(ncid, vn.as_ptr(), &mut varid) };
     if st != NC_NOERR {
         return Err((st, format!("no variable {}", f.ncvar)));
     }
-    // SAFETY: valid out-pointer.
-    unsafe { super::var::nc_inq_varndims(ncid, varid, &mut ndims) };
-    let mut dimids = [0 as c_int; NC_MAX_VAR_DIMS as usize];
-    // SAFETY: NC_MAX_VAR_DIMS entries.
-    unsafe { super::var::nc_inq_vardimid(ncid, varid, dimids.as_mut_ptr()) };
-    let lens: Vec<usize> = dimids[..ndims.clamp(0, NC_MAX_VAR_DIMS) as usize]
-        .iter()
-        .map(|d| {
-            let mut n = 0usize;
-            // SAFETY: valid out-pointer.
-            unsafe { super::group::nc_inq_dimlen(ncid, *d, &mut n) };
-            n
-        })
-        .collect();
+    let lens = var_shape(ncid, varid).map_err(|e| (e.code(), format!("shape of {}", f.ncvar)))?;
     // A fragment may leave out dimensions of size one (CF aggregation allows it).
     let kept: Vec<usize> = (0..f.shape.len()).filter(|&d| lens.len() == f.shape.len() || f.shape[d] != 1).collect();
     let expected: Vec<usize> = kept.iter().map(|&d| f.shape[d]).collect();

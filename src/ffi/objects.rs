@@ -221,8 +221,8 @@ pub fn opened_name(ncid: c_int) -> Option<String> {
     lookup(ncid).map(|f| f.name.original.clone())
 }
 
-/// `nc_close_memio` of an object's dataset: its memory is ours, never the caller's; the
-/// dataset is closed (and stored) as by `nc_close`, and `info` says there is no image.
+/// Is `ncid` a netCDF object's dataset? (`nc_close_memio` of one closes and stores it as
+/// `nc_close` does: its memory is ours, never the caller's.)
 pub fn is_object(ncid: c_int) -> bool {
     lookup(ncid).is_some()
 }

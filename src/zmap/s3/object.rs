@@ -171,7 +171,8 @@ impl S3Object {
             2,
             &format!("s3 object: {} bytes of {} in {} ranged GETs, {} at once", size, self.key, ranges.len() + 1, self.parts_in_flight),
         );
-        let (client, bucket, key, stall) = (&self.store.client, self.bucket(), self.key.as_str(), self.store.stall);
+        let key = self.key.as_str();
+        let src = Version { client: &self.store.client, bucket: self.bucket(), key, etag, stall: self.store.stall };
         match dest {
             Destination::Memory(dst) => {
                 if dst.len() != size {
@@ -181,12 +182,12 @@ impl S3Object {
                 let (first, mut rest) = dst[have..].split_at_mut(first_end - have);
                 let mut jobs: Vec<Job<'_>> = Vec::with_capacity(ranges.len() + 1);
                 if let Some(p) = pending {
-                    jobs.push(Box::pin(finish_first(client, bucket, key, etag, stall, p.body, have, first)));
+                    jobs.push(Box::pin(src.finish_first(p.body, have, first)));
                 }
                 // Disjoint slices of the one buffer, one per range, filled concurrently.
                 for &(a, b) in &ranges {
                     let (this, more) = rest.split_at_mut(b - a);
-                    jobs.push(Box::pin(get_part(client, bucket, key, etag, stall, a as u64, this)));
+                    jobs.push(Box::pin(src.get_part(a as u64, this)));
                     rest = more;
                 }
                 run_jobs(jobs, self.parts_in_flight)
@@ -199,14 +200,14 @@ impl S3Object {
                 if let Some(p) = pending {
                     jobs.push(Box::pin(async move {
                         let mut buf = crate::zmap::zeroed((first_end - have) as u64)?;
-                        finish_first(client, bucket, key, etag, stall, p.body, have, &mut buf).await?;
+                        src.finish_first(p.body, have, &mut buf).await?;
                         file.write_all_at(&buf, have as u64).map_err(|e| io_error(&e, "cache file"))
                     }));
                 }
                 for &(a, b) in &ranges {
                     jobs.push(Box::pin(async move {
                         let mut buf = crate::zmap::zeroed((b - a) as u64)?;
-                        get_part(client, bucket, key, etag, stall, a as u64, &mut buf).await?;
+                        src.get_part(a as u64, &mut buf).await?;
                         file.write_all_at(&buf, a as u64).map_err(|e| io_error(&e, "cache file"))
                     }));
                 }
@@ -254,27 +255,6 @@ fn run_jobs(jobs: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = Result<
     })?
 }
 
-/// The rest of the first part: its body, already under way, into `dst` (which starts at byte
-/// `from` of the object); a body cut short is resumed with a ranged GET.
-#[allow(clippy::too_many_arguments)]
-async fn finish_first(
-    client: &aws_sdk_s3::Client,
-    bucket: &str,
-    key: &str,
-    etag: Option<&str>,
-    stall: std::time::Duration,
-    mut body: aws_sdk_s3::primitives::ByteStream,
-    from: usize,
-    dst: &mut [u8],
-) -> Result<()> {
-    let mut filled = 0usize;
-    drain(&mut body, dst, &mut filled, key, stall).await?;
-    if filled < dst.len() {
-        get_part(client, bucket, key, etag, stall, (from + filled) as u64, &mut dst[filled..]).await?;
-    }
-    Ok(())
-}
-
 /// Copies a response body into `dst` from `*filled` on, until it ends, breaks, or stops
 /// arriving for a whole attempt timeout (all three count as cut short: the caller resumes).
 async fn drain(
@@ -302,41 +282,60 @@ fn io_error(e: &std::io::Error, what: &str) -> Error {
     }
 }
 
-/// One ranged GET into `dst` (exactly its length), pinned to `etag`; a body cut short is
-/// resumed from where it stopped (at most three times).
-async fn get_part(
-    client: &aws_sdk_s3::Client,
-    bucket: &str,
-    key: &str,
-    etag: Option<&str>,
+/// One version of one object (its ETag, when the server gave one): where the ranged GETs of
+/// a download go.
+#[derive(Clone, Copy)]
+struct Version<'a> {
+    client: &'a aws_sdk_s3::Client,
+    bucket: &'a str,
+    key: &'a str,
+    etag: Option<&'a str>,
+    /// Longest silence inside a body before it counts as cut short.
     stall: std::time::Duration,
-    offset: u64,
-    dst: &mut [u8],
-) -> Result<()> {
-    let mut filled = 0usize;
-    for attempt in 0..4 {
-        if filled == dst.len() {
-            return Ok(());
+}
+
+impl Version<'_> {
+    /// The rest of the first part: its body, already under way, into `dst` (which starts at
+    /// byte `from` of the object); a body cut short is resumed with a ranged GET.
+    async fn finish_first(self, mut body: aws_sdk_s3::primitives::ByteStream, from: usize, dst: &mut [u8]) -> Result<()> {
+        let mut filled = 0usize;
+        drain(&mut body, dst, &mut filled, self.key, self.stall).await?;
+        if filled < dst.len() {
+            self.get_part((from + filled) as u64, &mut dst[filled..]).await?;
         }
-        if attempt > 0 {
-            crate::trace::emit(2, &format!("s3 object: {key} part at {offset} cut at {filled}; resuming"));
-        }
-        let from = offset + filled as u64;
-        let to = offset + dst.len() as u64 - 1;
-        let out = client
-            .get_object()
-            .bucket(bucket)
-            .key(key)
-            .range(format!("bytes={from}-{to}"))
-            .set_if_match(etag.map(str::to_string))
-            .send()
-            .await
-            .map_err(|e| match e.code() {
-                Some("PreconditionFailed") => Error::new(Kind::S3, format!("S3 get {key}: the object changed while it was read")),
-                _ => map_err(e, &format!("ranged get {key}")),
-            })?;
-        let mut body = out.body;
-        drain(&mut body, dst, &mut filled, key, stall).await?;
+        Ok(())
     }
-    if filled == dst.len() { Ok(()) } else { err(Kind::S3, format!("S3 get {key}: part at {offset} cut short 4 times")) }
+
+    /// One ranged GET into `dst` (exactly its length), pinned to the ETag; a body cut short
+    /// is resumed from where it stopped (at most three times).
+    async fn get_part(self, offset: u64, dst: &mut [u8]) -> Result<()> {
+        let key = self.key;
+        let mut filled = 0usize;
+        for attempt in 0..4 {
+            if filled == dst.len() {
+                return Ok(());
+            }
+            if attempt > 0 {
+                crate::trace::emit(2, &format!("s3 object: {key} part at {offset} cut at {filled}; resuming"));
+            }
+            let from = offset + filled as u64;
+            let to = offset + dst.len() as u64 - 1;
+            let out = self
+                .client
+                .get_object()
+                .bucket(self.bucket)
+                .key(key)
+                .range(format!("bytes={from}-{to}"))
+                .set_if_match(self.etag.map(str::to_string))
+                .send()
+                .await
+                .map_err(|e| match e.code() {
+                    Some("PreconditionFailed") => Error::new(Kind::S3, format!("S3 get {key}: the object changed while it was read")),
+                    _ => map_err(e, &format!("ranged get {key}")),
+                })?;
+            let mut body = out.body;
+            drain(&mut body, dst, &mut filled, key, self.stall).await?;
+        }
+        if filled == dst.len() { Ok(()) } else { err(Kind::S3, format!("S3 get {key}: part at {offset} cut short 4 times")) }
+    }
 }
