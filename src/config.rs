@@ -163,6 +163,25 @@ pub fn cfa_disabled() -> bool {
     env_str("NCZARR_CFA").is_some_and(|v| v.trim() == "0" || v.trim().eq_ignore_ascii_case("no") || v.trim().eq_ignore_ascii_case("false"))
 }
 
+/// `NCZARR_CFA_FILEHANDLES`: fragment files an aggregated dataset keeps open at once.
+pub fn cfa_filehandles() -> Option<usize> {
+    env_str("NCZARR_CFA_FILEHANDLES").and_then(|v| v.trim().parse::<usize>().ok()).filter(|n| *n > 0)
+}
+
+/// `NCZARR_CFA_MEMORY_MB`: fragment data an aggregated dataset keeps in open fragment files.
+pub fn cfa_memory_budget() -> Option<u64> {
+    env_str("NCZARR_CFA_MEMORY_MB").and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v > 0.0).map(|mb| (mb * 1048576.0) as u64)
+}
+
+/// `NCZARR_CFA_SUBARRAY_MB`: the largest fragment S3netCDF4's splitting rule makes for a
+/// variable with no chunking of its own (S3netCDF4's `max_subarray_size`, 50 MB by default).
+pub fn cfa_subarray_bytes() -> u64 {
+    env_str("NCZARR_CFA_SUBARRAY_MB")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| *v > 0.0)
+        .map_or(50 << 20, |mb| (mb * 1048576.0) as u64)
+}
+
 /// `NCZARR_S3_CACHE_DIR`: where netCDF objects over the memory budget are cached while open.
 pub fn s3_cache_dir() -> Option<PathBuf> {
     std::env::var_os("NCZARR_S3_CACHE_DIR").filter(|v| !v.is_empty()).map(PathBuf::from)

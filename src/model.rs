@@ -449,6 +449,46 @@ pub fn default_chunks(shape: &[u64], unlimited: &[bool], type_size: usize) -> Ve
     chunks
 }
 
+/// S3netCDF4's file-splitting rule for the sub-arrays (fragments) of an aggregated variable
+/// with no chunking of its own: axes are taken as `T Z Y X` from the last one back (any before
+/// those are `N`), and the whole array is divided until a sub-array holds at most `max_bytes`,
+/// splitting the field axes (`X`, `Y`) while a field read touches no more sub-arrays than a
+/// time-series read does, else the linear axes (`T`, `Z`, `N`); within each kind the axis split
+/// fewest times so far goes next. An unlimited dimension, whose length is not known yet, counts
+/// as long as one sub-array of the other axes whole can hold (at least one record).
+pub fn fragment_chunks(shape: &[u64], unlimited: &[bool], type_size: usize, max_bytes: u64) -> Vec<u64> {
+    let n = shape.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let item = type_size.max(1) as f64;
+    let record: f64 = (0..n).filter(|&i| !unlimited[i]).map(|i| shape[i].max(1) as f64).product::<f64>() * item;
+    let records = ((max_bytes as f64 / record).floor() as u64).max(1);
+    let len: Vec<u64> = (0..n).map(|i| if unlimited[i] { records } else { shape[i].max(1) }).collect();
+    const AXES: [char; 4] = ['T', 'Z', 'Y', 'X'];
+    let axis: Vec<char> = (0..n).map(|i| if n - i <= 4 { AXES[4 - (n - i)] } else { 'N' }).collect();
+    let mut divs = vec![1u64; n];
+    let bytes = |divs: &[u64]| (0..n).map(|i| len[i].div_ceil(divs[i]) as f64).product::<f64>() * item;
+    let find = |a: char| axis.iter().position(|&x| x == a);
+    while bytes(&divs) > max_bytes as f64 {
+        let linear = find('T').or_else(|| find('Z')).or_else(|| find('N')).map(|i| divs[i]);
+        let field = match (find('X'), find('Y')) {
+            (Some(x), Some(y)) => Some(divs[x] * divs[y]),
+            (Some(a), None) | (None, Some(a)) => Some(divs[a]),
+            (None, None) => None,
+        };
+        let kinds: &[char] =
+            if field.unwrap_or(0) as i64 <= linear.map_or(-1, |l| l as i64) || linear.is_none() { &['X', 'Y'] } else { &['T', 'Z', 'N'] };
+        let pick = |kinds: &[char]| (0..n).filter(|&i| kinds.contains(&axis[i]) && divs[i] < len[i]).min_by_key(|&i| divs[i]);
+        // An axis kind with nothing left to split hands over to the other.
+        match pick(kinds).or_else(|| pick(&['X', 'Y', 'T', 'Z', 'N'])) {
+            Some(i) => divs[i] += 1,
+            None => break,
+        }
+    }
+    (0..n).map(|i| len[i].div_ceil(divs[i]).max(1)).collect()
+}
+
 pub fn check_var_type(t: i32) -> Result<NcType> {
     if t == 0 {
         return err(Kind::BadType, "NC_NAT");
@@ -470,5 +510,21 @@ mod tests {
         assert_eq!(default_chunks(&[0], &[true], 4), vec![1024]);
         assert_eq!(default_chunks(&[0], &[true], 8), vec![512]);
         assert_eq!(default_chunks(&[1000, 3000], &[false, false], 8), vec![500, 1500]);
+    }
+
+    #[test]
+    fn fragment_chunks_follow_the_s3netcdf4_split() {
+        use super::fragment_chunks;
+        // Small enough: one sub-array.
+        assert_eq!(fragment_chunks(&[12, 18, 36], &[false; 3], 4, 50 << 20), vec![12, 18, 36]);
+        // 4 x 100 x 100 floats over 40000 bytes: a field axis first, then time (the field
+        // now has more pieces than a time series), balancing the two kinds of read.
+        assert_eq!(fragment_chunks(&[4, 100, 100], &[false; 3], 4, 40_000), vec![2, 50, 100]);
+        // Unlimited time: as many records as fit, the field whole.
+        assert_eq!(fragment_chunks(&[0, 18, 36], &[true, false, false], 4, 50 << 20), vec![20227, 18, 36]);
+        // One record over the limit: one record per sub-array, the field split.
+        let c = fragment_chunks(&[0, 1000, 1000], &[true, false, false], 8, 1 << 20);
+        assert_eq!(c[0], 1);
+        assert!(c[1] * c[2] * 8 <= 1 << 20, "{c:?}");
     }
 }

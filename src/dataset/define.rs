@@ -145,7 +145,10 @@ impl Dataset {
         let shape: Vec<u64> = var.dimids.iter().map(|&d| if self.model.dims[d].unlimited { 0 } else { self.model.dims[d].len }).collect();
         let unlim: Vec<bool> = var.dimids.iter().map(|&d| self.model.dims[d].unlimited).collect();
         let size = if var.nctype == NcType::String { self.model.maxstrlen(var) } else { var.nctype.size() };
-        default_chunks(&shape, &unlim, size)
+        match self.spec.fragment_split {
+            Some(max_bytes) => crate::model::fragment_chunks(&shape, &unlim, size, max_bytes),
+            None => default_chunks(&shape, &unlim, size),
+        }
     }
 
     pub fn rename_var(&mut self, gid: usize, varid: VarRef, name: &[u8]) -> Result<()> {

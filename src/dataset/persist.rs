@@ -32,7 +32,33 @@ impl Dataset {
                 self.chunks.flush_var(store, (gid, varid), &layout)
             })?;
         }
-        self.flush_metadata()
+        self.flush_metadata()?;
+        if self.store.wants_arrays() {
+            self.store.note_arrays(self.array_infos())?;
+        }
+        Ok(())
+    }
+
+    /// Every variable as a store that lays out arrays itself sees it (`Zmap::note_arrays`).
+    fn array_infos(&self) -> Vec<crate::zmap::ArrayInfo> {
+        let mut out = Vec::new();
+        for (gid, group) in self.model.groups.iter().enumerate() {
+            for (varid, var) in group.vars.iter().enumerate() {
+                let dims = var.dimids.iter().map(|&d| &self.model.dims[d]).map(|d| (d.name.clone(), d.len, d.unlimited)).collect();
+                out.push(crate::zmap::ArrayInfo {
+                    key: var.stored.key.clone().unwrap_or_else(|| self.model.var_key(gid, varid)),
+                    name: var.name.clone(),
+                    root: gid == 0,
+                    dims,
+                    chunks: var.chunks.clone(),
+                    nctype: var.nctype,
+                    big_endian: var.endian == crate::model::Endian::Big && var.nctype.is_numeric(),
+                    fill: var.fill_value().to_ne_bytes(),
+                    filters: var.filters.clone(),
+                });
+            }
+        }
+        out
     }
 
     /// The chunk layout of a variable, at the key its objects live under now.

@@ -107,7 +107,7 @@ pub fn copy_var(ncid_in: c_int, varid_in: c_int, ncid_out: c_int) -> c_int {
     copy_var_data(ncid_in, varid_in, ncid_out, varid_out, xtype, &shape)
 }
 
-fn copy_var_data(ncid_in: c_int, varid_in: c_int, ncid_out: c_int, varid_out: c_int, xtype: nc_type, shape: &[usize]) -> c_int {
+pub(super) fn copy_var_data(ncid_in: c_int, varid_in: c_int, ncid_out: c_int, varid_out: c_int, xtype: nc_type, shape: &[usize]) -> c_int {
     if shape.contains(&0) {
         return NC_NOERR;
     }

@@ -66,6 +66,10 @@ pub unsafe extern "C" fn nc_create(path: *const c_char, cmode: c_int, ncidp: *mu
         super::route::real_call!(nc_create(local, mode, ncidp): (*const c_char, c_int, *mut c_int)).unwrap_or_else(|m| m)
     };
     // SAFETY: this export's own contract.
+    if let Some(status) = unsafe { super::cfa::write::create("nc_create", path, cmode, ncidp) } {
+        return status;
+    }
+    // SAFETY: this export's own contract.
     if let Some(status) = unsafe { super::objects::create("nc_create", path, cmode, ncidp, real_create) } {
         return status;
     }
@@ -89,6 +93,10 @@ pub unsafe extern "C" fn nc__create(
         super::route::real_call!(nc__create(local, mode, initialsz, chunksizehintp, ncidp): (*const c_char, c_int, usize, *mut usize, *mut c_int))
             .unwrap_or_else(|m| m)
     };
+    // SAFETY: this export's own contract.
+    if let Some(status) = unsafe { super::cfa::write::create("nc__create", path, cmode, ncidp) } {
+        return status;
+    }
     // SAFETY: this export's own contract.
     if let Some(status) = unsafe { super::objects::create("nc__create", path, cmode, ncidp, real_create) } {
         return status;
@@ -137,7 +145,7 @@ pub unsafe extern "C" fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c
     }
     // `#mode=nocfa` is ours to read: the real library is given the name without it.
     // SAFETY: this export's own contract.
-    let stripped = unsafe { super::cfa::without_nocfa(path) };
+    let stripped = unsafe { super::cfa::without_cfa_words(path) };
     let real_path = stripped.as_ref().map_or(path, |c| c.as_ptr());
     super::route::route_path!(false, nc_open(real_path, mode, ncidp): (*const c_char, c_int, *mut c_int), claim ncidp, aggregate(path, mode, ncidp));
     api!("nc_open", (path, mode), {
@@ -154,7 +162,7 @@ pub unsafe extern "C" fn nc__open(path: *const c_char, mode: c_int, chunksizehin
         return status;
     }
     // SAFETY: this export's own contract.
-    let stripped = unsafe { super::cfa::without_nocfa(path) };
+    let stripped = unsafe { super::cfa::without_cfa_words(path) };
     let real_path = stripped.as_ref().map_or(path, |c| c.as_ptr());
     super::route::route_path!(false, nc__open(real_path, mode, chunksizehintp, ncidp): (*const c_char, c_int, *mut usize, *mut c_int), claim ncidp, aggregate(path, mode, ncidp));
     api!("nc__open", (path, mode), {
@@ -223,6 +231,9 @@ pub unsafe extern "C" fn nc_close_memio(ncid: c_int, info: *mut super::consts::N
         unsafe { put(info, super::consts::NC_memio { size: 0, memory: std::ptr::null_mut(), flags: 0 }) };
         return super::objects::close(ncid);
     }
+    if super::cfa::write::is_writer(ncid) {
+        return super::cfa::write::close(ncid);
+    }
     route!(nc_close_memio(ncid, info): (c_int, *mut super::consts::NC_memio) => |status| super::route::release_real(status, ncid));
     // No dataset of ours lives in memory: this is a plain close and `info` is left
     // untouched, as netcdf-c's NCZarr close ignores it.
@@ -250,6 +261,9 @@ pub unsafe extern "C" fn nc__enddef(ncid: c_int, h_minfree: usize, v_align: usiz
 #[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_sync(ncid: c_int) -> c_int {
+    if super::cfa::write::is_writer(ncid) {
+        return super::cfa::write::sync(ncid);
+    }
     // A netCDF object on S3 is stored as the real library left the file.
     route!(nc_sync(ncid): (c_int) => |status| super::objects::after_sync(ncid, status));
     api!("nc_sync", (ncid), { with(ncid, |ds, gid| ds.sync_group(gid)) })
@@ -258,6 +272,9 @@ pub unsafe extern "C" fn nc_sync(ncid: c_int) -> c_int {
 #[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_close(ncid: c_int) -> c_int {
+    if super::cfa::write::is_writer(ncid) {
+        return super::cfa::write::close(ncid);
+    }
     route!(nc_close(ncid): (c_int) => |status| super::objects::after_close(ncid, status));
     api!("nc_close", (ncid), { registry::remove(ncid)?.close() })
 }
@@ -265,6 +282,9 @@ pub unsafe extern "C" fn nc_close(ncid: c_int) -> c_int {
 #[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_abort(ncid: c_int) -> c_int {
+    if super::cfa::write::is_writer(ncid) {
+        return super::cfa::write::abort(ncid);
+    }
     route!(nc_abort(ncid): (c_int) => |status| super::objects::after_abort(ncid, status));
     api!("nc_abort", (ncid), { registry::remove(ncid)?.abort() })
 }

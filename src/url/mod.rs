@@ -50,6 +50,9 @@ pub struct OpenSpec {
     pub zarr_format: Option<u8>,
     /// `shard=` fragment key (zarr-v3.md §7.4).
     pub shard: ShardRequest,
+    /// The logical dataset of an aggregated (CFA) writer: variables without chunking of their
+    /// own get S3netCDF4's sub-array shape for this many bytes (`model::fragment_chunks`).
+    pub fragment_split: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +125,7 @@ const OTHER_WORDS: &[&str] = &[
     "udf1",
     "hdf5",
     "nocfa",
+    "cfa",
 ];
 
 /// Fragment keys without a value that expand to mode words.
@@ -294,6 +298,7 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
             None
         },
         shard,
+        fragment_split: None,
     }))
 }
 
@@ -314,6 +319,7 @@ impl OpenSpec {
             s3: None,
             zarr_format: Some(2),
             shard: ShardRequest::None,
+            fragment_split: None,
         }
     }
 

@@ -266,6 +266,9 @@ fn size_value(v: &serde_json::Value) -> Option<u64> {
 pub struct Resources {
     pub memory: Option<u64>,
     pub cache_location: Option<PathBuf>,
+    /// Fragment files an aggregated dataset keeps open at once (`resource_allocation.filehandles`,
+    /// or S3netCDF4's `disk_handles`).
+    pub filehandles: Option<u64>,
 }
 
 pub fn resources() -> Resources {
@@ -277,6 +280,11 @@ fn resources_in(text: &[u8]) -> Resources {
     let Ok(doc) = serde_json::from_slice::<serde_json::Value>(text) else { return Resources::default() };
     Resources {
         memory: doc.get("resource_allocation").and_then(|r| r.get("memory")).and_then(size_value),
+        filehandles: doc
+            .get("resource_allocation")
+            .and_then(|r| r.get("filehandles").or_else(|| r.get("disk_handles")))
+            .and_then(size_value)
+            .filter(|n| *n > 0),
         cache_location: doc
             .get("cache_location")
             .and_then(|c| c.as_str())

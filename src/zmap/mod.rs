@@ -113,6 +113,17 @@ pub trait Zmap: Send + Sync {
         Ok(())
     }
 
+    /// Does this store lay arrays out itself, and so need `note_arrays`?
+    fn wants_arrays(&self) -> bool {
+        false
+    }
+
+    /// The dataset's arrays as they stand, told after their metadata is written (at every
+    /// enddef, sync and close, before `flush`), to stores that `wants_arrays`.
+    fn note_arrays(&self, _arrays: Vec<ArrayInfo>) -> Result<()> {
+        Ok(())
+    }
+
     /// Where this store lives, for messages.
     fn describe(&self) -> String;
 
@@ -120,6 +131,27 @@ pub trait Zmap: Send + Sync {
     fn caps(&self) -> Caps {
         Caps::default()
     }
+}
+
+/// One array as its dataset defines it now (`Zmap::note_arrays`): what a store that writes
+/// each chunk somewhere of its own (an aggregated dataset's fragment files) needs to know.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayInfo {
+    /// The array's key in the store (`tas`, `g/tas`).
+    pub key: String,
+    pub name: String,
+    /// In the root group.
+    pub root: bool,
+    /// Name, current length and whether unlimited, per dimension.
+    pub dims: Vec<(String, u64, bool)>,
+    pub chunks: Vec<u64>,
+    pub nctype: crate::nc::types::NcType,
+    /// Chunks hold big-endian elements.
+    pub big_endian: bool,
+    /// The fill value, one element in native byte order.
+    pub fill: Vec<u8>,
+    /// The chunks' codecs (applied to what `put` receives).
+    pub filters: Vec<crate::codec::Filter>,
 }
 
 /// How a store likes to be used.

@@ -442,6 +442,14 @@ impl Zmap for ShardStore<'_> {
         self.inner.flush()
     }
 
+    fn wants_arrays(&self) -> bool {
+        self.inner.wants_arrays()
+    }
+
+    fn note_arrays(&self, arrays: Vec<super::ArrayInfo>) -> Result<()> {
+        self.inner.note_arrays(arrays)
+    }
+
     fn describe(&self) -> String {
         self.inner.describe()
     }

@@ -7,6 +7,8 @@
 //! chunk read is one hyperslab read of one fragment. A chunk no fragment covers is absent,
 //! and reads as the fill value (CF: a missing fragment is missing data).
 
+pub mod write;
+
 use super::memory::MemoryStore;
 use super::{Caps, Key, Zmap};
 use crate::error::{Error, Kind, Result, err};

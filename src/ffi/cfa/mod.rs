@@ -10,6 +10,9 @@
 //! Fragment files are opened through our own `nc_open` (so each may be netCDF-3, netCDF-4 or
 //! NCZarr, local or on S3) one at a time: the real netcdf-c is not thread-safe.
 
+mod master;
+pub mod write;
+
 use super::consts::{NC_CHUNKED, NC_CLOBBER, NC_GLOBAL, NC_MAX_NAME, NC_MAX_VAR_DIMS, NC_NETCDF4, NC_NOERR, NC_NOWRITE, nc_type};
 use crate::error::{Error, Kind, Result, err};
 use crate::nc::modes::OpenFlags;
@@ -107,29 +110,31 @@ fn disabled(name: &str) -> bool {
     words.split(',').any(|w| w.eq_ignore_ascii_case("nocfa")) || crate::config::cfa_disabled()
 }
 
-/// The dataset name without `nocfa` in its mode, for the real library (which does not know
-/// the word); `None` when the name has no such word.
+/// The dataset name without the words only we know (`nocfa`, `cfa` in its mode, a `cfa=`
+/// version), for the real library; `None` when the name has none.
 ///
 /// # Safety
 /// `path` is NULL or NUL-terminated.
-pub unsafe fn without_nocfa(path: *const c_char) -> Option<CString> {
+pub unsafe fn without_cfa_words(path: *const c_char) -> Option<CString> {
     if path.is_null() {
         return None;
     }
     // SAFETY: the caller's NUL-terminated name.
     let name = std::str::from_utf8(unsafe { CStr::from_ptr(path) }.to_bytes()).ok()?;
     let (base, fragment) = name.split_once('#')?;
-    if !fragment.to_ascii_lowercase().contains("nocfa") {
+    if !fragment.to_ascii_lowercase().contains("cfa") {
         return None;
     }
+    let ours = |w: &str| w.eq_ignore_ascii_case("nocfa") || w.eq_ignore_ascii_case("cfa");
     let kept: Vec<String> = fragment
         .split('&')
         .filter_map(|pair| match pair.split_once('=') {
             Some((k, v)) if k.eq_ignore_ascii_case("mode") => {
-                let words: Vec<&str> = v.split(',').filter(|w| !w.eq_ignore_ascii_case("nocfa") && !w.is_empty()).collect();
+                let words: Vec<&str> = v.split(',').filter(|w| !ours(w) && !w.is_empty()).collect();
                 (!words.is_empty()).then(|| format!("{k}={}", words.join(",")))
             }
-            _ if pair.eq_ignore_ascii_case("nocfa") || pair.is_empty() => None,
+            Some((k, _)) if k.eq_ignore_ascii_case("cfa") => None,
+            _ if ours(pair) || pair.is_empty() => None,
             _ => Some(pair.to_string()),
         })
         .collect();
@@ -822,12 +827,14 @@ mod tests {
         let strip = |s: &str| {
             let c = CString::new(s).unwrap();
             // SAFETY: a NUL-terminated string.
-            unsafe { without_nocfa(c.as_ptr()) }.map(|c| c.into_string().unwrap())
+            unsafe { without_cfa_words(c.as_ptr()) }.map(|c| c.into_string().unwrap())
         };
         assert_eq!(strip("file:///d/x.nca#mode=nocfa").as_deref(), Some("/d/x.nca"));
         assert_eq!(strip("http://h/b/x.nca#mode=bytes,nocfa").as_deref(), Some("http://h/b/x.nca#mode=bytes"));
         assert_eq!(strip("x.nca#nocfa").as_deref(), Some("x.nca"));
         assert_eq!(strip("/d/x.nca"), None);
         assert_eq!(strip("http://h/b/x.nca#mode=bytes"), None);
+        assert_eq!(strip("file:///d/x.nca#mode=cfa&cfa=0.5").as_deref(), Some("/d/x.nca"));
+        assert_eq!(strip("s3://b/x.nca#mode=cfa,s3").as_deref(), Some("s3://b/x.nca#mode=s3"));
     }
 }
