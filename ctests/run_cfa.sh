@@ -119,5 +119,50 @@ LD_PRELOAD="$pre" ncdump -v v "$scratch/cf/uv.nc" | tr -d ' \n' | grep -q "v=1.5
 ncdump -h "$scratch/cf/frag0.nc" > "$scratch/plain.cdl"
 LD_PRELOAD="$pre" ncdump -h "$scratch/cf/frag0.nc" | cmp -s - "$scratch/plain.cdl" && ok || bad "a plain CF file is not touched"
 
+# ---- Writing (#mode=cfa): the C API's view of what it wrote, the fragment files themselves, an
+# abort, NC_NOCLOBBER, and 200 fragments under a budget of 8 open files with a descriptor limit
+# that more open files would exceed; for each master convention.
+cc -std=c11 -Wall -I/usr/include -o "$scratch/t_cfa_write" "$top/ctests/cfa/t_cfa_write.c" -lnetcdf || bad "t_cfa_write build"
+for conv in cf 0.5 0.4; do
+    mkdir -p "$scratch/w$conv"
+    (ulimit -n 40; cd "$scratch/w$conv" && NCZARR_CFA_FILEHANDLES=8 LD_PRELOAD="$pre" "$scratch/t_cfa_write" "$scratch/w$conv" $conv) > "$scratch/o.txt" 2>&1 \
+        && ok || { bad "t_cfa_write $conv"; tail -5 "$scratch/o.txt"; }
+done
+# Without the budget the same descriptor limit is exceeded (so the run above proves the budget).
+mkdir -p "$scratch/wnobudget"
+(ulimit -n 40; NCZARR_CFA_FILEHANDLES=1000 LD_PRELOAD="$pre" "$scratch/t_cfa_write" "$scratch/wnobudget" cf) > "$scratch/o.txt" 2>&1 \
+    && bad "200 open fragments under 40 descriptors should fail without the budget" || ok
+# S3netCDF4's layouts: the partition group / JSON, the names, inclusive and half-open ranges.
+python3 "$top/ctests/cfa/layout.py" "$scratch/w0.5/w.nca" "$F/cfa4_v05.nca" 0.5 > "$scratch/o.txt" 2>&1 && ok || { bad "CFA-0.5 layout"; cat "$scratch/o.txt"; }
+python3 "$top/ctests/cfa/layout.py" "$scratch/w0.4/w.nca" "$F/cfa4_v04.nca" 0.4 > "$scratch/o.txt" 2>&1 && ok || { bad "CFA-0.4 layout"; cat "$scratch/o.txt"; }
+# cfdm reads our CF aggregation master: the values we read.
+LD_PRELOAD="$pre" python3 "$top/ctests/cfa/cfdm_files.py" dump "$scratch/wcf/w.nca" "$scratch/wcf.npz" > /dev/null 2>&1 || bad "dumping our master"
+python3 "$top/ctests/cfa/cfdm_files.py" ours "$scratch/wcf/w.nca" "$scratch/wcf.npz" > "$scratch/o.txt" 2>&1 && ok || { bad "cfdm reads ours"; cat "$scratch/o.txt"; }
+# Real clients write aggregated datasets: nccopy of S3netCDF4's logical dataset into each
+# convention, read back equal; netCDF4-python writing one with fragments never written
+# (cfdm reads them as missing data).
+for conv in cf 0.5 0.4; do
+    case $conv in cf) q="";; *) q="\&cfa=$conv";; esac
+    LD_PRELOAD="$pre" nccopy -k nc4 "$F/cfa4_v05.nca" "file://$scratch/copy$conv.nca#mode=cfa$(printf "$q")" && ok || bad "nccopy into #mode=cfa ($conv)"
+    LD_PRELOAD="$pre" ncdump "$scratch/copy$conv.nca" | sed 1d | grep -v ':Conventions = ' > "$scratch/copy.cdl"
+    grep -v ':Conventions = ' "$scratch/cfa4_v05.want.cdl" | cmp -s - "$scratch/copy.cdl" && ok || { bad "nccopy into #mode=cfa ($conv): values"; diff "$scratch/cfa4_v05.want.cdl" "$scratch/copy.cdl" | head -5; }
+done
+ls "$scratch/copycf/" | grep -q "^copycf.tas.0.0.nc$\|^copycf.tas.0.0.0.nc$" && ok || { bad "fragments named as S3netCDF4 names them"; ls "$scratch/copycf" | head -3; }
+LD_PRELOAD="$pre" python3 - "$scratch/sparse.nca" << 'PY' > "$scratch/o.txt" 2>&1 && ok || { bad "netCDF4-python writes a sparse aggregated dataset"; cat "$scratch/o.txt"; }
+import sys, netCDF4, numpy as np
+with netCDF4.Dataset(sys.argv[1] + "#mode=cfa", "w") as ds:
+    ds.createDimension("y", 6)
+    ds.createDimension("x", 8)
+    v = ds.createVariable("v", "f8", ("y", "x"), chunksizes=(3, 4), fill_value=-1.0)
+    v[0:3, 0:4] = np.arange(12.0).reshape(3, 4)
+with netCDF4.Dataset(sys.argv[1]) as ds:
+    got = ds["v"][...]
+    assert got[2, 3] == 11.0 and got.mask[3:, :].all() and got.mask[:, 4:].all(), got
+PY
+# (CF aggregation has no missing fragments: the unwritten ones are files of fill values.)
+ls "$scratch/sparse" | wc -l | grep -qx 4 && ok || bad "every fragment is a file"
+LD_PRELOAD="$pre" python3 "$top/ctests/cfa/cfdm_files.py" dump "$scratch/sparse.nca" "$scratch/sparse.npz" > /dev/null 2>&1 || bad "dumping the sparse master"
+python3 "$top/ctests/cfa/cfdm_files.py" ours "$scratch/sparse.nca" "$scratch/sparse.npz" > "$scratch/o.txt" 2>&1 && ok || { bad "cfdm reads missing fragments as missing data"; cat "$scratch/o.txt"; }
+
 echo "CFA tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

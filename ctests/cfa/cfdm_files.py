@@ -1,8 +1,10 @@
-"""CF aggregation files written by cfdm (PyPI), for check-cfa.
+"""CF aggregation files written by cfdm (PyPI), and ours read by cfdm, for check-cfa.
 usage: cfdm_files.py make <dir>   fragments, aggregation files (relative and absolute URIs) and
                                   the values cfdm itself reads from them (<dir>/*.npy)
        cfdm_files.py read <dir>   run under the preload library: netCDF4-python reads the
-                                  aggregation files through us; values and names compared"""
+                                  aggregation files through us; values and names compared
+       cfdm_files.py dump <master> <npz>    (preload) the aggregated variables as we read them
+       cfdm_files.py ours <master> <npz>    cfdm reads our master: the same values"""
 import os
 import sys
 import warnings
@@ -12,6 +14,31 @@ import numpy as np
 warnings.simplefilter("ignore")
 op, out = sys.argv[1], sys.argv[2]
 
+if op == "dump":
+    import netCDF4
+
+    with netCDF4.Dataset(out) as ds:
+        arrays = {n: np.ma.filled(v[...].astype("f8"), np.nan) for n, v in ds.variables.items() if len(v.dimensions) >= 2}
+    np.savez(sys.argv[3], **arrays)
+    print(f"dumped {sorted(arrays)}")
+    sys.exit(0)
+if op == "ours":
+    import cfdm
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from pycheck import check, finish
+
+    want = np.load(sys.argv[3])
+    # cfdm resolves relative fragment URIs against the working directory.
+    os.chdir(os.path.dirname(os.path.abspath(out)))
+    fields = {f.nc_get_variable(): f for f in cfdm.read(os.path.basename(out))}
+    for name in want.files:
+        check(name in fields, f"cfdm sees {name} (it sees {sorted(fields)})")
+        if name in fields:
+            got = np.ma.filled(np.ma.asarray(fields[name].array).astype("f8"), np.nan)
+            check(got.shape == want[name].shape, f"{name}: shape {got.shape}")
+            check(np.array_equal(got, want[name], equal_nan=True), f"{name}: values")
+    sys.exit(finish("cfdm reads our CF aggregation master"))
 if op == "make":
     import cfdm
 

@@ -292,6 +292,11 @@ fn cells(sizes: &[Vec<usize>]) -> Vec<(Vec<u64>, Vec<usize>, Vec<usize>)> {
 /// Defines the bookkeeping of aggregated variable `id` (scalar in `m`) and queues its data.
 fn bookkeeping(m: c_int, id: c_int, array: &ArrayInfo, writer: &Writer, fills: &mut Vec<Fill>) -> Result<()> {
     let sizes = grid(array);
+    if writer.convention == Convention::Cf {
+        for (index, _, shape) in cells(&sizes) {
+            writer.files.materialise(array, &index, &shape)?;
+        }
+    }
     let stored: HashMap<Vec<u64>, String> = writer.files.fragments_of(&array.key).into_iter().map(|(i, _, rel)| (i, rel)).collect();
     let dim_names: Vec<&str> = array.dims.iter().map(|d| d.0.as_str()).collect();
     let rank = sizes.len();

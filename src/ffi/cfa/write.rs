@@ -290,6 +290,21 @@ impl FragmentFiles {
         files.stored.clear();
     }
 
+    /// Makes fragment `index` of `array` a file of shape `count` holding only fill values,
+    /// unless it is stored (CF aggregation has no missing fragments: cfdm refuses an empty
+    /// URI). A netCDF-4 variable never written costs no data storage.
+    pub fn materialise(&self, array: &ArrayInfo, index: &[u64], count: &[usize]) -> Result<()> {
+        let id = (array.key.clone(), index.to_vec());
+        let mut files = self.lock();
+        if files.stored.contains_key(&id) {
+            return Ok(());
+        }
+        let _real = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        quiet_hdf5_here();
+        self.create(&mut files, array, &id, count)?;
+        self.close_one(&mut files, &id)
+    }
+
     /// Reads `count` (each at most the stored shape) at the origin of an open fragment.
     fn read_open(&self, files: &Files, array: &ArrayInfo, id: &FragmentId, count: &[usize]) -> Result<Vec<u8>> {
         let f = files.open.get(id).ok_or_else(|| Error::new(Kind::Internal, "fragment not open"))?;
