@@ -397,6 +397,15 @@ S3_NC_CONFIG="$scratch/s3nc.json" LD_PRELOAD="$pre" ncdump "s3://tenancy-0/nczar
 cc -std=c11 -Wall -I/usr/include -o "$scratch/t_cfa" "$top/ctests/cfa/t_cfa.c" -lnetcdf || bad "t_cfa build"
 LD_PRELOAD="$pre" "$scratch/t_cfa" "$E/nczarr-test/cfa/cfa4_v04.nca#mode=bytes" "$E/nczarr-test/cfa/cfa4_v04/cfa4_v04" 6 9 36 "#mode=bytes" > "$scratch/o.txt" 2>&1 \
     && ok || { bad "t_cfa on S3"; tail -5 "$scratch/o.txt"; }
+# Aggregated datasets written to S3 (#mode=cfa): master and fragments under one prefix.
+cc -std=c11 -Wall -I/usr/include -o "$scratch/t_cfa_write" "$top/ctests/cfa/t_cfa_write.c" -lnetcdf || bad "t_cfa_write build"
+for conv in cf 0.5; do
+    NCZARR_CFA_FILEHANDLES=8 LD_PRELOAD="$pre" "$scratch/t_cfa_write" "$E/nczarr-test/cfaw$conv" $conv "#mode=bytes" > "$scratch/o.txt" 2>&1 \
+        && ok || { bad "t_cfa_write on S3 ($conv)"; tail -5 "$scratch/o.txt"; }
+done
+AWS_ENDPOINT_URL="$E" LD_PRELOAD="$pre" nccopy -k nc4 "s3://nczarr-test/cfa/cfa4_v05.nca" "s3://nczarr-test/cfacopy/c.nca#mode=cfa" && ok || bad "nccopy S3 master to S3 #mode=cfa"
+AWS_ENDPOINT_URL="$E" LD_PRELOAD="$pre" ncdump "s3://nczarr-test/cfacopy/c.nca" | sed 1d | grep -v ':Conventions = ' > "$scratch/c.cdl"
+grep -v ':Conventions = ' "$scratch/cfa4_v05.want.cdl" | cmp -s - "$scratch/c.cdl" && ok || bad "the S3 aggregated copy reads back equal"
 
 # 6. Faults.
 U="$E/nczarr-test/forms/path#mode=nczarr,s3"

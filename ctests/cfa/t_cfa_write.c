@@ -14,12 +14,15 @@
 static char prefix[2048];
 static const char *suffix = "", *convention;
 
+/* The master's name: "#mode=cfa" (with "bytes" for S3 URLs: an http name is an S3 object only
+ * when its mode says so). */
 static const char *name(const char *stem) {
     static char buf[4096];
+    const char *mode = *suffix ? "cfa,bytes" : "cfa";
     if (!strcmp(convention, "cf"))
-        snprintf(buf, sizeof buf, "%s/%s.nca#mode=cfa", prefix, stem);
+        snprintf(buf, sizeof buf, "%s/%s.nca#mode=%s", prefix, stem, mode);
     else
-        snprintf(buf, sizeof buf, "%s/%s.nca#mode=cfa&cfa=%s", prefix, stem, convention);
+        snprintf(buf, sizeof buf, "%s/%s.nca#mode=%s&cfa=%s", prefix, stem, mode, convention);
     return buf;
 }
 
@@ -166,6 +169,48 @@ static void read_fragments(void) {
     OK(nc_close(ncid));
 }
 
+/* Reopened for writing: the unlimited dimension grows by new fragments (and the last one,
+ * cut at close, grows again); everything written before reads back. */
+static void append(void) {
+    int ncid, tas, ndims;
+    size_t len;
+    OK(nc_open(name("w"), NC_WRITE, &ncid));
+    OK(nc_inq_varid(ncid, "tas", &tas));
+    OK(nc_inq_varndims(ncid, tas, &ndims));
+    CHECK(ndims == 3);
+    static float more[2 * NY * NX];
+    for (size_t t = 0; t < 2; t++)
+        for (size_t y = 0; y < NY; y++)
+            for (size_t x = 0; x < NX; x++) more[(t * NY + y) * NX + x] = value(NT + t, y, x);
+    size_t start[3] = {NT, 0, 0}, count[3] = {2, NY, NX};
+    OK(nc_put_vara_float(ncid, tas, start, count, more));
+    double times[2] = {150, 180};
+    OK(nc_put_vara_double(ncid, 0, start, count, times));
+    OK(nc_close(ncid));
+    OK(nc_open(name("w"), NC_NOWRITE, &ncid));
+    OK(nc_inq_dimlen(ncid, 0, &len));
+    CHECK(len == NT + 2);
+    static float f[(NT + 2) * NY * NX];
+    OK(nc_inq_varid(ncid, "tas", &tas));
+    OK(nc_get_var_float(ncid, tas, f));
+    int wrong = 0;
+    for (size_t t = 0; t < NT + 2; t++)
+        for (size_t y = 0; y < NY; y++)
+            for (size_t x = 0; x < NX; x++) {
+                float want = (t == 4 && y == 5 && x == 7) ? -999.f : value(t, y, x);
+                wrong += f[(t * NY + y) * NX + x] != want;
+            }
+    CHECK(wrong == 0);
+    OK(nc_close(ncid));
+    /* The last fragment along time holds the one record past the others. */
+    char frag[4096];
+    snprintf(frag, sizeof frag, "%s/w/w.tas.3.0.0.nc%s", prefix, suffix);
+    OK(nc_open(frag, NC_NOWRITE, &ncid));
+    OK(nc_inq_dimlen(ncid, 0, &len));
+    CHECK(len == 1);
+    OK(nc_close(ncid));
+}
+
 /* An aborted dataset leaves nothing; NC_NOCLOBBER on an existing master is NC_EEXIST. */
 static void abort_and_noclobber(void) {
     int ncid, d[2], v;
@@ -220,6 +265,7 @@ int main(int argc, char **argv) {
     write_main();
     read_main();
     read_fragments();
+    append();
     abort_and_noclobber();
     many();
     DONE();

@@ -358,7 +358,7 @@ fn bookkeeping(m: c_int, id: c_int, array: &ArrayInfo, writer: &Writer, fills: &
             let strings =
                 |f: &dyn Fn(&Vec<u64>) -> String| fragments.iter().map(|(i, _, _)| if present(i) { f(i) } else { String::new() }).collect();
             fills.push(Fill::Strings { ncid: g, varid: ncvar, values: strings(&|_| v.clone()) });
-            fills.push(Fill::Strings { ncid: g, varid: file, values: strings(&|i| format!("./{}", stored[i])) });
+            fills.push(Fill::Strings { ncid: g, varid: file, values: strings(&|i| dot_relative(&stored[i])) });
             fills.push(Fill::Strings { ncid: g, varid: format, values: strings(&|_| "NETCDF4".to_string()) });
         }
         Convention::V04 => {
@@ -368,7 +368,7 @@ fn bookkeeping(m: c_int, id: c_int, array: &ArrayInfo, writer: &Writer, fills: &
                 .map(|(i, s, n)| {
                     let location: Vec<[usize; 2]> = s.iter().zip(n).map(|(&a, &k)| [a, a + k - 1]).collect();
                     serde_json::json!({
-                        "subarray": {"ncvar": v, "file": format!("./{}", stored[i]), "format": "NETCDF4", "shape": n},
+                        "subarray": {"ncvar": v, "file": dot_relative(&stored[i]), "format": "NETCDF4", "shape": n},
                         "index": i,
                         "location": location,
                     })
@@ -385,6 +385,11 @@ fn bookkeeping(m: c_int, id: c_int, array: &ArrayInfo, writer: &Writer, fills: &
         }
     }
     Ok(())
+}
+
+/// A fragment name as S3netCDF4 writes it: `./` before a relative one.
+fn dot_relative(name: &str) -> String {
+    if name.starts_with('/') || name.contains("://") || name.starts_with("./") { name.to_string() } else { format!("./{name}") }
 }
 
 /// The master's `Conventions`: ours, with the convention's word (CF-1.12 at least, or the

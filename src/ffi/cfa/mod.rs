@@ -361,10 +361,20 @@ fn build(real: c_int, name: &str, version: &str, mode: c_int) -> Result<c_int> {
     )?;
     let ours = crate::registry::insert(ds)?;
     let result = copy_master(real, ours, name, version);
+    let infos = match (&result, mode & super::consts::NC_WRITE != 0) {
+        (Ok(vars), true) => Some(write::array_infos(ours, vars)),
+        _ => None,
+    };
     // SAFETY: plain ncid calls (ours).
     let closed = unsafe { super::file::nc_close(ours) };
     let vars = result?;
     ok(closed, "writing the aggregated dataset's metadata")?;
+    if let Some(infos) = infos {
+        let mut format = 0;
+        // SAFETY: a valid out-pointer.
+        ok(unsafe { super::file::nc_inq_format(real, &mut format) }, "master format")?;
+        return write::reopen(name, version, format, memory, vars, infos?, mode);
+    }
     let remote = vars.iter().any(|(v, _)| v.fragments.iter().any(|f| f.file.contains("://")));
     let store = CfaStore::new(name, memory, vars, reader, remote);
     let flags = OpenFlags::from_bits(mode & !super::consts::NC_WRITE);

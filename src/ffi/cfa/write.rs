@@ -72,6 +72,19 @@ impl Place {
         })
     }
 
+    /// How a master names a fragment the library opens as `resolved`: relative to the master
+    /// when it lies under the master's directory, else as it is.
+    pub fn name_in_master(&self, resolved: &str) -> String {
+        let base = self.original.split('#').next().unwrap_or(&self.original);
+        let base = if self.local_dir.is_some() { strip_file_scheme(base) } else { base };
+        let dir = base.rsplit_once('/').map_or(String::new(), |(d, _)| format!("{d}/"));
+        let plain = resolved.split('#').next().unwrap_or(resolved);
+        match plain.strip_prefix(dir.as_str()) {
+            Some(rel) if !dir.is_empty() || !plain.contains("://") => rel.to_string(),
+            _ => plain.to_string(),
+        }
+    }
+
     /// The fragment's name as the master records it (relative to the master).
     pub fn relative(&self, var: &str, index: &[u64]) -> String {
         let at: Vec<String> = index.iter().map(u64::to_string).collect();
@@ -105,6 +118,8 @@ type FragmentId = (String, Vec<u64>);
 struct Stored {
     /// The name the library opens it by.
     name: String,
+    /// Its variable's name.
+    ncvar: String,
     /// Its name in the master.
     relative: String,
     /// Its variable's shape in the file.
@@ -193,14 +208,14 @@ impl FragmentFiles {
         let mut ncid = 0;
         // SAFETY: NUL-terminated name; valid out-pointer.
         check(unsafe { super::super::file::nc_open(c.as_ptr(), NC_WRITE, &mut ncid) }, &stored.name, "cannot reopen")?;
-        let v = cname(&array.name)?;
+        let v = cname(&stored.ncvar)?;
         let mut varid = 0;
         // SAFETY: as above.
         let st = unsafe { super::super::var::nc_inq_varid(ncid, v.as_ptr(), &mut varid) };
         if st != NC_NOERR {
             // SAFETY: a plain ncid call.
             unsafe { super::super::file::nc_close(ncid) };
-            return Err(fragment_error(&stored.name, st, &format!("no variable {}", array.name)));
+            return Err(fragment_error(&stored.name, st, &format!("no variable {}", stored.ncvar)));
         }
         let bytes = (stored.shape.iter().product::<usize>() * array.nctype.size()) as u64;
         files.open.insert(id.clone(), OpenFragment { ncid, varid, bytes, used: clock });
@@ -210,8 +225,14 @@ impl FragmentFiles {
     /// Creates (or replaces) fragment `id` with the variable of shape `count`, open.
     fn create(&self, files: &mut Files, array: &ArrayInfo, id: &FragmentId, count: &[usize]) -> Result<()> {
         self.close_one(files, id)?;
-        let relative = self.place.relative(&array.name, &id.1);
-        let name = super::resolve(&self.place.original, &relative);
+        // A fragment made again keeps its name (a master written elsewhere may name it otherwise).
+        let (name, relative) = match files.stored.get(id) {
+            Some(s) => (s.name.clone(), s.relative.clone()),
+            None => {
+                let relative = self.place.relative(&array.name, &id.1);
+                (super::resolve(&self.place.original, &relative), relative)
+            }
+        };
         if let Some(dir) = &self.place.local_dir {
             let folder = format!("{dir}{}", self.place.stem);
             std::fs::create_dir_all(&folder).map_err(|e| Error::new(Kind::Io, format!("{folder}: {e}")))?;
@@ -220,7 +241,8 @@ impl FragmentFiles {
         let mut ncid = 0;
         // SAFETY: NUL-terminated name; valid out-pointer.
         check(unsafe { super::super::file::nc_create(c.as_ptr(), NC_NETCDF4 | NC_CLOBBER, &mut ncid) }, &name, "cannot create")?;
-        let defined = define_fragment(ncid, array, count).map_err(|(st, what)| fragment_error(&name, st, &what));
+        let ncvar = files.stored.get(id).map_or(array.name.clone(), |s| s.ncvar.clone());
+        let defined = define_fragment(ncid, array, &ncvar, count).map_err(|(st, what)| fragment_error(&name, st, &what));
         let varid = match defined {
             Ok(v) => v,
             Err(e) => {
@@ -230,7 +252,7 @@ impl FragmentFiles {
             }
         };
         let created = files.stored.get(id).is_none_or(|s| s.created);
-        files.stored.insert(id.clone(), Stored { name, relative, shape: count.to_vec(), created });
+        files.stored.insert(id.clone(), Stored { name, ncvar, relative, shape: count.to_vec(), created });
         files.clock += 1;
         let bytes = (count.iter().product::<usize>() * array.nctype.size()) as u64;
         files.open.insert(id.clone(), OpenFragment { ncid, varid, bytes, used: files.clock });
@@ -328,7 +350,7 @@ impl FragmentFiles {
 
 /// Defines a fragment file's dimensions (the aggregated variable's names, the fragment's
 /// lengths) and variable (type, fill value, byte order, filters); returns the variable's id.
-fn define_fragment(ncid: c_int, array: &ArrayInfo, count: &[usize]) -> std::result::Result<c_int, (c_int, String)> {
+fn define_fragment(ncid: c_int, array: &ArrayInfo, ncvar: &str, count: &[usize]) -> std::result::Result<c_int, (c_int, String)> {
     let name = |s: &str| cname(s).map_err(|_| (super::super::consts::NC_EBADNAME, format!("name {s:?}")));
     let mut dimids = Vec::with_capacity(count.len());
     for ((dname, _, _), &len) in array.dims.iter().zip(count) {
@@ -341,13 +363,13 @@ fn define_fragment(ncid: c_int, array: &ArrayInfo, count: &[usize]) -> std::resu
         }
         dimids.push(id);
     }
-    let v = name(&array.name)?;
+    let v = name(ncvar)?;
     let mut varid = 0;
     // SAFETY: NUL-terminated name; `dimids` holds the rank's ids; valid out-pointer.
     let st =
         unsafe { super::super::var::nc_def_var(ncid, v.as_ptr(), array.nctype.id(), dimids.len() as c_int, dimids.as_ptr(), &mut varid) };
     if st != NC_NOERR {
-        return Err((st, format!("variable {}", array.name)));
+        return Err((st, format!("variable {ncvar}")));
     }
     // SAFETY: one element of the variable's type.
     let st = unsafe { super::super::var::nc_def_var_fill(ncid, varid, 0, array.fill.as_ptr() as *const c_void) };
@@ -508,6 +530,110 @@ fn master_exists(place: &Place) -> Result<bool> {
         Some(object) => crate::zmap::s3::object::S3Object::new(&object.target, &object.params)?.exists(),
         None => Ok(false),
     }
+}
+
+/// Each aggregated variable of a dataset being reopened, as its store sees it.
+pub(super) fn array_infos(ours: c_int, vars: &[(crate::zmap::cfa::Aggregated, Vec<u8>)]) -> Result<Vec<ArrayInfo>> {
+    let mut nunlim = 0;
+    // SAFETY: a count first, then the ids.
+    super::ok(unsafe { super::super::file::nc_inq_unlimdims(ours, &mut nunlim, std::ptr::null_mut()) }, "unlimited dimensions")?;
+    let mut unlimited = vec![0 as c_int; nunlim.max(0) as usize];
+    // SAFETY: `unlimited` holds `nunlim` ids.
+    super::ok(unsafe { super::super::file::nc_inq_unlimdims(ours, &mut nunlim, unlimited.as_mut_ptr()) }, "unlimited dimensions")?;
+    vars.iter()
+        .map(|(agg, fill)| {
+            let c = cname(&agg.key)?;
+            let mut varid = 0;
+            // SAFETY: NUL-terminated name; valid out-pointer.
+            super::ok(unsafe { super::super::var::nc_inq_varid(ours, c.as_ptr(), &mut varid) }, "aggregated variable")?;
+            let dims = super::var_dimids(ours, varid)?
+                .into_iter()
+                .zip(&agg.shape)
+                .map(|(d, &len)| {
+                    let mut buf = [0 as c_char; super::super::consts::NC_MAX_NAME as usize + 1];
+                    // SAFETY: NC_MAX_NAME+1 bytes.
+                    super::ok(unsafe { super::super::group::nc_inq_dimname(ours, d, buf.as_mut_ptr()) }, "dimension name")?;
+                    // SAFETY: NUL-terminated by the library.
+                    let name = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
+                    Ok((name, len as u64, unlimited.contains(&d)))
+                })
+                .collect::<Result<_>>()?;
+            Ok(ArrayInfo {
+                key: agg.key.clone(),
+                name: agg.key.clone(),
+                root: true,
+                dims,
+                chunks: agg.chunks.iter().map(|&c| c as u64).collect(),
+                nctype: agg.xtype,
+                big_endian: false,
+                fill: fill.clone(),
+                filters: Vec::new(),
+            })
+        })
+        .collect()
+}
+
+/// `nc_open(NC_WRITE)` of an aggregated master: our dataset over its fragments, written as a
+/// new one is (new chunks become new fragments; unlimited dimensions grow by them). The
+/// fragments must lie on one regular grid (each at a multiple of the grid's step, none larger):
+/// a master aggregating irregular fragments, or constant (`unique_values`) ones, is read-only.
+pub(super) fn reopen(
+    name: &str,
+    version: &str,
+    format: c_int,
+    memory: Arc<MemoryStore>,
+    vars: Vec<(crate::zmap::cfa::Aggregated, Vec<u8>)>,
+    infos: Vec<ArrayInfo>,
+    mode: c_int,
+) -> Result<c_int> {
+    use super::super::consts::{NC_FORMAT_64BIT_DATA, NC_FORMAT_64BIT_OFFSET, NC_FORMAT_CLASSIC, NC_FORMAT_NETCDF4_CLASSIC};
+    let convention = match version {
+        "CFA-0.4" => Convention::V04,
+        "CFA-0.5" => Convention::V05,
+        _ => Convention::Cf,
+    };
+    let master_mode = NC_CLOBBER
+        | match format {
+            NC_FORMAT_CLASSIC => 0,
+            NC_FORMAT_64BIT_OFFSET => NC_64BIT_OFFSET,
+            NC_FORMAT_64BIT_DATA => NC_64BIT_DATA,
+            NC_FORMAT_NETCDF4_CLASSIC => NC_NETCDF4 | NC_CLASSIC_MODEL,
+            _ => NC_NETCDF4,
+        };
+    let place = Place::parse(name)?;
+    let files = Arc::new(FragmentFiles::new(place));
+    {
+        let mut held = files.lock();
+        for (agg, _) in &vars {
+            for f in &agg.fragments {
+                let aligned =
+                    f.constant.is_none() && (0..agg.chunks.len()).all(|d| f.start[d] % agg.chunks[d] == 0 && f.shape[d] <= agg.chunks[d]);
+                if !aligned {
+                    return err(
+                        Kind::ReadOnly,
+                        format!("{name}: {} has fragments off a regular grid; it can be read, not written", agg.key),
+                    );
+                }
+                let index: Vec<u64> = (0..agg.chunks.len()).map(|d| (f.start[d] / agg.chunks[d]) as u64).collect();
+                let stored = Stored {
+                    name: f.file.clone(),
+                    ncvar: f.ncvar.clone(),
+                    relative: files.place.name_in_master(&f.file),
+                    shape: f.shape.clone(),
+                    created: false,
+                };
+                held.stored.insert((agg.key.clone(), index), stored);
+            }
+        }
+    }
+    let store = CfaWriteStore::new(name, memory, files.clone());
+    crate::zmap::Zmap::note_arrays(&store, infos)?;
+    let mut spec = crate::url::OpenSpec::in_memory(name);
+    spec.fragment_split = Some(crate::config::cfa_subarray_bytes());
+    let ds = crate::dataset::Dataset::open_on(spec, OpenFlags::from_bits(mode), Box::new(store))?;
+    let ncid = crate::registry::insert(ds)?;
+    writers().insert(slot(ncid), Arc::new(Writer { files, convention, master_mode }));
+    Ok(ncid)
 }
 
 /// Our dataset out of define mode and durable (fragments stored), then the master written.
