@@ -151,6 +151,9 @@ static void read_fragments(void) {
     CHECK(len == 1);   /* time 4..4: the last fragment along time holds one record */
     OK(nc_inq_var_deflate(ncid, v, &shuffle, &deflate, &level));
     CHECK(shuffle == 1 && deflate == 1 && level == 1);
+    char units[4] = "";
+    OK(nc_get_att_text(ncid, v, "units", units));   /* the fragment describes itself */
+    CHECK(units[0] == 'K');
     float cell;
     size_t at[3] = {0, 2, 7};
     OK(nc_get_var1_float(ncid, v, at, &cell));

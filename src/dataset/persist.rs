@@ -55,6 +55,7 @@ impl Dataset {
                     big_endian: var.endian == crate::model::Endian::Big && var.nctype.is_numeric(),
                     fill: var.fill_value().to_ne_bytes(),
                     filters: var.filters.clone(),
+                    attributes: var.atts.iter().filter(|a| !a.synthetic).map(|a| (a.name.clone(), a.value.clone())).collect(),
                 });
             }
         }

@@ -152,6 +152,8 @@ pub struct ArrayInfo {
     pub fill: Vec<u8>,
     /// The chunks' codecs (applied to what `put` receives).
     pub filters: Vec<crate::codec::Filter>,
+    /// The variable's attributes (a fragment file carries them: it describes itself).
+    pub attributes: Vec<(String, crate::nc::values::Values)>,
 }
 
 /// How a store likes to be used.

@@ -428,6 +428,7 @@ mod tests {
             big_endian: false,
             fill: vec![0; 4],
             filters: Vec::new(),
+            attributes: Vec::new(),
         };
         let sizes = grid(&a);
         assert_eq!(sizes, vec![vec![3, 3, 1], vec![4]]);

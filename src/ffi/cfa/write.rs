@@ -390,12 +390,44 @@ fn define_fragment(ncid: c_int, array: &ArrayInfo, ncvar: &str, count: &[usize])
             return Err((st, format!("filter {}", f.id)));
         }
     }
+    for (aname, values) in &array.attributes {
+        if aname == "_FillValue" {
+            continue;
+        }
+        let st = put_attribute(ncid, varid, &name(aname)?, values);
+        if st != NC_NOERR {
+            return Err((st, format!("attribute {aname}")));
+        }
+    }
     // SAFETY: a plain ncid call.
     let st = unsafe { super::super::file::nc_enddef(ncid) };
     if st != NC_NOERR {
         return Err((st, "enddef".into()));
     }
     Ok(varid)
+}
+
+/// One attribute of ours, put on a fragment's variable.
+fn put_attribute(ncid: c_int, varid: c_int, name: &CStr, values: &crate::nc::values::Values) -> c_int {
+    use crate::nc::values::Values;
+    match values {
+        // SAFETY: `text` holds `len` bytes.
+        Values::Char(text) => unsafe { super::super::att::nc_put_att_text(ncid, varid, name.as_ptr(), text.len(), text.as_ptr() as *const c_char) },
+        Values::Str(items) => {
+            let owned: Vec<std::ffi::CString> =
+                items.iter().map(|s| std::ffi::CString::new(s.clone().unwrap_or_default().replace('\0', "")).unwrap_or_default()).collect();
+            let ptrs: Vec<*const c_char> = owned.iter().map(|s| s.as_ptr()).collect();
+            // SAFETY: `ptrs` holds `len` NUL-terminated strings that outlive the call.
+            unsafe { super::super::att::nc_put_att_string(ncid, varid, name.as_ptr(), ptrs.len(), ptrs.as_ptr() as *mut *const c_char) }
+        }
+        numeric => {
+            let bytes = numeric.to_ne_bytes();
+            // SAFETY: `bytes` holds `len` elements of the attribute's type, native order.
+            unsafe {
+                super::super::att::nc_put_att(ncid, varid, name.as_ptr(), numeric.nctype().id(), numeric.len(), bytes.as_ptr() as *const c_void)
+            }
+        }
+    }
 }
 
 impl FragmentWriter for FragmentFiles {
@@ -568,6 +600,8 @@ pub(super) fn array_infos(ours: c_int, vars: &[(crate::zmap::cfa::Aggregated, Ve
                 big_endian: false,
                 fill: fill.clone(),
                 filters: Vec::new(),
+                // (The first sync tells the store the variables' attributes.)
+                attributes: Vec::new(),
             })
         })
         .collect()

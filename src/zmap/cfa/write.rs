@@ -250,6 +250,7 @@ mod tests {
             big_endian,
             fill: (-1i16).to_ne_bytes().to_vec(),
             filters: Vec::new(),
+            attributes: Vec::new(),
         }
     }
 
