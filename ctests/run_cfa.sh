@@ -164,5 +164,24 @@ ls "$scratch/sparse" | wc -l | grep -qx 4 && ok || bad "every fragment is a file
 LD_PRELOAD="$pre" python3 "$top/ctests/cfa/cfdm_files.py" dump "$scratch/sparse.nca" "$scratch/sparse.npz" > /dev/null 2>&1 || bad "dumping the sparse master"
 python3 "$top/ctests/cfa/cfdm_files.py" ours "$scratch/sparse.nca" "$scratch/sparse.npz" > "$scratch/o.txt" 2>&1 && ok || { bad "cfdm reads missing fragments as missing data"; cat "$scratch/o.txt"; }
 
+# A fragment that cannot be stored (its directory's name is taken by a file) fails the put or
+# the close (written behind the caller, never lost silently), and no master is written.
+mkdir -p "$scratch/blocked" && touch "$scratch/blocked/b"
+LD_PRELOAD="$pre" python3 - "$scratch/blocked/b.nca" << 'PY' > "$scratch/o.txt" 2>&1 && ok || { bad "a fragment that cannot be stored is an error"; cat "$scratch/o.txt"; }
+import sys, netCDF4, numpy as np
+ds = netCDF4.Dataset(sys.argv[1] + "#mode=cfa", "w")
+ds.createDimension("y", 8)
+ds.createDimension("x", 4)
+v = ds.createVariable("v", "f4", ("y", "x"), chunksizes=(2, 4))
+try:
+    v[:] = np.ones((8, 4))
+    ds.close()
+except RuntimeError as e:
+    print("reported:", e)
+    sys.exit(0)
+sys.exit("no error")
+PY
+[ ! -e "$scratch/blocked/b.nca" ] && ok || bad "no master after a failed fragment"
+
 echo "CFA tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

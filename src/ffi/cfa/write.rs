@@ -150,7 +150,35 @@ pub(super) struct FragmentFiles {
     files: Mutex<Files>,
     handles: usize,
     memory: u64,
+    behind: Behind,
+    /// This writer, for the thread that writes behind the caller.
+    me: std::sync::Weak<FragmentFiles>,
 }
+
+/// A fragment write queued behind the caller.
+struct Job {
+    array: ArrayInfo,
+    index: Vec<u64>,
+    count: Vec<usize>,
+    data: Vec<u8>,
+}
+
+/// Fragment writes made behind the caller, on one thread (the real netcdf-c takes one call
+/// at a time anyway): the put returns as soon as its chunk is queued, and the caller's next
+/// chunk is encoded while this one is written. Every other call waits for the queue first;
+/// a write that failed is reported by the next write, read or sync.
+#[derive(Default)]
+struct Behind {
+    queue: Mutex<Option<std::sync::mpsc::SyncSender<Job>>>,
+    /// Set once the writer is finished: no more thread.
+    closed: std::sync::atomic::AtomicBool,
+    inflight: Mutex<usize>,
+    idle: std::sync::Condvar,
+    failed: Mutex<Option<Error>>,
+}
+
+/// Chunks queued at once (each a fragment's data: at most a few fragments' worth of memory).
+const QUEUED: usize = 2;
 
 /// A failed call on a fragment, with the fragment's name in the log.
 fn fragment_error(name: &str, status: c_int, what: &str) -> Error {
@@ -163,11 +191,68 @@ fn check(status: c_int, name: &str, what: &str) -> Result<()> {
 }
 
 impl FragmentFiles {
-    pub fn new(place: Place) -> FragmentFiles {
+    pub fn new(place: Place) -> Arc<FragmentFiles> {
         let resources = crate::url::s3::resources();
         let handles = crate::config::cfa_filehandles().or(resources.filehandles.map(|n| n as usize)).unwrap_or(64).max(1);
         let memory = crate::config::cfa_memory_budget().or(resources.memory).unwrap_or(1 << 30);
-        FragmentFiles { place, files: Mutex::new(Files::default()), handles, memory }
+        Arc::new_cyclic(|me| FragmentFiles {
+            place,
+            files: Mutex::new(Files::default()),
+            handles,
+            memory,
+            behind: Behind::default(),
+            me: me.clone(),
+        })
+    }
+
+    /// The queue of writes behind the caller, its thread started on first use; `None` once
+    /// the writer is finished or when no thread can be started (writes are then made at once).
+    fn queue(&self) -> Option<std::sync::mpsc::SyncSender<Job>> {
+        if self.behind.closed.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        let mut queue = self.behind.queue.lock().unwrap_or_else(|p| p.into_inner());
+        if queue.is_none() {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(QUEUED);
+            let me = self.me.clone();
+            let spawned = std::thread::Builder::new().name("nczarr-cfa-writer".into()).spawn(move || {
+                while let Ok(job) = rx.recv() {
+                    let Some(files) = me.upgrade() else { return };
+                    if let Err(e) = files.write_now(&job.array, &job.index, &job.count, &job.data) {
+                        files.behind.failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                    }
+                    let mut n = files.behind.inflight.lock().unwrap_or_else(|p| p.into_inner());
+                    *n -= 1;
+                    files.behind.idle.notify_all();
+                }
+            });
+            if spawned.is_err() {
+                return None;
+            }
+            *queue = Some(tx);
+        }
+        queue.clone()
+    }
+
+    /// Waits until every queued write is made; the first that failed, if any.
+    fn drain(&self) -> Result<()> {
+        let mut n = self.behind.inflight.lock().unwrap_or_else(|p| p.into_inner());
+        while *n > 0 {
+            n = self.behind.idle.wait(n).unwrap_or_else(|p| p.into_inner());
+        }
+        drop(n);
+        match self.behind.failed.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// No more writes behind: the queue drained and its thread ended.
+    pub fn finish(&self) -> Result<()> {
+        let drained = self.drain();
+        self.behind.closed.store(true, std::sync::atomic::Ordering::Release);
+        self.behind.queue.lock().unwrap_or_else(|p| p.into_inner()).take();
+        drained
     }
 
     pub fn place(&self) -> &Place {
@@ -180,6 +265,7 @@ impl FragmentFiles {
 
     /// Every stored fragment of `key`: index, shape, name in the master.
     pub fn fragments_of(&self, key: &str) -> Vec<(Vec<u64>, Vec<usize>, String)> {
+        let _ = self.drain();
         let files = self.lock();
         let mut out: Vec<_> = files
             .stored
@@ -297,6 +383,7 @@ impl FragmentFiles {
 
     /// Drops everything unstored: open fragments aborted, files this writer made removed.
     pub fn abort(&self) {
+        let _ = self.finish();
         let mut files = self.lock();
         let _real = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         for (_, f) in files.open.drain() {
@@ -316,6 +403,7 @@ impl FragmentFiles {
     /// unless it is stored (CF aggregation has no missing fragments: cfdm refuses an empty
     /// URI). A netCDF-4 variable never written costs no data storage.
     pub fn materialise(&self, array: &ArrayInfo, index: &[u64], count: &[usize]) -> Result<()> {
+        self.drain()?;
         let id = (array.key.clone(), index.to_vec());
         let mut files = self.lock();
         if files.stored.contains_key(&id) {
@@ -412,7 +500,9 @@ fn put_attribute(ncid: c_int, varid: c_int, name: &CStr, values: &crate::nc::val
     use crate::nc::values::Values;
     match values {
         // SAFETY: `text` holds `len` bytes.
-        Values::Char(text) => unsafe { super::super::att::nc_put_att_text(ncid, varid, name.as_ptr(), text.len(), text.as_ptr() as *const c_char) },
+        Values::Char(text) => unsafe {
+            super::super::att::nc_put_att_text(ncid, varid, name.as_ptr(), text.len(), text.as_ptr() as *const c_char)
+        },
         Values::Str(items) => {
             let owned: Vec<std::ffi::CString> =
                 items.iter().map(|s| std::ffi::CString::new(s.clone().unwrap_or_default().replace('\0', "")).unwrap_or_default()).collect();
@@ -424,14 +514,22 @@ fn put_attribute(ncid: c_int, varid: c_int, name: &CStr, values: &crate::nc::val
             let bytes = numeric.to_ne_bytes();
             // SAFETY: `bytes` holds `len` elements of the attribute's type, native order.
             unsafe {
-                super::super::att::nc_put_att(ncid, varid, name.as_ptr(), numeric.nctype().id(), numeric.len(), bytes.as_ptr() as *const c_void)
+                super::super::att::nc_put_att(
+                    ncid,
+                    varid,
+                    name.as_ptr(),
+                    numeric.nctype().id(),
+                    numeric.len(),
+                    bytes.as_ptr() as *const c_void,
+                )
             }
         }
     }
 }
 
-impl FragmentWriter for FragmentFiles {
-    fn write(&self, array: &ArrayInfo, index: &[u64], count: &[usize], data: &[u8]) -> Result<()> {
+impl FragmentFiles {
+    /// Stores one fragment now (on the caller's thread, or the one writing behind it).
+    fn write_now(&self, array: &ArrayInfo, index: &[u64], count: &[usize], data: &[u8]) -> Result<()> {
         let id = (array.key.clone(), index.to_vec());
         let mut files = self.lock();
         let _real = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -446,8 +544,26 @@ impl FragmentWriter for FragmentFiles {
         self.write_open(&files, &id, count, data)?;
         self.evict(&mut files, &id)
     }
+}
+
+impl FragmentWriter for FragmentFiles {
+    fn write(&self, array: &ArrayInfo, index: &[u64], count: &[usize], data: Vec<u8>) -> Result<()> {
+        // A write behind that failed is reported by the next call.
+        if let Some(e) = self.behind.failed.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            return Err(e);
+        }
+        let Some(queue) = self.queue() else { return self.write_now(array, index, count, &data) };
+        *self.behind.inflight.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        let job = Job { array: array.clone(), index: index.to_vec(), count: count.to_vec(), data };
+        if let Err(std::sync::mpsc::SendError(job)) = queue.send(job) {
+            *self.behind.inflight.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
+            return self.write_now(&job.array, &job.index, &job.count, &job.data);
+        }
+        Ok(())
+    }
 
     fn read(&self, array: &ArrayInfo, index: &[u64], count: &[usize]) -> Result<Option<Vec<u8>>> {
+        self.drain()?;
         let id = (array.key.clone(), index.to_vec());
         let mut files = self.lock();
         let Some(stored) = files.stored.get(&id) else { return Ok(None) };
@@ -461,6 +577,7 @@ impl FragmentWriter for FragmentFiles {
     }
 
     fn settle(&self, arrays: &[ArrayInfo]) -> Result<()> {
+        self.drain()?;
         let mut files = self.lock();
         let _real = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         quiet_hdf5_here();
@@ -536,7 +653,7 @@ pub unsafe fn create(call: &str, path: *const c_char, cmode: c_int, ncidp: *mut 
                 Convention::V04 => NC_CLOBBER | NC_NETCDF4 | (cmode & NC_CLASSIC_MODEL),
                 _ => NC_CLOBBER | NC_NETCDF4,
             };
-            let files = Arc::new(FragmentFiles::new(place));
+            let files = FragmentFiles::new(place);
             let store = CfaWriteStore::new(name, Arc::new(MemoryStore::new()), files.clone());
             let mut spec = crate::url::OpenSpec::in_memory(name);
             spec.fragment_split = Some(crate::config::cfa_subarray_bytes());
@@ -635,7 +752,7 @@ pub(super) fn reopen(
             _ => NC_NETCDF4,
         };
     let place = Place::parse(name)?;
-    let files = Arc::new(FragmentFiles::new(place));
+    let files = FragmentFiles::new(place);
     {
         let mut held = files.lock();
         for (agg, _) in &vars {
@@ -698,7 +815,8 @@ pub fn close(ncid: c_int) -> c_int {
         writer.files.abort_open();
         return stored;
     }
-    closed
+    let finished = super::super::call("nc_close", || format!("ncid={ncid:#x} (aggregated)"), || writer.files.finish());
+    if closed != NC_NOERR { closed } else { finished }
 }
 
 /// `nc_abort` of an aggregated dataset: nothing more is stored; fragments this writer made
@@ -713,6 +831,7 @@ pub fn abort(ncid: c_int) -> c_int {
 impl FragmentFiles {
     /// After a failed close: fragments still open are closed without storing more.
     fn abort_open(&self) {
+        let _ = self.finish();
         let mut files = self.lock();
         let _real = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         for (_, f) in files.open.drain() {

@@ -20,8 +20,9 @@ use std::sync::{Arc, RwLock};
 /// Where fragment files are written and read back (the C boundary, through the real
 /// netcdf-c; tests, in memory).
 pub trait FragmentWriter: Send + Sync {
-    /// Stores fragment `index` of `array`: `count` elements (native order) at its origin.
-    fn write(&self, array: &ArrayInfo, index: &[u64], count: &[usize], data: &[u8]) -> Result<()>;
+    /// Stores fragment `index` of `array`: `count` elements (native order) at its origin. A
+    /// writer may store it after returning (a failure is then reported by a later call).
+    fn write(&self, array: &ArrayInfo, index: &[u64], count: &[usize], data: Vec<u8>) -> Result<()>;
     /// The first `count` elements of fragment `index` as stored so far (cells it does not hold
     /// are the fill value); `None` when the fragment was never written.
     fn read(&self, array: &ArrayInfo, index: &[u64], count: &[usize]) -> Result<Option<Vec<u8>>>;
@@ -174,7 +175,7 @@ impl Zmap for CfaWriteStore {
             swap_items(&mut raw, item);
         }
         let count = fragment_count(&array, &index);
-        self.writer.write(&array, &index, &count, &cut_block(&shape, &count, item, &raw))
+        self.writer.write(&array, &index, &count, cut_block(&shape, &count, item, &raw))
     }
 
     fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {
@@ -223,8 +224,8 @@ mod tests {
     struct Held(Mutex<HashMap<(String, Vec<u64>), Block>>);
 
     impl FragmentWriter for Held {
-        fn write(&self, a: &ArrayInfo, index: &[u64], count: &[usize], data: &[u8]) -> Result<()> {
-            self.0.lock().unwrap().insert((a.key.clone(), index.to_vec()), (count.to_vec(), data.to_vec()));
+        fn write(&self, a: &ArrayInfo, index: &[u64], count: &[usize], data: Vec<u8>) -> Result<()> {
+            self.0.lock().unwrap().insert((a.key.clone(), index.to_vec()), (count.to_vec(), data));
             Ok(())
         }
         fn read(&self, a: &ArrayInfo, index: &[u64], count: &[usize]) -> Result<Option<Vec<u8>>> {
