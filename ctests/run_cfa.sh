@@ -49,6 +49,17 @@ cp -r "$F" "$scratch/shape"
 cp "$F/cfa4_v04/cfa4_v04.tas.0.0.0.nc" "$scratch/shape/cfa4_v05/cfa4_v05.tas.0.0.0.nc"
 (cd "$scratch/shape" && NCTRACING=1 LD_PRELOAD="$pre" ncdump -v tas cfa4_v05.nca) > /dev/null 2> "$scratch/shape.txt" && bad "a wrong-shape fragment must fail" || ok
 grep -q "has shape \[6, 9, 36\], the master says \[4, 9, 18\]" "$scratch/shape.txt" && ok || { bad "wrong shape is explained"; tail -3 "$scratch/shape.txt"; }
+# A fragment whose variable is text, not numbers: a clear error naming it.
+cp -r "$F" "$scratch/type"
+python3 -c "
+import netCDF4
+with netCDF4.Dataset('$scratch/type/cfa4_v05/cfa4_v05.tas.0.0.0.nc', 'w') as ds:
+    for d, n in (('time', 4), ('lat', 9), ('lon', 18)):
+        ds.createDimension(d, n)
+    ds.createVariable('tas', 'S1', ('time', 'lat', 'lon'))
+" || bad "writing a text fragment"
+(cd "$scratch/type" && NCTRACING=1 LD_PRELOAD="$pre" ncdump -v tas cfa4_v05.nca) > /dev/null 2> "$scratch/type.txt" && bad "a text fragment must fail" || ok
+grep -q "fragment .*cfa4_v05.tas.0.0.0.nc: reading tas: .*text" "$scratch/type.txt" && ok || { bad "the wrong type is explained"; tail -3 "$scratch/type.txt"; }
 # Broken or hostile masters are refused at open (NC_EINVAL), never read out of bounds.
 cp -r "$F" "$scratch/bad"
 python3 -c "
@@ -163,6 +174,50 @@ PY
 ls "$scratch/sparse" | wc -l | grep -qx 4 && ok || bad "every fragment is a file"
 LD_PRELOAD="$pre" python3 "$top/ctests/cfa/cfdm_files.py" dump "$scratch/sparse.nca" "$scratch/sparse.npz" > /dev/null 2>&1 || bad "dumping the sparse master"
 python3 "$top/ctests/cfa/cfdm_files.py" ours "$scratch/sparse.nca" "$scratch/sparse.npz" > "$scratch/o.txt" 2>&1 && ok || { bad "cfdm reads missing fragments as missing data"; cat "$scratch/o.txt"; }
+
+# Sub-groups: ours keep theirs in the master; a CF aggregation variable in a sub-group reads
+# as an ordinary variable of that group.
+LD_PRELOAD="$pre" python3 - "$scratch/groups.nca" "$scratch/cf/frag1.nc" << 'PY' > "$scratch/o.txt" 2>&1 && ok || { bad "groups in aggregated datasets"; cat "$scratch/o.txt"; }
+import sys, netCDF4, numpy as np
+with netCDF4.Dataset(sys.argv[1] + "#mode=cfa", "w") as ds:
+    ds.createDimension("y", 4)
+    ds.createDimension("x", 6)
+    ds.createVariable("v", "i4", ("y", "x"), chunksizes=(2, 3))[:] = np.arange(24).reshape(4, 6)
+    g = ds.createGroup("g")
+    g.note = "kept"
+    g.createVariable("w", "f8", ("x",))[:] = np.arange(6) * 0.5
+with netCDF4.Dataset(sys.argv[1]) as ds:
+    assert (ds["v"][:] == np.arange(24).reshape(4, 6)).all()
+    g = ds.groups["g"]
+    assert g.note == "kept" and (g["w"][:] == np.arange(6) * 0.5).all(), g
+# A CF master whose aggregation variable lives in group "sub" (cfdm's frag1.nc: q(lat, lon)).
+with netCDF4.Dataset(sys.argv[2]) as f:
+    q = f["q"][:]
+name = sys.argv[1].replace("groups.nca", "subagg.nc")
+import os
+rel = os.path.relpath(sys.argv[2], os.path.dirname(name))
+with netCDF4.Dataset(name, "w") as ds:
+    ds.Conventions = "CF-1.12"
+    s = ds.createGroup("sub")
+    s.createDimension("lat", q.shape[0])
+    s.createDimension("lon", q.shape[1])
+    s.createDimension("j", 2)
+    s.createDimension("i", 1)
+    s.createDimension("one", 1)
+    v = s.createVariable("q", "f8", ())
+    v.aggregated_dimensions = "lat lon"
+    v.aggregated_data = "map: fmap uris: furis identifiers: fid"
+    m = s.createVariable("fmap", "i4", ("j", "i"))
+    m[:] = [[q.shape[0]], [q.shape[1]]]
+    u = s.createVariable("furis", str, ("one", "one"))
+    u[0, 0] = rel
+    s.createVariable("fid", str, ())[...] = np.array("q", dtype=object)
+with netCDF4.Dataset(name) as ds:
+    s = ds.groups["sub"]
+    assert list(s.variables) == ["q"], list(s.variables)
+    assert (s["q"][:] == q).all()
+print("ok")
+PY
 
 # A fragment that cannot be stored (its directory's name is taken by a file) fails the put or
 # the close (written behind the caller, never lost silently), and no master is written.

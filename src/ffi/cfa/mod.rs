@@ -84,12 +84,30 @@ fn cfa_version(ncid: c_int) -> Option<String> {
     if !words.iter().filter_map(cf_minor).any(|m| m >= 12) {
         return None;
     }
+    aggregates(ncid).then(|| "CF".to_string())
+}
+
+/// Does group `ncid`, or any group below it, hold a CF aggregation variable?
+fn aggregates(ncid: c_int) -> bool {
     let mut nvars = 0;
     // SAFETY: valid out-pointer.
     if unsafe { super::file::nc_inq_nvars(ncid, &mut nvars) } != NC_NOERR {
-        return None;
+        return false;
     }
-    (0..nvars).any(|v| text_att(ncid, v, c"aggregated_dimensions").is_some()).then(|| "CF".to_string())
+    if (0..nvars).any(|v| text_att(ncid, v, c"aggregated_dimensions").is_some()) {
+        return true;
+    }
+    let mut ngrps = 0;
+    // SAFETY: a count first, then the ids.
+    if unsafe { super::group::nc_inq_grps(ncid, &mut ngrps, std::ptr::null_mut()) } != NC_NOERR || ngrps <= 0 {
+        return false;
+    }
+    let mut grps = vec![0 as c_int; ngrps as usize];
+    // SAFETY: `grps` holds `ngrps` ids.
+    if unsafe { super::group::nc_inq_grps(ncid, &mut ngrps, grps.as_mut_ptr()) } != NC_NOERR {
+        return false;
+    }
+    grps.into_iter().any(aggregates)
 }
 
 /// CF's `aggregated_data`: `term: variable` pairs (`map: fragment_map uris: fragment_uris`).
@@ -385,6 +403,22 @@ fn build(real: c_int, name: &str, version: &str, mode: c_int) -> Result<c_int> {
 /// Copies the master's root group into `ours` and returns the aggregated variables with their
 /// fill values.
 fn copy_master(real: c_int, ours: c_int, master: &str, version: &str) -> Result<Vec<(Aggregated, Vec<u8>)>> {
+    let mut aggregated = Vec::new();
+    copy_group(real, ours, "", master, version, &mut aggregated)?;
+    Ok(aggregated)
+}
+
+/// Copies group `real` of the master (at `path`, "" for the root, else `g/h/`) into group
+/// `ours`, its sub-groups too (CFA-0.5's partition groups are bookkeeping), and adds its
+/// aggregated variables to `aggregated`.
+fn copy_group(
+    real: c_int,
+    ours: c_int,
+    path: &str,
+    master: &str,
+    version: &str,
+    aggregated: &mut Vec<(Aggregated, Vec<u8>)>,
+) -> Result<()> {
     let (mut ndims, mut nvars, mut natts, mut unlim) = (0, 0, 0, -1);
     // SAFETY: valid out-pointers.
     ok(unsafe { super::file::nc_inq(real, &mut ndims, &mut nvars, &mut natts, &mut unlim) }, "master")?;
@@ -448,7 +482,7 @@ fn copy_master(real: c_int, ours: c_int, master: &str, version: &str) -> Result<
         ok(unsafe { super::group::nc_def_dim(ours, buf.as_ptr(), if is_unlimited { 0 } else { len }, &mut id) }, "define dimension")?;
     }
     for a in names(real, NC_GLOBAL, natts)? {
-        let conventions = (a.as_bytes() == b"Conventions").then(|| text_att(real, NC_GLOBAL, c"Conventions")).flatten();
+        let conventions = (path.is_empty() && a.as_bytes() == b"Conventions").then(|| text_att(real, NC_GLOBAL, c"Conventions")).flatten();
         if let Some(conventions) = conventions.filter(|c| c.contains("CFA-")) {
             // Only the CFA word goes: the dataset is no longer CFA-netCDF.
             let rest: Vec<&str> = conventions.split(' ').filter(|w| !w.starts_with("CFA-") && !w.is_empty()).collect();
@@ -464,10 +498,13 @@ fn copy_master(real: c_int, ours: c_int, master: &str, version: &str) -> Result<
         }
         ok(super::cross::copy_att(real, NC_GLOBAL, a.as_ptr(), ours, NC_GLOBAL), "global attribute")?;
     }
-    let mut aggregated = Vec::new();
+    let mut partition_groups = std::collections::HashSet::new();
     for v in 0..nvars {
         if hidden_ids.contains(&v) {
             continue;
+        }
+        if let Some(g) = text_att(real, v, c"cfa_group") {
+            partition_groups.insert(g);
         }
         let is_aggregated =
             text_att(real, v, c"cf_role").as_deref() == Some("cfa_variable") || text_att(real, v, c"aggregated_dimensions").is_some();
@@ -475,9 +512,35 @@ fn copy_master(real: c_int, ours: c_int, master: &str, version: &str) -> Result<
             ok(super::cross::copy_var(real, v, ours), "variable")?;
             continue;
         }
-        aggregated.push(define_aggregated(real, v, ours, master, version)?);
+        aggregated.push(define_aggregated(real, v, ours, master, version, path)?);
     }
-    Ok(aggregated)
+    let mut ngrps = 0;
+    // SAFETY: a count first, then the ids.
+    ok(unsafe { super::group::nc_inq_grps(real, &mut ngrps, std::ptr::null_mut()) }, "groups")?;
+    let mut grps = vec![0 as c_int; ngrps.max(0) as usize];
+    // SAFETY: `grps` holds `ngrps` ids.
+    ok(unsafe { super::group::nc_inq_grps(real, &mut ngrps, grps.as_mut_ptr()) }, "groups")?;
+    for g in grps {
+        let mut buf = [0 as c_char; NC_MAX_NAME as usize + 1];
+        // SAFETY: NC_MAX_NAME+1 bytes.
+        ok(unsafe { super::group::nc_inq_grpname(g, buf.as_mut_ptr()) }, "group name")?;
+        // SAFETY: NUL-terminated by the library.
+        let gname = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
+        if partition_groups.contains(&gname) {
+            continue;
+        }
+        let mut child = 0;
+        // SAFETY: our dataset in define mode (or it enters it); NUL-terminated name.
+        unsafe {
+            let st = super::file::nc_redef(ours);
+            if st != NC_NOERR && st != super::consts::NC_EINDEFINE {
+                ok(st, "redef")?;
+            }
+            ok(super::group::nc_def_grp(ours, buf.as_ptr(), &mut child), "group")?;
+        }
+        copy_group(g, child, &format!("{path}{gname}/"), master, version, aggregated)?;
+    }
+    Ok(())
 }
 
 /// The fragments of a CF aggregation variable (CF-1.12 and later): `map` gives the fragment
@@ -593,7 +656,7 @@ fn fragments_cf(master: &str, real: c_int, data: &str, shape: &[usize], xtype: N
 }
 
 /// Defines the aggregated variable `v` of the master in `ours`.
-fn define_aggregated(real: c_int, v: c_int, ours: c_int, master: &str, version: &str) -> Result<(Aggregated, Vec<u8>)> {
+fn define_aggregated(real: c_int, v: c_int, ours: c_int, master: &str, version: &str, path: &str) -> Result<(Aggregated, Vec<u8>)> {
     let mut buf = [0 as c_char; NC_MAX_NAME as usize + 1];
     let (mut xtype, mut natts): (nc_type, c_int) = (0, 0);
     // SAFETY: NC_MAX_NAME+1 bytes; valid out-pointers.
@@ -675,7 +738,7 @@ fn define_aggregated(real: c_int, v: c_int, ours: c_int, master: &str, version: 
         ok(st, "enddef")?;
     }
     crate::trace::emit(1, &format!("cfa: {vname}{shape:?} in {} fragments, chunks {chunks:?}", fragments.len()));
-    Ok((Aggregated { key: vname, shape, chunks, xtype: nctype, fragments }, fill))
+    Ok((Aggregated { key: format!("{path}{vname}"), shape, chunks, xtype: nctype, fragments }, fill))
 }
 
 /// Is the fragment a netCDF object on S3 (fetched before the real library opens it)?

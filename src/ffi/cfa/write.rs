@@ -751,6 +751,9 @@ pub(super) fn reopen(
             NC_FORMAT_NETCDF4_CLASSIC => NC_NETCDF4 | NC_CLASSIC_MODEL,
             _ => NC_NETCDF4,
         };
+    if let Some((agg, _)) = vars.iter().find(|(a, _)| a.key.contains('/')) {
+        return err(Kind::ReadOnly, format!("{name}: {} is aggregated in a sub-group; it can be read, not written", agg.key));
+    }
     let place = Place::parse(name)?;
     let files = FragmentFiles::new(place);
     {
