@@ -39,7 +39,7 @@ TOOL_HELPERS := H5get_libversion Cdh2e NC__testurl NC_shellUnescape NCpathcanoni
   nclog ncsetlogging ncsetloglevel ncuriappendfragmentkey ncuribuild ncurifree ncuriparse strlcat
 C_SYMBOLS := ncerr ncopts nc_advise nclog
 
-.PHONY: all cargo check check-rust check-c check-fuzz fuzz check-compat check-clients check-passthrough check-s3 check-cfa check-python check-v3 check-cmake check-mpi demo install clean bench
+.PHONY: all cargo check check-rust check-c check-fuzz fuzz check-compat check-clients check-passthrough check-s3 check-cfa check-plugins check-python check-v3 check-cmake check-mpi demo install clean bench
 
 all: $(DROPIN) $(PRELOAD) $(STATIC) $(BUILD)/nc-config $(BUILD)/netcdf.pc
 ifeq ($(HAVE_MPI),yes)
@@ -139,7 +139,7 @@ install: all
 
 check: all
 	sh ctests/ensure_deps.sh
-	$(MAKE) --no-print-directory check-rust check-c check-fuzz check-compat check-clients check-passthrough check-s3 check-cfa check-python check-v3 check-cmake check-mpi
+	$(MAKE) --no-print-directory check-rust check-c check-fuzz check-compat check-clients check-passthrough check-s3 check-cfa check-plugins check-python check-v3 check-cmake check-mpi
 	@echo "make check: all suites passed"
 
 check-rust:
@@ -181,6 +181,9 @@ check-s3: all
 
 check-cfa: all
 	sh ctests/run_cfa.sh
+
+check-plugins: all
+	sh ctests/run_plugins.sh
 
 check-python: all
 	sh ctests/run_python.sh

@@ -15,6 +15,9 @@ done
 # Parallel I/O: OpenMPI (mpicc, mpif90, mpirun) and Debian's parallel netcdf-c to compare with.
 for tool in mpicc mpirun mpif90; do command -v $tool > /dev/null 2>&1 || need_apt="$need_apt openmpi-bin libopenmpi-dev"; done
 [ -f /usr/lib/x86_64-linux-gnu/netcdf/mpi/include/netcdf_par.h ] || need_apt="$need_apt libnetcdf-mpi-dev"
+# HDF5 filter plugins (LZ4, bzip2; ZFP) for the plugin tests.
+[ -f /usr/lib/x86_64-linux-gnu/hdf5/serial/plugins/libh5lz4.so ] || need_apt="$need_apt hdf5-filter-plugin"
+[ -f /usr/lib/x86_64-linux-gnu/hdf5/serial/plugins/libh5zzfp.so ] || need_apt="$need_apt hdf5-filter-plugin-zfp-serial"
 if [ -n "$need_apt" ]; then
     echo "installing:$need_apt"
     SUDO=""

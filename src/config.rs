@@ -158,6 +158,11 @@ pub fn s3_memory_budget() -> Option<u64> {
     env_str("NCZARR_S3_MEMORY_MB").and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v >= 0.0).map(|mb| (mb * 1048576.0) as u64)
 }
 
+/// `HDF5_PLUGIN_PATH`: where HDF5 filter plugins are looked for (a `:`-separated list).
+pub fn hdf5_plugin_path() -> Option<std::ffi::OsString> {
+    std::env::var_os("HDF5_PLUGIN_PATH")
+}
+
 /// `NCZARR_CFA=0`: aggregated (CFA) masters open as the plain files they are.
 pub fn cfa_disabled() -> bool {
     env_str("NCZARR_CFA").is_some_and(|v| v.trim() == "0" || v.trim().eq_ignore_ascii_case("no") || v.trim().eq_ignore_ascii_case("false"))

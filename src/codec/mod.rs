@@ -10,6 +10,7 @@ mod bzip2;
 mod crc32c;
 mod fletcher32;
 mod lz4;
+pub mod plugin;
 mod shuffle;
 mod szip;
 mod zlib;
@@ -56,8 +57,32 @@ pub(crate) const BZIP2: u32 = 307;
 pub(crate) const BLOSC: u32 = 32001;
 pub(crate) const ZSTD: u32 = 32015;
 
-/// Filters this library implements (what `nc_inq_filter_avail` reports).
+/// Filters this library implements itself.
 pub(crate) const AVAILABLE: &[u32] = &[DEFLATE, SHUFFLE, FLETCHER32, BZIP2, BLOSC, ZSTD];
+
+/// Is HDF5 filter `id` available, built in or from a plugin (`nc_inq_filter_avail`)?
+pub fn available(id: u32) -> bool {
+    AVAILABLE.contains(&id) || plugin::find(id).is_some_and(|p| !p.set_local)
+}
+
+/// The codec id of the entry written for an HDF5 filter that no codec (ours or numcodecs')
+/// describes: `{"id": "hdf5", "filter_id": N, "parameters": [...]}` (`numcodecs.hdf5` in v3),
+/// so no reader takes its chunks for raw data.
+pub const HDF5_ENTRY: &str = "hdf5";
+
+/// The built-in codec row of a filter, when it has one that runs.
+fn built_in(f: &Filter) -> Option<&'static Run> {
+    by_id(&codec_id(f)).and_then(|c| c.run.as_ref())
+}
+
+/// The plugin that runs a filter with no built-in encoder.
+fn plugin_for(f: &Filter) -> Option<&'static plugin::Plugin> {
+    if built_in(f).is_some() {
+        return None;
+    }
+    // A filter with HDF5's set_local reads parameters only HDF5 can make (`plugin::Plugin`).
+    plugin::find(f.id).filter(|p| !p.set_local)
+}
 
 // ---- the codec table ------------------------------------------------------------------------
 
@@ -175,6 +200,20 @@ fn codec_id(f: &Filter) -> String {
 pub fn from_zarr(v: &Value) -> Result<Filter> {
     let obj = v.as_object().ok_or_else(|| crate::error::Error::new(Kind::NcZarr, "codec is not an object"))?;
     let id = obj.get("id").and_then(Value::as_str).ok_or_else(|| crate::error::Error::new(Kind::NcZarr, "codec without string id"))?;
+    if id == HDF5_ENTRY {
+        let filter_id = int_param(obj.get("filter_id")).filter(|n| (1..=u32::MAX as i64).contains(n));
+        let filter_id = filter_id.ok_or_else(|| crate::error::Error::new(Kind::NcZarr, "hdf5 codec without a filter_id"))?;
+        let params = match obj.get("parameters") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|p| int_param(Some(p)).filter(|n| (0..=u32::MAX as i64).contains(n)).map(|n| n as u32))
+                .collect::<Option<Vec<u32>>>()
+                .ok_or_else(|| crate::error::Error::new(Kind::NcZarr, "hdf5 codec parameters"))?,
+            Some(_) => return err(Kind::NcZarr, "hdf5 codec parameters are not a list"),
+        };
+        return Ok(Filter { id: filter_id as u32, params, raw: Some(v.clone()) });
+    }
     Ok(match by_id(id).filter(|c| c.hdf5_id != 0) {
         Some(c) => Filter { id: c.hdf5_id, params: (c.params)(obj), raw: Some(v.clone()) },
         None => Filter { id: 0, params: vec![], raw: Some(v.clone()) },
@@ -191,7 +230,13 @@ pub fn check_params(id: u32, params: &[u32]) -> Result<()> {
         BLOSC if params.len() < 7 || params[5] > 2 || params[6] > 5 || params[6] == 3 => err(Kind::Invalid, "blosc parameters"),
         SZIP if params.len() != 2 => err(Kind::Invalid, "szip parameters"),
         _ if by_hdf5_id(id).is_some() => Ok(()),
-        _ => err(Kind::Invalid, format!("filter id {id} is not implemented")),
+        _ => match plugin::find(id) {
+            // Parameters from a program are those before HDF5's set_local; the filter would
+            // read them as the ones after it (ZFP crashes on that).
+            Some(p) if p.set_local => err(Kind::Filter, format!("filter {id} ({}) needs HDF5's set_local for its parameters", p.name)),
+            Some(_) => Ok(()),
+            None => err(Kind::Invalid, format!("filter id {id} is not implemented")),
+        },
     }
 }
 
@@ -202,6 +247,7 @@ pub fn to_zarr(f: &Filter, elem_size: usize) -> Value {
     }
     match by_hdf5_id(f.id) {
         Some(c) => (c.v2_json)(f, elem_size),
+        None if f.raw.is_none() => json!({"id": HDF5_ENTRY, "filter_id": f.id, "parameters": f.params}),
         None => raw_json(f, elem_size),
     }
 }
@@ -266,6 +312,8 @@ pub fn from_v3(v: &Value) -> Result<Filter> {
 pub fn to_v3(f: &Filter, elem_size: usize) -> Value {
     match by_hdf5_id(f.id) {
         Some(c) => (c.v3_json)(f, elem_size),
+        // A plugin filter defined through the API: the `hdf5` entry, as `numcodecs.hdf5`.
+        None if f.raw.is_none() => generic_v3(&Filter { raw: Some(to_zarr(f, elem_size)), ..f.clone() }, elem_size),
         None => generic_v3(f, elem_size),
     }
 }
@@ -287,22 +335,33 @@ const DECODE_SLACK: usize = 64;
 
 /// Codecs whose data this library can encode and decode.
 pub fn is_supported(f: &Filter) -> bool {
-    by_id(&codec_id(f)).is_some_and(|c| c.run.is_some())
+    built_in(f).is_some() || plugin_for(f).is_some()
 }
 
-fn runner(f: &Filter) -> Result<&'static Run> {
+fn unavailable(f: &Filter) -> crate::error::Error {
     let id = codec_id(f);
-    by_id(&id)
-        .and_then(|c| c.run.as_ref())
-        .ok_or_else(|| crate::error::Error::new(Kind::NoFilter, format!("codec {id:?} is not available")))
+    let id = if id.is_empty() || id == HDF5_ENTRY { format!("HDF5 filter {}", f.id) } else { format!("codec {id:?}") };
+    crate::error::Error::new(Kind::NoFilter, format!("{id} is not available"))
 }
 
 fn encode_one(f: &Filter, data: &[u8], elem_size: usize) -> Result<Vec<u8>> {
-    (runner(f)?.encode)(f, data, elem_size)
+    if let Some(run) = built_in(f) {
+        return (run.encode)(f, data, elem_size);
+    }
+    match plugin_for(f) {
+        Some(p) => p.run(&f.params, data, false, usize::MAX),
+        None => Err(unavailable(f)),
+    }
 }
 
 fn decode_one(f: &Filter, data: Vec<u8>, elem_size: usize, cap: usize) -> Result<Vec<u8>> {
-    (runner(f)?.decode)(f, data, elem_size, cap)
+    if let Some(run) = built_in(f) {
+        return (run.decode)(f, data, elem_size, cap);
+    }
+    match plugin_for(f) {
+        Some(p) => p.run(&f.params, &data, true, cap),
+        None => Err(unavailable(f)),
+    }
 }
 
 /// Encodes raw chunk bytes through the chain, in definition order.
@@ -350,6 +409,26 @@ pub fn decode_unsized(filters: &[Filter], stored: Vec<u8>, elem_size: usize) -> 
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn plugin_filters_are_named_by_an_hdf5_entry() {
+        // A filter no codec describes (LZ4's HDF5 id) is written as the `hdf5` entry...
+        let f = Filter { id: 32004, params: vec![1 << 20], raw: None };
+        let v2 = to_zarr(&f, 4);
+        assert_eq!(v2, json!({"id": "hdf5", "filter_id": 32004, "parameters": [1048576]}));
+        assert_eq!(to_v3(&f, 4), json!({"name": "numcodecs.hdf5", "configuration": {"filter_id": 32004, "parameters": [1048576]}}));
+        // ... and read back as that filter, from v2 and from v3.
+        let back = from_zarr(&v2).unwrap();
+        assert_eq!((back.id, back.params.clone()), (32004, vec![1 << 20]));
+        let back = from_v3(&to_v3(&f, 4)).unwrap();
+        assert_eq!((back.id, back.params), (32004, vec![1 << 20]));
+        // Malformed entries are metadata errors, never a filter 0 read as raw data.
+        for bad in
+            [json!({"id": "hdf5"}), json!({"id": "hdf5", "filter_id": -1}), json!({"id": "hdf5", "filter_id": 4, "parameters": [-1]})]
+        {
+            assert_eq!(from_zarr(&bad).unwrap_err().kind, Kind::NcZarr, "{bad}");
+        }
+    }
 
     fn every_codec() -> Vec<Filter> {
         [

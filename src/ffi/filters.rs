@@ -130,7 +130,7 @@ pub unsafe extern "C" fn nc_inq_filter_avail(ncid: c_int, id: c_uint) -> c_int {
     if id == 0 {
         return err(Kind::Invalid, "filter id 0");
     }
-    if codec::AVAILABLE.contains(&id) { Ok(()) } else { err(Kind::NoFilter, format!("filter {id}")) }
+    if codec::available(id) { Ok(()) } else { err(Kind::NoFilter, format!("filter {id}")) }
 }
 
 #[export(trace(ncid, varid, level))]

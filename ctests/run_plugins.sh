@@ -1,0 +1,79 @@
+#!/bin/sh
+# HDF5 filter plugins: a filter we do not build in (Debian's LZ4 plugin, HDF5 id 32004) runs
+# through its plugin from HDF5_PLUGIN_PATH: NCZarr v2 and v3 round trips (chunks really
+# compressed, the id listed after reopening, the `hdf5` codec entry in the metadata); the same
+# stores with no plugin open and inquire, and their data reads are NC_ENOFILTER; a plugin that
+# needs HDF5's set_local (ZFP) found but refused; a plugin
+# directory holding a broken library (skipped, said by NCTRACING); nccopy of a netCDF-4/HDF5
+# file compressed by the plugin into NCZarr and back, through the preload library.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/ctests/harness.sh"
+plugins=/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins
+[ -f "$plugins/libh5lz4.so" ] || { echo "missing HDF5 LZ4 plugin: $plugins/libh5lz4.so (sh ctests/ensure_deps.sh)"; exit 1; }
+for tool in ncdump nccopy cc; do
+    command -v $tool > /dev/null || { echo "missing tool: $tool (sh ctests/ensure_deps.sh)"; exit 1; }
+done
+cc -std=c11 -Wall -I"$top/include" -o "$scratch/t_plugins" "$top/ctests/t_plugins.c" -L"$build" -lnetcdf -Wl,-rpath,"$build" || bad "t_plugins build"
+
+# A plugin directory: the LZ4 plugin, a library that is not a plugin, and junk named like one.
+mkdir -p "$scratch/plugins"
+ln -s "$plugins/libh5lz4.so" "$scratch/plugins/libh5lz4.so"
+ln -s /lib/x86_64-linux-gnu/libz.so.1 "$scratch/plugins/libz.so"
+echo "not a library" > "$scratch/plugins/libbroken.so"
+HDF5_PLUGIN_PATH="$scratch/plugins" NCTRACING=1 "$scratch/t_plugins" "$scratch" write 32004 > "$scratch/o.txt" 2> "$scratch/trace.txt" \
+    && ok || { bad "round trips through the LZ4 plugin"; cat "$scratch/o.txt"; tail -5 "$scratch/trace.txt"; }
+grep -q "libbroken.so: skipped" "$scratch/trace.txt" && ok || bad "a broken library is skipped and said"
+grep -q "libz.so: skipped: not an HDF5 plugin" "$scratch/trace.txt" && ok || bad "a library that is no plugin is skipped and said"
+grep -q "libh5lz4.so: id 32004" "$scratch/trace.txt" && ok || bad "the LZ4 plugin is found"
+grep -q '"compressor":{"id":"hdf5","filter_id":32004,"parameters":\[\]}' "$scratch/p2.zarr/v/.zarray" && ok || { bad "v2 metadata names the filter"; cat "$scratch/p2.zarr/v/.zarray"; }
+grep -q '"name":"numcodecs.hdf5","configuration":{"parameters":\[\],"filter_id":32004}' "$scratch/p3.zarr/v/zarr.json" \
+    && ok || { bad "v3 metadata names the filter"; cat "$scratch/p3.zarr/v/zarr.json"; }
+size=$(stat -c %s "$scratch/p2.zarr/v/0")
+[ "$size" -lt 4000 ] && ok || bad "chunks are compressed ($size bytes for 8192)"
+# No plugin: the stores open and inquire; data is NC_ENOFILTER, never raw bytes.
+HDF5_PLUGIN_PATH="$scratch/none" "$scratch/t_plugins" "$scratch" missing 32004 > "$scratch/o.txt" 2>&1 \
+    && ok || { bad "stores with no plugin"; cat "$scratch/o.txt"; }
+HDF5_PLUGIN_PATH="$scratch/none" LD_PRELOAD="$pre" ncdump -hs "file://$scratch/p2.zarr#mode=nczarr,file" > "$scratch/h.txt" 2>&1 \
+    && ok || { bad "ncdump -hs with no plugin"; cat "$scratch/h.txt"; }
+grep -q 'v:_Filter = "32004"' "$scratch/h.txt" && ok || { bad "_Filter shown"; grep Filter "$scratch/h.txt"; }
+# A plugin whose filter needs HDF5's set_local (ZFP) is found but refused, never run on
+# parameters it did not make.
+if [ -f "$plugins/libh5zzfp.so" ]; then
+    ln -s "$plugins/libh5zzfp.so" "$scratch/plugins/libh5zzfp.so"
+    HDF5_PLUGIN_PATH="$scratch/plugins" NCTRACING=1 "$scratch/t_plugins" "$scratch" refused 32013 > "$scratch/o.txt" 2> "$scratch/trace.txt" \
+        && ok || { bad "ZFP refused"; cat "$scratch/o.txt"; }
+    grep -q "libh5zzfp.so: id 32013 .*not used" "$scratch/trace.txt" && ok || bad "ZFP's plugin is listed as not used"
+else
+    bad "missing ZFP plugin: $plugins/libh5zzfp.so (sh ctests/ensure_deps.sh)"
+fi
+
+# netCDF-4/HDF5 compressed by the plugin (Debian's netcdf-c) → NCZarr → netCDF-4, through nccopy.
+cat > "$scratch/mk.c" << 'C'
+#include <netcdf.h>
+#include <netcdf_filter.h>
+int main(int c, char **v) {
+    int ncid, d, var, data[4096];
+    size_t chunk = 1024;
+    for (int i = 0; i < 4096; i++) data[i] = i / 3;
+    if (nc_create(v[1], NC_NETCDF4 | NC_CLOBBER, &ncid) || nc_def_dim(ncid, "x", 4096, &d) || nc_def_var(ncid, "v", NC_INT, 1, &d, &var)
+        || nc_def_var_chunking(ncid, var, NC_CHUNKED, &chunk) || nc_def_var_filter(ncid, var, 32004, 0, NULL)
+        || nc_put_var_int(ncid, var, data) || nc_close(ncid)) return 1;
+    return 0;
+}
+C
+cc -o "$scratch/mk" "$scratch/mk.c" -lnetcdf || bad "mk build"
+HDF5_PLUGIN_PATH="$plugins" "$scratch/mk" "$scratch/lz4.nc" && ok || bad "Debian's netcdf-c writes an LZ4-compressed file"
+HDF5_PLUGIN_PATH="$plugins" ncdump -hs "$scratch/lz4.nc" | grep -q '_Filter = "32004"' && ok || bad "the file's variable uses the LZ4 filter"
+HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" nccopy "$scratch/lz4.nc" "file://$scratch/c.zarr#mode=nczarr,file" && ok || bad "nccopy LZ4 netCDF-4 to NCZarr"
+HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" ncdump -hs "file://$scratch/c.zarr#mode=nczarr,file" | grep -q 'v:_Filter = "32004"' \
+    && ok || bad "nccopy kept the filter"
+HDF5_PLUGIN_PATH="$plugins" ncdump "$scratch/lz4.nc" | sed 1d > "$scratch/want.cdl"
+HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" ncdump "file://$scratch/c.zarr#mode=nczarr,file" | sed 1d > "$scratch/got.cdl"
+same "the NCZarr copy reads as the file" "$scratch/want.cdl" "$scratch/got.cdl"
+HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" nccopy "file://$scratch/c.zarr#mode=nczarr,file" "$scratch/back.nc" && ok || bad "nccopy NCZarr back to netCDF-4"
+HDF5_PLUGIN_PATH="$plugins" ncdump -hs "$scratch/back.nc" | grep -q '_Filter = "32004"' && ok || bad "the filter survives the way back"
+HDF5_PLUGIN_PATH="$plugins" ncdump "$scratch/back.nc" | sed 1d | cmp -s - "$scratch/want.cdl" && ok || bad "the way back reads as the file"
+
+echo "plugin tests: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
