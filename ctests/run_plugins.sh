@@ -2,8 +2,9 @@
 # HDF5 filter plugins: a filter we do not build in (Debian's LZ4 plugin, HDF5 id 32004) runs
 # through its plugin from HDF5_PLUGIN_PATH: NCZarr v2 and v3 round trips (chunks really
 # compressed, the id listed after reopening, the `hdf5` codec entry in the metadata); the same
-# stores with no plugin open and inquire, and their data reads are NC_ENOFILTER; a plugin that
-# needs HDF5's set_local (ZFP) found but refused; a plugin
+# stores with no plugin open and inquire, and their data reads are NC_ENOFILTER; ZFP, whose
+# plugin has HDF5's set_local, in reversible and accuracy modes; szip through the netCDF4
+# wheel's plugin; a plugin
 # directory holding a broken library (skipped, said by NCTRACING); nccopy of a netCDF-4/HDF5
 # file compressed by the plugin into NCZarr and back, through the preload library.
 set -u
@@ -14,7 +15,7 @@ plugins=/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins
 for tool in ncdump nccopy cc; do
     command -v $tool > /dev/null || { echo "missing tool: $tool (sh ctests/ensure_deps.sh)"; exit 1; }
 done
-cc -std=c11 -Wall -I"$top/include" -o "$scratch/t_plugins" "$top/ctests/t_plugins.c" -L"$build" -lnetcdf -Wl,-rpath,"$build" || bad "t_plugins build"
+cc -std=c11 -Wall -I"$top/include" -o "$scratch/t_plugins" "$top/ctests/plugins/t_plugins.c" -L"$build" -lnetcdf -Wl,-rpath,"$build" || bad "t_plugins build"
 
 # A plugin directory: the LZ4 plugin, a library that is not a plugin, and junk named like one.
 mkdir -p "$scratch/plugins"
@@ -37,15 +38,28 @@ HDF5_PLUGIN_PATH="$scratch/none" "$scratch/t_plugins" "$scratch" missing 32004 >
 HDF5_PLUGIN_PATH="$scratch/none" LD_PRELOAD="$pre" ncdump -hs "file://$scratch/p2.zarr#mode=nczarr,file" > "$scratch/h.txt" 2>&1 \
     && ok || { bad "ncdump -hs with no plugin"; cat "$scratch/h.txt"; }
 grep -q 'v:_Filter = "32004"' "$scratch/h.txt" && ok || { bad "_Filter shown"; grep Filter "$scratch/h.txt"; }
-# A plugin whose filter needs HDF5's set_local (ZFP) is found but refused, never run on
-# parameters it did not make.
+# ZFP, whose plugin has HDF5's set_local: the program's parameters go through it (run with the
+# libhdf5 the plugin links) before the filter sees them.
 if [ -f "$plugins/libh5zzfp.so" ]; then
     ln -s "$plugins/libh5zzfp.so" "$scratch/plugins/libh5zzfp.so"
-    HDF5_PLUGIN_PATH="$scratch/plugins" NCTRACING=1 "$scratch/t_plugins" "$scratch" refused 32013 > "$scratch/o.txt" 2> "$scratch/trace.txt" \
-        && ok || { bad "ZFP refused"; cat "$scratch/o.txt"; }
-    grep -q "libh5zzfp.so: id 32013 .*not used" "$scratch/trace.txt" && ok || bad "ZFP's plugin is listed as not used"
+    HDF5_PLUGIN_PATH="$scratch/plugins" NCTRACING=1 "$scratch/t_plugins" "$scratch" zfp 32013 > "$scratch/o.txt" 2> "$scratch/trace.txt" \
+        && ok || { bad "ZFP round trips"; cat "$scratch/o.txt"; grep -i zfp "$scratch/trace.txt" | tail -3; }
+    grep -q "libh5zzfp.so: id 32013 .*with set_local" "$scratch/trace.txt" && ok || bad "ZFP's plugin is found with its set_local"
+    size=$(du -sb "$scratch/zfp_acc.zarr/v" | cut -f1)
+    [ "$size" -lt 12000 ] && ok || bad "ZFP compressed the data ($size bytes for 16384)"
 else
     bad "missing ZFP plugin: $plugins/libh5zzfp.so (sh ctests/ensure_deps.sh)"
+fi
+
+# szip through the netCDF4 wheel's plugin (netcdf-c's own H5Z szip): netcdf-c's codec JSON.
+wheel=$(python3 -c "import netCDF4, os; print(os.path.join(os.path.dirname(netCDF4.__file__), 'plugins'))" 2> /dev/null)
+if [ -f "$wheel/lib__nch5szip.so" ]; then
+    HDF5_PLUGIN_PATH="$wheel" NCTRACING=1 "$scratch/t_plugins" "$scratch" szip 4 > "$scratch/o.txt" 2> "$scratch/trace.txt" \
+        && ok || { bad "szip round trip"; cat "$scratch/o.txt"; grep -i szip "$scratch/trace.txt" | tail -3; }
+    grep -q '"compressor":{"id":"szip","mask":32,"pixels-per-block":32}' "$scratch/sz.zarr/v/.zarray" && ok || { bad "szip JSON"; cat "$scratch/sz.zarr/v/.zarray"; }
+    grep -q "lib__nczhdf5filters.so: skipped: not an HDF5 plugin" "$scratch/trace.txt" && ok || bad "netcdf-c's codec library is not taken for a filter plugin"
+else
+    bad "missing the netCDF4 wheel's szip plugin: $wheel/lib__nch5szip.so (sh ctests/ensure_deps.sh)"
 fi
 
 # netCDF-4/HDF5 compressed by the plugin (Debian's netcdf-c) → NCZarr → netCDF-4, through nccopy.

@@ -62,7 +62,7 @@ pub(crate) const AVAILABLE: &[u32] = &[DEFLATE, SHUFFLE, FLETCHER32, BZIP2, BLOS
 
 /// Is HDF5 filter `id` available, built in or from a plugin (`nc_inq_filter_avail`)?
 pub fn available(id: u32) -> bool {
-    AVAILABLE.contains(&id) || plugin::find(id).is_some_and(|p| !p.set_local)
+    AVAILABLE.contains(&id) || plugin::find(id).is_some()
 }
 
 /// The codec id of the entry written for an HDF5 filter that no codec (ours or numcodecs')
@@ -80,8 +80,32 @@ fn plugin_for(f: &Filter) -> Option<&'static plugin::Plugin> {
     if built_in(f).is_some() {
         return None;
     }
-    // A filter with HDF5's set_local reads parameters only HDF5 can make (`plugin::Plugin`).
-    plugin::find(f.id).filter(|p| !p.set_local)
+    // A filter with HDF5's set_local runs only on parameters that went through it.
+    plugin::find(f.id).filter(|p| !p.set_local || is_localized(f))
+}
+
+/// A filter whose parameters `localize` made (the chain a variable's chunks run through; never
+/// written to metadata).
+fn is_localized(f: &Filter) -> bool {
+    f.raw.as_ref().and_then(|r| r.get("local")).and_then(Value::as_bool) == Some(true)
+}
+
+/// The filter as it runs on chunks of a variable of `nctype` (`big_endian`) chunked as `chunk`:
+/// a plugin filter with HDF5's `set_local` gets the parameters HDF5 would make for it
+/// (`plugin::Plugin::localize`); any other filter is unchanged. Metadata keeps the parameters
+/// the program gave, as netcdf-c's codecs do, so they are made again on every open.
+pub fn localize(f: &Filter, nctype: crate::nc::types::NcType, big_endian: bool, chunk: &[u64]) -> Result<Filter> {
+    if built_in(f).is_some() || is_localized(f) {
+        return Ok(f.clone());
+    }
+    match plugin::find(f.id) {
+        Some(p) if p.set_local => {
+            let params = p.localize(&f.params, nctype, big_endian, chunk)?;
+            let raw = json!({"id": HDF5_ENTRY, "filter_id": f.id, "parameters": params, "local": true});
+            Ok(Filter { id: f.id, params, raw: Some(raw) })
+        }
+        _ => Ok(f.clone()),
+    }
 }
 
 // ---- the codec table ------------------------------------------------------------------------
@@ -230,13 +254,10 @@ pub fn check_params(id: u32, params: &[u32]) -> Result<()> {
         BLOSC if params.len() < 7 || params[5] > 2 || params[6] > 5 || params[6] == 3 => err(Kind::Invalid, "blosc parameters"),
         SZIP if params.len() != 2 => err(Kind::Invalid, "szip parameters"),
         _ if by_hdf5_id(id).is_some() => Ok(()),
-        _ => match plugin::find(id) {
-            // Parameters from a program are those before HDF5's set_local; the filter would
-            // read them as the ones after it (ZFP crashes on that).
-            Some(p) if p.set_local => err(Kind::Filter, format!("filter {id} ({}) needs HDF5's set_local for its parameters", p.name)),
-            Some(_) => Ok(()),
-            None => err(Kind::Invalid, format!("filter id {id} is not implemented")),
-        },
+        // (A plugin with set_local checks its parameters when the variable's chunks are laid
+        // out: `localize`.)
+        _ if plugin::find(id).is_some() => Ok(()),
+        _ => err(Kind::Invalid, format!("filter id {id} is not implemented")),
     }
 }
 
@@ -335,7 +356,7 @@ const DECODE_SLACK: usize = 64;
 
 /// Codecs whose data this library can encode and decode.
 pub fn is_supported(f: &Filter) -> bool {
-    built_in(f).is_some() || plugin_for(f).is_some()
+    built_in(f).is_some() || (f.id != 0 && plugin::find(f.id).is_some())
 }
 
 fn unavailable(f: &Filter) -> crate::error::Error {
@@ -349,6 +370,17 @@ fn encode_one(f: &Filter, data: &[u8], elem_size: usize) -> Result<Vec<u8>> {
         return (run.encode)(f, data, elem_size);
     }
     match plugin_for(f) {
+        // Parameters that went through set_local may still have been made for another chunk
+        // shape (a program copying them from an HDF5 file): what such a filter writes must
+        // decode back to the chunk's size, or it is refused here rather than read as an error
+        // later (the stored data would be lost).
+        Some(p) if p.set_local => {
+            let encoded = p.run(&f.params, data, false, usize::MAX)?;
+            match p.run(&f.params, &encoded, true, data.len() + DECODE_SLACK) {
+                Ok(back) if back.len() == data.len() => Ok(encoded),
+                _ => err(Kind::Filter, format!("filter {} ({}): parameters {:?} do not fit this chunk", f.id, p.name, f.params)),
+            }
+        }
         Some(p) => p.run(&f.params, data, false, usize::MAX),
         None => Err(unavailable(f)),
     }

@@ -13,9 +13,13 @@
 //! threads at once, and plugins are written for that).
 
 use crate::error::{Error, Kind, Result};
+use crate::nc::types::NcType;
 use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
+
+/// `hid_t` (HDF5 1.10 and later).
+type Hid = i64;
 
 /// `H5Z_func_t`.
 type FilterFn = unsafe extern "C" fn(c_uint, usize, *const c_uint, usize, *mut usize, *mut *mut c_void) -> usize;
@@ -28,8 +32,8 @@ struct H5ZClass2 {
     encoder_present: c_uint,
     decoder_present: c_uint,
     name: *const c_char,
-    can_apply: *const c_void,
-    set_local: *const c_void,
+    can_apply: Option<unsafe extern "C" fn(Hid, Hid, Hid) -> c_int>,
+    set_local: Option<unsafe extern "C" fn(Hid, Hid, Hid) -> c_int>,
     filter: Option<FilterFn>,
 }
 
@@ -37,6 +41,10 @@ struct H5ZClass2 {
 const REVERSE: c_uint = 0x0100;
 /// `H5PL_TYPE_FILTER`.
 const FILTER_PLUGIN: c_int = 0;
+
+/// What `localize` makes parameters from: the program's parameters, the type, big-endian, the
+/// chunk shape.
+type LocalKey = (Vec<u32>, NcType, bool, Vec<u64>);
 
 /// One filter from a plugin library.
 pub struct Plugin {
@@ -46,10 +54,15 @@ pub struct Plugin {
     pub encoder: bool,
     pub decoder: bool,
     /// The filter has HDF5's `set_local` callback: the parameters a program gives are changed by
-    /// variable type and chunk shape before the filter sees them, which only HDF5 can do (ZFP
-    /// crashes on parameters it did not make). Such a filter is found but not used.
+    /// variable type and chunk shape before the filter sees them (`localize`); the filter never
+    /// sees parameters that did not go through it (ZFP crashes on those).
     pub set_local: bool,
     filter: FilterFn,
+    /// Parameters `localize` made, by what they were made from.
+    localized: Mutex<std::collections::HashMap<LocalKey, Vec<u32>>>,
+    /// The library's handle and its `H5Z_class2_t` (addresses: the library stays loaded).
+    handle: usize,
+    class: usize,
     one_at_a_time: Mutex<()>,
 }
 
@@ -79,8 +92,8 @@ pub fn plugins() -> &'static [Plugin] {
                         crate::trace::emit(1, &format!("filter plugin {}: id {} already found earlier, skipped", path.display(), p.id));
                     }
                     Ok(p) => {
-                        let unused = if p.set_local { ": not used (it needs HDF5's set_local)" } else { "" };
-                        crate::trace::emit(1, &format!("filter plugin {}: id {} ({}){unused}", path.display(), p.id, p.name));
+                        let local = if p.set_local { ", with set_local" } else { "" };
+                        crate::trace::emit(1, &format!("filter plugin {}: id {} ({}){local}", path.display(), p.id, p.name));
                         found.push(p);
                     }
                     Err(why) => crate::trace::emit(1, &format!("filter plugin {}: skipped: {why}", path.display())),
@@ -162,8 +175,11 @@ fn load(path: &Path) -> std::result::Result<Plugin, String> {
         path: path.to_path_buf(),
         encoder: class.encoder_present != 0,
         decoder: class.decoder_present != 0,
-        set_local: !class.set_local.is_null(),
+        set_local: class.set_local.is_some(),
         filter,
+        localized: Mutex::new(std::collections::HashMap::new()),
+        handle: handle as usize,
+        class: class as *const H5ZClass2 as usize,
         one_at_a_time: Mutex::new(()),
     })
 }
@@ -206,5 +222,138 @@ impl Plugin {
             unsafe { libc::free(buf) };
         }
         out
+    }
+}
+
+impl Plugin {
+    /// The parameters HDF5 would give this filter for a variable of `nctype` (`big_endian`)
+    /// chunked as `chunk`: HDF5's own dataset-creation steps (`can_apply`, then `set_local`
+    /// on a creation property list holding the filter), made with the libhdf5 the plugin
+    /// itself links. The parameters a program gives are rewritten there (ZFP's header, szip's
+    /// pixel sizes, bitshuffle's element size); for filters without `set_local`, unchanged.
+    pub fn localize(&self, params: &[u32], nctype: NcType, big_endian: bool, chunk: &[u64]) -> Result<Vec<u32>> {
+        if !self.set_local {
+            return Ok(params.to_vec());
+        }
+        let key = (params.to_vec(), nctype, big_endian, chunk.to_vec());
+        if let Some(done) = self.localized.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return Ok(done.clone());
+        }
+        let made = self.localize_now(params, nctype, big_endian, chunk)?;
+        self.localized.lock().unwrap_or_else(|p| p.into_inner()).insert(key, made.clone());
+        Ok(made)
+    }
+
+    fn localize_now(&self, params: &[u32], nctype: NcType, big_endian: bool, chunk: &[u64]) -> Result<Vec<u32>> {
+        let failed = |what: &str| Error::new(Kind::Filter, format!("filter {} ({}): {what}", self.id, self.name));
+        let native = match nctype {
+            NcType::Byte => c"H5T_NATIVE_SCHAR_g",
+            NcType::UByte => c"H5T_NATIVE_UCHAR_g",
+            NcType::Short => c"H5T_NATIVE_SHORT_g",
+            NcType::UShort => c"H5T_NATIVE_USHORT_g",
+            NcType::Int => c"H5T_NATIVE_INT_g",
+            NcType::UInt => c"H5T_NATIVE_UINT_g",
+            NcType::Int64 => c"H5T_NATIVE_LLONG_g",
+            NcType::UInt64 => c"H5T_NATIVE_ULLONG_g",
+            NcType::Float => c"H5T_NATIVE_FLOAT_g",
+            NcType::Double => c"H5T_NATIVE_DOUBLE_g",
+            _ => return Err(failed("not for text or string variables")),
+        };
+        let handle = self.handle as *mut c_void;
+        // Symbols are looked up in the plugin and the libraries it links (its libhdf5).
+        let sym = |name: &CStr| -> Result<*mut c_void> {
+            // SAFETY: a live handle (plugins stay loaded) and a NUL-terminated name.
+            let p = unsafe { libc::dlsym(handle, name.as_ptr()) };
+            if p.is_null() { Err(failed(&format!("its libhdf5 has no {}", name.to_string_lossy()))) } else { Ok(p) }
+        };
+        macro_rules! f {
+            ($name:literal, $ty:ty) => {{
+                let p = sym($name)?;
+                // SAFETY: the HDF5 function of that name, with HDF5's signature.
+                unsafe { std::mem::transmute::<*mut c_void, $ty>(p) }
+            }};
+        }
+        let open = f!(c"H5open", unsafe extern "C" fn() -> c_int);
+        let eset_auto = f!(c"H5Eset_auto2", unsafe extern "C" fn(Hid, *const c_void, *mut c_void) -> c_int);
+        let zregister = f!(c"H5Zregister", unsafe extern "C" fn(*const c_void) -> c_int);
+        let pcreate = f!(c"H5Pcreate", unsafe extern "C" fn(Hid) -> Hid);
+        let pset_chunk = f!(c"H5Pset_chunk", unsafe extern "C" fn(Hid, c_int, *const u64) -> c_int);
+        let pset_filter = f!(c"H5Pset_filter", unsafe extern "C" fn(Hid, c_int, c_uint, usize, *const c_uint) -> c_int);
+        let pget_filter = f!(
+            c"H5Pget_filter_by_id2",
+            unsafe extern "C" fn(Hid, c_int, *mut c_uint, *mut usize, *mut c_uint, usize, *mut c_char, *mut c_uint) -> c_int
+        );
+        let tcopy = f!(c"H5Tcopy", unsafe extern "C" fn(Hid) -> Hid);
+        let tset_order = f!(c"H5Tset_order", unsafe extern "C" fn(Hid, c_int) -> c_int);
+        let screate_simple = f!(c"H5Screate_simple", unsafe extern "C" fn(c_int, *const u64, *const u64) -> Hid);
+        let pclose = f!(c"H5Pclose", unsafe extern "C" fn(Hid) -> c_int);
+        let tclose = f!(c"H5Tclose", unsafe extern "C" fn(Hid) -> c_int);
+        let sclose = f!(c"H5Sclose", unsafe extern "C" fn(Hid) -> c_int);
+        let dcpl_class = sym(c"H5P_CLS_DATASET_CREATE_ID_g")? as *const Hid;
+        let native = sym(native)? as *const Hid;
+        let class = self.class as *const H5ZClass2;
+        let _one = self.one_at_a_time.lock().unwrap_or_else(|p| p.into_inner());
+        let dims: Vec<u64> = if chunk.is_empty() { vec![1] } else { chunk.iter().map(|&c| c.max(1)).collect() };
+        // SAFETY: HDF5's API with its documented arguments; every id made here is closed
+        // before returning; the class is the plugin's own static `H5Z_class2_t`.
+        unsafe {
+            if open() < 0 {
+                return Err(failed("H5open failed"));
+            }
+            // HDF5 prints its error stack by default; failures here are answered by our codes.
+            eset_auto(0, std::ptr::null(), std::ptr::null_mut());
+            zregister(class as *const c_void);
+            let dcpl = pcreate(*dcpl_class);
+            if dcpl < 0 {
+                return Err(failed("H5Pcreate failed"));
+            }
+            let t = tcopy(*native);
+            let s = screate_simple(dims.len() as c_int, dims.as_ptr(), std::ptr::null());
+            let result = (|| {
+                if t < 0 || s < 0 {
+                    return Err(failed("H5Tcopy/H5Screate_simple failed"));
+                }
+                if big_endian && tset_order(t, 1) < 0 {
+                    return Err(failed("H5Tset_order failed"));
+                }
+                if pset_chunk(dcpl, dims.len() as c_int, dims.as_ptr()) < 0 {
+                    return Err(failed("H5Pset_chunk failed"));
+                }
+                if pset_filter(dcpl, self.id as c_int, 0, params.len(), params.as_ptr()) < 0 {
+                    return Err(failed("H5Pset_filter refused the parameters"));
+                }
+                if let Some(can_apply) = (*class).can_apply {
+                    let r = can_apply(dcpl, t, s);
+                    if r <= 0 {
+                        return Err(failed(&format!("cannot apply to a {} variable chunked {chunk:?}", nctype.name())));
+                    }
+                }
+                if let Some(set_local) = (*class).set_local
+                    && set_local(dcpl, t, s) < 0
+                {
+                    return Err(failed(&format!("its set_local refused the parameters {params:?}")));
+                }
+                let mut values = [0 as c_uint; 64];
+                let (mut flags, mut n, mut config) = (0 as c_uint, values.len(), 0 as c_uint);
+                let mut name = [0 as c_char; 64];
+                if pget_filter(dcpl, self.id as c_int, &mut flags, &mut n, values.as_mut_ptr(), name.len(), name.as_mut_ptr(), &mut config)
+                    < 0
+                {
+                    return Err(failed("H5Pget_filter_by_id2 failed"));
+                }
+                if n > values.len() {
+                    return Err(failed(&format!("{n} parameters")));
+                }
+                Ok(values[..n].to_vec())
+            })();
+            if s >= 0 {
+                sclose(s);
+            }
+            if t >= 0 {
+                tclose(t);
+            }
+            pclose(dcpl);
+            result
+        }
     }
 }

@@ -248,8 +248,8 @@ impl Dataset {
             return err(Kind::Invalid, "filters on a scalar");
         }
         format.check_filter(id)?;
-        if id == codec::SZIP {
-            return err(Kind::NoFilter, "szip is not available");
+        if id == codec::SZIP && !codec::available(id) {
+            return err(Kind::NoFilter, "szip is not available (no szip plugin in HDF5_PLUGIN_PATH)");
         }
         codec::check_params(id, &params)?;
         set_filter(&mut var.filters, id, params);

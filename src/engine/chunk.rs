@@ -62,20 +62,25 @@ impl Layout {
             let id = f.raw.as_ref().and_then(|r| r.get("id")).map(|v| v.to_string()).unwrap_or_else(|| f.id.to_string());
             return err(Kind::NoFilter, format!("codec {id} is not available"));
         }
+        let big_endian = var.endian == Endian::Big && var.nctype.is_numeric();
+        // Plugin filters with HDF5's set_local run on the parameters it makes for this type
+        // and chunk shape.
+        let filters = var
+            .filters
+            .iter()
+            .filter(|f| !codec::is_object_codec(f))
+            .map(|f| if var.stored.v3.is_some() { codec::v3_effective(f) } else { f.clone() })
+            .map(|f| codec::localize(&f, var.nctype, big_endian, &chunk_shape))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Layout {
             nctype: var.nctype,
             chunk_shape,
             nelems,
             item: var.nctype.size(),
-            big_endian: var.endian == Endian::Big && var.nctype.is_numeric(),
+            big_endian,
             storage: var.stored.element,
             width: model.maxstrlen(var),
-            filters: var
-                .filters
-                .iter()
-                .filter(|f| !codec::is_object_codec(f))
-                .map(|f| if var.stored.v3.is_some() { codec::v3_effective(f) } else { f.clone() })
-                .collect(),
+            filters,
             key,
             // Inner chunks of a shard go by virtual `c/i/j` keys that `ShardStore` maps.
             sep: if sharded { '/' } else { var.stored.separator },
