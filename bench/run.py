@@ -180,5 +180,8 @@ subprocess.run([sys.executable, os.path.join(TOP, "bench", "s3_files.py")], chec
 # ---- Aggregated (CF aggregation) reads against one netCDF-4 file and NCZarr, local and on S3 (bench/cfa.py).
 subprocess.run([sys.executable, os.path.join(TOP, "bench", "cfa.py")], check=True, stderr=subprocess.DEVNULL)
 
+# ---- Filters from HDF5 plugins against Debian's netcdf-c on HDF5 with the same plugins (bench/plugins.py).
+subprocess.run([sys.executable, os.path.join(TOP, "bench", "plugins.py")], check=True, stderr=subprocess.DEVNULL)
+
 # ---- Parallel I/O: 1/2/4 MPI ranks against Debian's parallel netcdf-c on HDF5 (bench/par.py).
 subprocess.run([sys.executable, os.path.join(TOP, "bench", "par.py")], check=True)

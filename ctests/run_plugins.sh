@@ -89,5 +89,15 @@ HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" nccopy "file://$scratch/c.zarr#mod
 HDF5_PLUGIN_PATH="$plugins" ncdump -hs "$scratch/back.nc" | grep -q '_Filter = "32004"' && ok || bad "the filter survives the way back"
 HDF5_PLUGIN_PATH="$plugins" ncdump "$scratch/back.nc" | sed 1d | cmp -s - "$scratch/want.cdl" && ok || bad "the way back reads as the file"
 
+# ZFP parameters as an HDF5 file reports them (already made by set_local, for its chunks):
+# nccopy into NCZarr chunked otherwise is refused (NC_EFILTER), never stored unreadable.
+sed 's/nc_def_var_filter(ncid, var, 32004, 0, NULL)/nc_def_var_filter(ncid, var, 32013, 4, (unsigned[]){5, 0, 0, 0})/; s/int ncid, d, var, data\[4096\]/int ncid, d, var; float data[4096]/; s/NC_INT, 1/NC_FLOAT, 1/; s/nc_put_var_int/nc_put_var_float/' \
+    "$scratch/mk.c" > "$scratch/mkzfp.c"
+cc -o "$scratch/mkzfp" "$scratch/mkzfp.c" -lnetcdf || bad "mkzfp build"
+HDF5_PLUGIN_PATH="$plugins" "$scratch/mkzfp" "$scratch/zfp.nc" && ok || bad "Debian's netcdf-c writes a ZFP file"
+HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" nccopy "$scratch/zfp.nc" "file://$scratch/zc.zarr#mode=nczarr,file" > "$scratch/o.txt" 2>&1 \
+    && bad "copying set_local-made ZFP parameters to other chunks must be refused" || ok
+grep -q "Filter error" "$scratch/o.txt" && ok || { bad "the refusal says why"; cat "$scratch/o.txt"; }
+
 echo "plugin tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -374,13 +374,7 @@ fn encode_one(f: &Filter, data: &[u8], elem_size: usize) -> Result<Vec<u8>> {
         // shape (a program copying them from an HDF5 file): what such a filter writes must
         // decode back to the chunk's size, or it is refused here rather than read as an error
         // later (the stored data would be lost).
-        Some(p) if p.set_local => {
-            let encoded = p.run(&f.params, data, false, usize::MAX)?;
-            match p.run(&f.params, &encoded, true, data.len() + DECODE_SLACK) {
-                Ok(back) if back.len() == data.len() => Ok(encoded),
-                _ => err(Kind::Filter, format!("filter {} ({}): parameters {:?} do not fit this chunk", f.id, p.name, f.params)),
-            }
-        }
+        Some(p) if p.set_local => p.encode_checked(&f.params, data, DECODE_SLACK),
         Some(p) => p.run(&f.params, data, false, usize::MAX),
         None => Err(unavailable(f)),
     }

@@ -60,6 +60,8 @@ pub struct Plugin {
     filter: FilterFn,
     /// Parameters `localize` made, by what they were made from.
     localized: Mutex<std::collections::HashMap<LocalKey, Vec<u32>>>,
+    /// Parameters and chunk sizes whose output was seen to decode back to the chunk's size.
+    verified: Mutex<std::collections::HashSet<(Vec<u32>, usize)>>,
     /// The library's handle and its `H5Z_class2_t` (addresses: the library stays loaded).
     handle: usize,
     class: usize,
@@ -178,6 +180,7 @@ fn load(path: &Path) -> std::result::Result<Plugin, String> {
         set_local: class.set_local.is_some(),
         filter,
         localized: Mutex::new(std::collections::HashMap::new()),
+        verified: Mutex::new(std::collections::HashSet::new()),
         handle: handle as usize,
         class: class as *const H5ZClass2 as usize,
         one_at_a_time: Mutex::new(()),
@@ -185,6 +188,24 @@ fn load(path: &Path) -> std::result::Result<Plugin, String> {
 }
 
 impl Plugin {
+    /// Encodes with a `set_local` filter's parameters, checking once per parameters and chunk
+    /// size that the output decodes back to the chunk's size (parameters made for another chunk
+    /// shape, as copied from an HDF5 file, would store data no one can read).
+    pub fn encode_checked(&self, params: &[u32], data: &[u8], slack: usize) -> Result<Vec<u8>> {
+        let encoded = self.run(params, data, false, usize::MAX)?;
+        let key = (params.to_vec(), data.len());
+        if self.verified.lock().unwrap_or_else(|p| p.into_inner()).contains(&key) {
+            return Ok(encoded);
+        }
+        match self.run(params, &encoded, true, data.len() + slack) {
+            Ok(back) if back.len() == data.len() => {
+                self.verified.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
+                Ok(encoded)
+            }
+            _ => Err(Error::new(Kind::Filter, format!("filter {} ({}): parameters {params:?} do not fit this chunk", self.id, self.name))),
+        }
+    }
+
     /// Runs the filter over `data` (forward, or `reverse` to decode) with HDF5 parameters
     /// `params`; the output may not exceed `cap` bytes.
     pub fn run(&self, params: &[u32], data: &[u8], reverse: bool, cap: usize) -> Result<Vec<u8>> {
