@@ -10,19 +10,13 @@
 #include <string.h>
 #include <time.h>
 #include <netcdf.h>
+#include "timing.h"
 #include <netcdf_filter.h>
 
 #define NZ 64
 #define NY 512
 #define NX 512
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-#define NC(call) do { int s_ = (call); if (s_) { fprintf(stderr, "%s: %s\n", #call, nc_strerror(s_)); return 1; } } while (0)
 
 int main(int argc, char **argv) {
     if (argc < 4) return 2;
