@@ -98,6 +98,15 @@ HDF5_PLUGIN_PATH="$plugins" "$scratch/mkzfp" "$scratch/zfp.nc" && ok || bad "Deb
 HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" nccopy "$scratch/zfp.nc" "file://$scratch/zc.zarr#mode=nczarr,file" > "$scratch/o.txt" 2>&1 \
     && bad "copying set_local-made ZFP parameters to other chunks must be refused" || ok
 grep -q "Filter error" "$scratch/o.txt" && ok || { bad "the refusal says why"; cat "$scratch/o.txt"; }
+# With the program's own parameters (`nccopy -F`), ZFP copies into NCZarr and back, equal.
+HDF5_PLUGIN_PATH="$plugins" ncdump "$scratch/zfp.nc" | sed 1d > "$scratch/zfp.cdl"
+HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" nccopy -F 'v,32013,5,0,0,0' "$scratch/zfp.nc" "file://$scratch/zf.zarr#mode=nczarr,file" \
+    && ok || bad "nccopy -F of a ZFP file into NCZarr"
+HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" ncdump "file://$scratch/zf.zarr#mode=nczarr,file" | sed 1d | cmp -s - "$scratch/zfp.cdl" \
+    && ok || bad "the ZFP NCZarr copy reads as the file"
+HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" nccopy "file://$scratch/zf.zarr#mode=nczarr,file" "$scratch/zback.nc" && ok || bad "nccopy ZFP NCZarr back to netCDF-4"
+HDF5_PLUGIN_PATH="$plugins" ncdump -hs "$scratch/zback.nc" | grep -q '_Filter = "32013,' && ok || bad "ZFP survives the way back"
+HDF5_PLUGIN_PATH="$plugins" ncdump "$scratch/zback.nc" | sed 1d | cmp -s - "$scratch/zfp.cdl" && ok || bad "the ZFP way back reads as the file"
 
 echo "plugin tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
