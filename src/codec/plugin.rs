@@ -281,10 +281,16 @@ impl Plugin {
             _ => return Err(failed("not for text or string variables")),
         };
         let handle = self.handle as *mut c_void;
-        // Symbols are looked up in the plugin and the libraries it links (its libhdf5).
+        // The HDF5 the plugin's own code calls: the dynamic linker binds a library opened with
+        // RTLD_LOCAL to the process's global libhdf5 first (one a real netcdf-c brought in),
+        // else to the one it links. Ours must be the same one: a property list made by one
+        // HDF5 and read by another crashes.
         let sym = |name: &CStr| -> Result<*mut c_void> {
-            // SAFETY: a live handle (plugins stay loaded) and a NUL-terminated name.
-            let p = unsafe { libc::dlsym(handle, name.as_ptr()) };
+            // SAFETY: NUL-terminated names; a live handle (plugins stay loaded).
+            let p = unsafe {
+                let global = libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr());
+                if global.is_null() { libc::dlsym(handle, name.as_ptr()) } else { global }
+            };
             if p.is_null() { Err(failed(&format!("its libhdf5 has no {}", name.to_string_lossy()))) } else { Ok(p) }
         };
         macro_rules! f {
