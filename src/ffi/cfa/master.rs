@@ -124,12 +124,7 @@ fn define_group(
     let mut dimids = vec![0 as c_int; ndims.max(0) as usize];
     // SAFETY: `dimids` holds the group's own dimensions.
     ok(unsafe { super::super::group::nc_inq_dimids(src, &mut ndims, dimids.as_mut_ptr(), 0) }, "dimensions")?;
-    let mut nunlim = 0;
-    // SAFETY: a count first, then the ids into a buffer of that size.
-    ok(unsafe { super::super::file::nc_inq_unlimdims(src, &mut nunlim, std::ptr::null_mut()) }, "unlimited dimensions")?;
-    let mut unlimited = vec![0 as c_int; nunlim.max(0) as usize];
-    // SAFETY: as above.
-    ok(unsafe { super::super::file::nc_inq_unlimdims(src, &mut nunlim, unlimited.as_mut_ptr()) }, "unlimited dimensions")?;
+    let unlimited = super::unlimited_dims(src)?;
     for d in &dimids {
         let mut buf = [0 as c_char; NC_MAX_NAME as usize + 1];
         let mut len = 0usize;
@@ -172,13 +167,7 @@ fn define_group(
             None => copies.push(DataCopy { src: (src, v), dst: (dst, id), xtype, shape: var_shape(src, v)? }),
         }
     }
-    let mut ngrps = 0;
-    // SAFETY: a count first, then the ids.
-    ok(unsafe { super::super::group::nc_inq_grps(src, &mut ngrps, std::ptr::null_mut()) }, "groups")?;
-    let mut grps = vec![0 as c_int; ngrps.max(0) as usize];
-    // SAFETY: `grps` holds `ngrps` ids.
-    ok(unsafe { super::super::group::nc_inq_grps(src, &mut ngrps, grps.as_mut_ptr()) }, "groups")?;
-    for g in grps {
+    for g in super::child_groups(src)? {
         let mut buf = [0 as c_char; NC_MAX_NAME as usize + 1];
         // SAFETY: NC_MAX_NAME+1 bytes.
         ok(unsafe { super::super::group::nc_inq_grpname(g, buf.as_mut_ptr()) }, "group name")?;

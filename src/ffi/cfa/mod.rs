@@ -97,17 +97,7 @@ fn aggregates(ncid: c_int) -> bool {
     if (0..nvars).any(|v| text_att(ncid, v, c"aggregated_dimensions").is_some()) {
         return true;
     }
-    let mut ngrps = 0;
-    // SAFETY: a count first, then the ids.
-    if unsafe { super::group::nc_inq_grps(ncid, &mut ngrps, std::ptr::null_mut()) } != NC_NOERR || ngrps <= 0 {
-        return false;
-    }
-    let mut grps = vec![0 as c_int; ngrps as usize];
-    // SAFETY: `grps` holds `ngrps` ids.
-    if unsafe { super::group::nc_inq_grps(ncid, &mut ngrps, grps.as_mut_ptr()) } != NC_NOERR {
-        return false;
-    }
-    grps.into_iter().any(aggregates)
+    child_groups(ncid).unwrap_or_default().into_iter().any(aggregates)
 }
 
 /// CF's `aggregated_data`: `term: variable` pairs (`map: fragment_map uris: fragment_uris`).
@@ -236,6 +226,28 @@ fn var_dimids(ncid: c_int, varid: c_int) -> Result<Vec<c_int>> {
 }
 
 /// A variable's shape.
+/// The ids of a group's unlimited dimensions.
+fn unlimited_dims(ncid: c_int) -> Result<Vec<c_int>> {
+    let mut n = 0;
+    // SAFETY: a count first, then the ids into a buffer of that size.
+    ok(unsafe { super::file::nc_inq_unlimdims(ncid, &mut n, std::ptr::null_mut()) }, "unlimited dimensions")?;
+    let mut ids = vec![0 as c_int; n.max(0) as usize];
+    // SAFETY: as above.
+    ok(unsafe { super::file::nc_inq_unlimdims(ncid, &mut n, ids.as_mut_ptr()) }, "unlimited dimensions")?;
+    Ok(ids)
+}
+
+/// The ncids of a group's child groups.
+fn child_groups(ncid: c_int) -> Result<Vec<c_int>> {
+    let mut n = 0;
+    // SAFETY: a count first, then the ids into a buffer of that size.
+    ok(unsafe { super::group::nc_inq_grps(ncid, &mut n, std::ptr::null_mut()) }, "groups")?;
+    let mut ids = vec![0 as c_int; n.max(0) as usize];
+    // SAFETY: as above.
+    ok(unsafe { super::group::nc_inq_grps(ncid, &mut n, ids.as_mut_ptr()) }, "groups")?;
+    Ok(ids)
+}
+
 fn var_shape(ncid: c_int, varid: c_int) -> Result<Vec<usize>> {
     var_dimids(ncid, varid)?
         .into_iter()
@@ -422,14 +434,7 @@ fn copy_group(
     let (mut ndims, mut nvars, mut natts, mut unlim) = (0, 0, 0, -1);
     // SAFETY: valid out-pointers.
     ok(unsafe { super::file::nc_inq(real, &mut ndims, &mut nvars, &mut natts, &mut unlim) }, "master")?;
-    let mut unlimited = vec![0 as c_int; NC_MAX_VAR_DIMS as usize];
-    let mut nunlim = 0;
-    // SAFETY: a buffer larger than any root group's unlimited dimensions in practice.
-    unsafe { super::file::nc_inq_unlimdims(real, &mut nunlim, std::ptr::null_mut()) };
-    if (nunlim as usize) <= unlimited.len() {
-        // SAFETY: `unlimited` holds `nunlim` ids.
-        unsafe { super::file::nc_inq_unlimdims(real, &mut nunlim, unlimited.as_mut_ptr()) };
-    }
+    let unlimited = unlimited_dims(real)?;
     // CF aggregation: the fragment array variables (`map`, `uris`, ...) and the dimensions
     // only they use are bookkeeping too.
     let mut hidden_vars = std::collections::HashSet::new();
@@ -476,7 +481,7 @@ fn copy_group(
         if hidden_var_dims.contains(d) && !used.contains(d) && !aggregated_dims.contains(&dname) {
             continue;
         }
-        let is_unlimited = unlimited[..nunlim.max(0) as usize].contains(d);
+        let is_unlimited = unlimited.contains(d);
         let mut id = 0;
         // SAFETY: NUL-terminated name from the library.
         ok(unsafe { super::group::nc_def_dim(ours, buf.as_ptr(), if is_unlimited { 0 } else { len }, &mut id) }, "define dimension")?;
@@ -514,13 +519,7 @@ fn copy_group(
         }
         aggregated.push(define_aggregated(real, v, ours, master, version, path)?);
     }
-    let mut ngrps = 0;
-    // SAFETY: a count first, then the ids.
-    ok(unsafe { super::group::nc_inq_grps(real, &mut ngrps, std::ptr::null_mut()) }, "groups")?;
-    let mut grps = vec![0 as c_int; ngrps.max(0) as usize];
-    // SAFETY: `grps` holds `ngrps` ids.
-    ok(unsafe { super::group::nc_inq_grps(real, &mut ngrps, grps.as_mut_ptr()) }, "groups")?;
-    for g in grps {
+    for g in child_groups(real)? {
         let mut buf = [0 as c_char; NC_MAX_NAME as usize + 1];
         // SAFETY: NC_MAX_NAME+1 bytes.
         ok(unsafe { super::group::nc_inq_grpname(g, buf.as_mut_ptr()) }, "group name")?;

@@ -382,7 +382,8 @@ impl FragmentFiles {
     }
 
     /// Drops everything unstored: open fragments aborted, files this writer made removed.
-    pub fn abort(&self) {
+    /// After a failed close: fragments still open are closed without storing more.
+    fn abort_open(&self) {
         let _ = self.finish();
         let mut files = self.lock();
         let _real = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -390,6 +391,11 @@ impl FragmentFiles {
             // SAFETY: a plain ncid call.
             unsafe { super::super::file::nc_abort(f.ncid) };
         }
+    }
+
+    pub fn abort(&self) {
+        self.abort_open();
+        let mut files = self.lock();
         if let Some(dir) = &self.place.local_dir {
             for s in files.stored.values().filter(|s| s.created) {
                 let _ = std::fs::remove_file(&s.name);
@@ -683,12 +689,7 @@ fn master_exists(place: &Place) -> Result<bool> {
 
 /// Each aggregated variable of a dataset being reopened, as its store sees it.
 pub(super) fn array_infos(ours: c_int, vars: &[(crate::zmap::cfa::Aggregated, Vec<u8>)]) -> Result<Vec<ArrayInfo>> {
-    let mut nunlim = 0;
-    // SAFETY: a count first, then the ids.
-    super::ok(unsafe { super::super::file::nc_inq_unlimdims(ours, &mut nunlim, std::ptr::null_mut()) }, "unlimited dimensions")?;
-    let mut unlimited = vec![0 as c_int; nunlim.max(0) as usize];
-    // SAFETY: `unlimited` holds `nunlim` ids.
-    super::ok(unsafe { super::super::file::nc_inq_unlimdims(ours, &mut nunlim, unlimited.as_mut_ptr()) }, "unlimited dimensions")?;
+    let unlimited = super::unlimited_dims(ours)?;
     vars.iter()
         .map(|(agg, fill)| {
             let c = cname(&agg.key)?;
@@ -829,19 +830,6 @@ pub fn abort(ncid: c_int) -> c_int {
     writer.files.abort();
     // SAFETY: a plain ncid call on our dataset.
     unsafe { super::super::file::nc_abort(ncid) }
-}
-
-impl FragmentFiles {
-    /// After a failed close: fragments still open are closed without storing more.
-    fn abort_open(&self) {
-        let _ = self.finish();
-        let mut files = self.lock();
-        let _real = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-        for (_, f) in files.open.drain() {
-            // SAFETY: a plain ncid call.
-            unsafe { super::super::file::nc_abort(f.ncid) };
-        }
-    }
 }
 
 #[cfg(test)]
