@@ -37,6 +37,10 @@ if ! python3 -c "import cfdm" 2> /dev/null; then
     echo "installing Python packages: cfdm (writes CF aggregation files)"
     python3 -m pip install -q cfdm
 fi
+if ! python3 -c "import importlib.util as u; assert u.find_spec('hdf5plugin')" 2> /dev/null; then
+    echo "installing Python packages: hdf5plugin (HDF5 filter plugins: bitshuffle, ZFP, SZ, ...)"
+    python3 -m pip install -q hdf5plugin
+fi
 if ! python3 -c "import moto.server, flask, boto3, s3fs" 2> /dev/null; then
     echo "installing Python packages: moto[server] boto3 s3fs"
     python3 -m pip install -q "moto[server]" boto3 s3fs

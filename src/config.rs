@@ -163,6 +163,12 @@ pub fn hdf5_plugin_path() -> Option<std::ffi::OsString> {
     std::env::var_os("HDF5_PLUGIN_PATH")
 }
 
+/// `NCZARR_HDF5_LIB`: the libhdf5 loaded for filter plugins that link none (found by name
+/// when unset).
+pub fn hdf5_lib() -> Option<String> {
+    env_str("NCZARR_HDF5_LIB").filter(|v| !v.trim().is_empty())
+}
+
 /// `NCZARR_CFA=0`: aggregated (CFA) masters open as the plain files they are.
 pub fn cfa_disabled() -> bool {
     env_str("NCZARR_CFA").is_some_and(|v| v.trim() == "0" || v.trim().eq_ignore_ascii_case("no") || v.trim().eq_ignore_ascii_case("false"))

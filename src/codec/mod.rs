@@ -240,7 +240,12 @@ pub fn from_zarr(v: &Value) -> Result<Filter> {
     }
     Ok(match by_id(id).filter(|c| c.hdf5_id != 0) {
         Some(c) => Filter { id: c.hdf5_id, params: (c.params)(obj), raw: Some(v.clone()) },
-        None => Filter { id: 0, params: vec![], raw: Some(v.clone()) },
+        // A codec a codec plugin defines: its HDF5 filter and parameters. (A codec it cannot
+        // read stays unknown: its data is NC_ENOFILTER, the metadata still opens.)
+        None => match plugin::codec_lib::by_codec_id(id).and_then(|c| c.to_params(v).ok().map(|p| (c.hdf5_id, p))) {
+            Some((hdf5_id, params)) => Filter { id: hdf5_id, params, raw: Some(v.clone()) },
+            None => Filter { id: 0, params: vec![], raw: Some(v.clone()) },
+        },
     })
 }
 
@@ -268,7 +273,11 @@ pub fn to_zarr(f: &Filter, elem_size: usize) -> Value {
     }
     match by_hdf5_id(f.id) {
         Some(c) => (c.v2_json)(f, elem_size),
-        None if f.raw.is_none() => json!({"id": HDF5_ENTRY, "filter_id": f.id, "parameters": f.params}),
+        // A plugin filter defined through the API: its codec plugin's JSON, else the `hdf5`
+        // entry (also when the codec plugin refuses the parameters: never a silent drop).
+        None if f.raw.is_none() => plugin::codec_lib::by_hdf5_id(f.id)
+            .and_then(|c| c.to_json(&f.params).ok())
+            .unwrap_or_else(|| json!({"id": HDF5_ENTRY, "filter_id": f.id, "parameters": f.params})),
         None => raw_json(f, elem_size),
     }
 }

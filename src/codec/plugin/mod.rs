@@ -7,6 +7,10 @@
 //! Libraries stay loaded for the life of the process; a plugin that needs libhdf5 gets it from
 //! its own dependencies.
 //!
+//! The same libraries are probed for netcdf-c's codec entry points (`NCZ_get_codec_info`,
+//! `NCZ_codec_info_defaults` → `NCZ_codec_t`, `codec_lib`), which translate a filter's HDF5
+//! parameters to and from its Zarr codec JSON.
+//!
 //! The filter function is HDF5's `H5Z_func_t`: it takes a `malloc`ed buffer and returns the
 //! bytes it holds after the filter (or 0 on failure), replacing the buffer as it needs.
 //! Calls into one plugin are made one at a time (HDF5 itself never calls a filter from two
@@ -14,9 +18,13 @@
 
 use crate::error::{Error, Kind, Result};
 use crate::nc::types::NcType;
+use std::collections::HashMap;
 use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+pub mod codec_lib;
+use codec_lib::CodecPlugin;
 
 /// `hid_t` (HDF5 1.10 and later).
 type Hid = i64;
@@ -59,7 +67,7 @@ pub struct Plugin {
     pub set_local: bool,
     filter: FilterFn,
     /// Parameters `localize` made, by what they were made from.
-    localized: Mutex<std::collections::HashMap<LocalKey, Vec<u32>>>,
+    localized: Mutex<HashMap<LocalKey, Vec<u32>>>,
     /// Parameters and chunk sizes whose output was seen to decode back to the chunk's size.
     verified: Mutex<std::collections::HashSet<(Vec<u32>, usize)>>,
     /// The library's handle and its `H5Z_class2_t` (addresses: the library stays loaded).
@@ -68,42 +76,114 @@ pub struct Plugin {
     one_at_a_time: Mutex<()>,
 }
 
-/// The directories searched, in order.
-pub fn directories() -> Vec<PathBuf> {
-    match crate::config::hdf5_plugin_path() {
-        Some(list) => std::env::split_paths(&list).filter(|p| !p.as_os_str().is_empty()).collect(),
-        None => ["/usr/local/hdf5/lib/plugin", "/usr/local/hdf5/plugin", "/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins"]
-            .iter()
-            .map(PathBuf::from)
-            .collect(),
+/// The plugin path: the directories searched, in order. Set by `nc_plugin_path_set`; until
+/// then netcdf-c's rule: the directories of `HDF5_PLUGIN_PATH`, else the default ones.
+static PATH: RwLock<Option<Vec<String>>> = RwLock::new(None);
+
+/// The directories searched when `HDF5_PLUGIN_PATH` is unset: HDF5's default, netcdf-c's
+/// install directory, Debian's plugin packages.
+const DEFAULT_DIRS: &[&str] = &["/usr/local/hdf5/lib/plugin", "/usr/local/hdf5/plugin", "/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins"];
+
+/// The plugin path now (`nc_plugin_path_get`).
+pub fn path() -> Vec<String> {
+    if let Some(dirs) = PATH.read().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        return dirs.clone();
     }
+    let initial = match crate::config::hdf5_plugin_path() {
+        Some(list) => split_path(&list.to_string_lossy(), ':'),
+        None => DEFAULT_DIRS.iter().map(|d| d.to_string()).collect(),
+    };
+    PATH.write().unwrap_or_else(|p| p.into_inner()).get_or_insert(initial).clone()
 }
 
-/// Every filter plugin found (probed once).
-pub fn plugins() -> &'static [Plugin] {
-    static FOUND: OnceLock<Vec<Plugin>> = OnceLock::new();
-    FOUND.get_or_init(|| {
-        let mut found: Vec<Plugin> = Vec::new();
-        for dir in directories() {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-            let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-            paths.sort();
-            for path in paths.into_iter().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().contains(".so"))) {
-                match load(&path) {
-                    Ok(p) if found.iter().any(|f| f.id == p.id) => {
-                        crate::trace::emit(1, &format!("filter plugin {}: id {} already found earlier, skipped", path.display(), p.id));
-                    }
-                    Ok(p) => {
-                        let local = if p.set_local { ", with set_local" } else { "" };
-                        crate::trace::emit(1, &format!("filter plugin {}: id {} ({}){local}", path.display(), p.id, p.name));
-                        found.push(p);
-                    }
-                    Err(why) => crate::trace::emit(1, &format!("filter plugin {}: skipped: {why}", path.display())),
+/// Replaces the plugin path (`nc_plugin_path_set`): filters are looked up in the new
+/// directories from the next use. Libraries already loaded stay loaded (datasets open now may
+/// run them), but a filter is only found through the directories of the path.
+pub fn set_path(dirs: Vec<String>) {
+    // Under the probe lock, so no lookup in progress stores what it found in the old path.
+    let _probing = PROBED.lock().unwrap_or_else(|p| p.into_inner());
+    *PATH.write().unwrap_or_else(|p| p.into_inner()) = Some(dirs);
+    *FOUND.write().unwrap_or_else(|p| p.into_inner()) = None;
+}
+
+/// netcdf-c's path-list syntax: pieces between separators, empty ones included.
+pub fn split_path(list: &str, sep: char) -> Vec<String> {
+    if list.is_empty() {
+        return Vec::new();
+    }
+    list.split(sep).map(str::to_string).collect()
+}
+
+/// What the plugin path's libraries hold: filters (the first library of an id wins) and codecs
+/// (the first of a codec id wins).
+#[derive(Default)]
+pub struct Found {
+    pub filters: Vec<&'static Plugin>,
+    pub codecs: Vec<&'static CodecPlugin>,
+}
+
+/// What one library holds.
+struct Library {
+    filter: Option<&'static Plugin>,
+    codecs: Vec<&'static CodecPlugin>,
+}
+
+/// What the plugin path holds now (None: not looked for since the last change).
+static FOUND: RwLock<Option<Arc<Found>>> = RwLock::new(None);
+
+/// Every library probed, by path: what it holds, or why it was skipped. Probed once per
+/// process; libraries that hold something stay loaded.
+static PROBED: Mutex<Option<HashMap<PathBuf, std::result::Result<Library, String>>>> = Mutex::new(None);
+
+/// The filters and codecs in the plugin path's directories.
+pub fn found() -> Arc<Found> {
+    if let Some(found) = FOUND.read().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        return found.clone();
+    }
+    let mut probed = PROBED.lock().unwrap_or_else(|p| p.into_inner());
+    let probed = probed.get_or_insert_with(HashMap::new);
+    let mut found = Found::default();
+    for dir in path().iter().filter(|d| !d.is_empty()) {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        for path in paths.into_iter().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().contains(".so"))) {
+            let fresh = !probed.contains_key(&path);
+            let say = |what: String| {
+                if fresh {
+                    crate::trace::emit(1, &format!("filter plugin {}: {what}", path.display()));
+                }
+            };
+            let library = probed.entry(path.clone()).or_insert_with(|| load(&path));
+            let library = match library {
+                Ok(library) => library,
+                Err(why) => {
+                    say(format!("skipped: {why}"));
+                    continue;
+                }
+            };
+            if let Some(p) = library.filter {
+                if found.filters.iter().any(|f| f.id == p.id) {
+                    say(format!("id {} already found earlier, skipped", p.id));
+                } else {
+                    let local = if p.set_local { ", with set_local" } else { "" };
+                    say(format!("id {} ({}){local}", p.id, p.name));
+                    found.filters.push(p);
+                }
+            }
+            for c in &library.codecs {
+                if found.codecs.iter().any(|f| f.codec_id == c.codec_id) {
+                    say(format!("codec {:?} already found earlier, skipped", c.codec_id));
+                } else {
+                    say(format!("codec {:?} for HDF5 filter {}", c.codec_id, c.hdf5_id));
+                    found.codecs.push(c);
                 }
             }
         }
-        found
-    })
+    }
+    let found = Arc::new(found);
+    *FOUND.write().unwrap_or_else(|p| p.into_inner()) = Some(found.clone());
+    found
 }
 
 /// The plugin for HDF5 filter `id`, if one was found.
@@ -111,7 +191,7 @@ pub fn find(id: u32) -> Option<&'static Plugin> {
     if id == 0 {
         return None;
     }
-    plugins().iter().find(|p| p.id == id)
+    found().filters.iter().find(|p| p.id == id).copied()
 }
 
 fn dlerror() -> String {
@@ -125,21 +205,34 @@ fn dlerror() -> String {
     }
 }
 
-fn load(path: &Path) -> std::result::Result<Plugin, String> {
+/// Loads a library and takes what it holds: an HDF5 filter plugin, netcdf-c codecs, or both.
+fn load(path: &Path) -> std::result::Result<Library, String> {
     let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| "a NUL in the name".to_string())?;
     // SAFETY: a NUL-terminated path; the library's initialisers run as for any dlopen.
     let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
     if handle.is_null() {
         return Err(dlerror());
     }
+    // SAFETY: a live handle to the library just loaded, which stays loaded if it holds codecs.
+    let codecs: Vec<&'static CodecPlugin> = unsafe { codec_lib::codecs_of(handle) }.into_iter().map(|c| &*Box::leak(Box::new(c))).collect();
+    let filter = match filter_of(handle, path) {
+        Ok(p) => Some(&*Box::leak(Box::new(p))),
+        Err(_) if !codecs.is_empty() => None,
+        Err(why) => {
+            // SAFETY: the handle this function opened, used no further.
+            unsafe { libc::dlclose(handle) };
+            return Err(why);
+        }
+    };
+    Ok(Library { filter, codecs })
+}
+
+/// The HDF5 filter plugin in a loaded library.
+fn filter_of(handle: *mut c_void, path: &Path) -> std::result::Result<Plugin, String> {
     // SAFETY: a live handle and NUL-terminated symbol names.
     let (kind, info) =
         unsafe { (libc::dlsym(handle, c"H5PLget_plugin_type".as_ptr()), libc::dlsym(handle, c"H5PLget_plugin_info".as_ptr())) };
-    let unload = |why: &str| {
-        // SAFETY: the handle this function opened, used no further.
-        unsafe { libc::dlclose(handle) };
-        Err(why.to_string())
-    };
+    let unload = |why: &str| Err(why.to_string());
     if kind.is_null() || info.is_null() {
         return unload("not an HDF5 plugin (no H5PLget_plugin_type/H5PLget_plugin_info)");
     }
@@ -179,7 +272,7 @@ fn load(path: &Path) -> std::result::Result<Plugin, String> {
         decoder: class.decoder_present != 0,
         set_local: class.set_local.is_some(),
         filter,
-        localized: Mutex::new(std::collections::HashMap::new()),
+        localized: Mutex::new(HashMap::new()),
         verified: Mutex::new(std::collections::HashSet::new()),
         handle: handle as usize,
         class: class as *const H5ZClass2 as usize,
@@ -280,17 +373,10 @@ impl Plugin {
             NcType::Double => c"H5T_NATIVE_DOUBLE_g",
             _ => return Err(failed("not for text or string variables")),
         };
-        let handle = self.handle as *mut c_void;
-        // The HDF5 the plugin's own code calls: the dynamic linker binds a library opened with
-        // RTLD_LOCAL to the process's global libhdf5 first (one a real netcdf-c brought in),
-        // else to the one it links. Ours must be the same one: a property list made by one
-        // HDF5 and read by another crashes.
+        let hdf5 = hdf5_for(self.handle as *mut c_void).map_err(|why| failed(&why))?;
         let sym = |name: &CStr| -> Result<*mut c_void> {
-            // SAFETY: NUL-terminated names; a live handle (plugins stay loaded).
-            let p = unsafe {
-                let global = libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr());
-                if global.is_null() { libc::dlsym(handle, name.as_ptr()) } else { global }
-            };
+            // SAFETY: a NUL-terminated name; the handle stays valid (libraries stay loaded).
+            let p = unsafe { libc::dlsym(hdf5, name.as_ptr()) };
             if p.is_null() { Err(failed(&format!("its libhdf5 has no {}", name.to_string_lossy()))) } else { Ok(p) }
         };
         macro_rules! f {
@@ -382,5 +468,72 @@ impl Plugin {
             pclose(dcpl);
             result
         }
+    }
+}
+
+/// Where a plugin's HDF5 calls go, for ours to go to the same library (a property list made by
+/// one HDF5 and read by another crashes): the process's global libhdf5 when there is one (a
+/// real netcdf-c brought it; the dynamic linker binds a plugin opened with RTLD_LOCAL to it
+/// first); else the one the plugin links; else, for plugins that link none and look HDF5 up
+/// in the global namespace (hdf5plugin's), a system libhdf5 loaded globally once.
+fn hdf5_for(plugin: *mut c_void) -> std::result::Result<*mut c_void, String> {
+    let has_hdf5 = |handle: *mut c_void| {
+        // SAFETY: NUL-terminated names; a live handle or RTLD_DEFAULT.
+        unsafe { !libc::dlsym(handle, c"H5Pcreate".as_ptr()).is_null() && !libc::dlsym(handle, c"H5Eset_auto2".as_ptr()).is_null() }
+    };
+    if has_hdf5(libc::RTLD_DEFAULT) {
+        return Ok(libc::RTLD_DEFAULT);
+    }
+    if has_hdf5(plugin) {
+        return Ok(plugin);
+    }
+    static LOADED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+    LOADED
+        .get_or_init(|| {
+            let names: Vec<String> = match crate::config::hdf5_lib() {
+                Some(name) => vec![name],
+                None => HDF5_LIBS.iter().map(|n| n.to_string()).collect(),
+            };
+            for name in &names {
+                let Ok(c) = CString::new(name.as_bytes()) else { continue };
+                // SAFETY: a NUL-terminated library name; libhdf5 stays loaded.
+                if !unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) }.is_null() {
+                    crate::trace::emit(1, &format!("filter plugins: loaded {name} for plugins that link no libhdf5"));
+                    return Ok(());
+                }
+            }
+            Err(format!("it links no libhdf5 and none of {} loads (NCZARR_HDF5_LIB)", names.join(", ")))
+        })
+        .clone()?;
+    if !has_hdf5(libc::RTLD_DEFAULT) {
+        return Err("the libhdf5 loaded has no H5Pcreate".into());
+    }
+    // Such plugins bound their HDF5 calls when they were loaded, to nothing then: hdf5plugin's
+    // `init_filter(NULL)` binds them again, to the library just loaded.
+    // SAFETY: a live handle and a NUL-terminated name.
+    let init = unsafe { libc::dlsym(plugin, c"init_filter".as_ptr()) };
+    if !init.is_null() {
+        // SAFETY: hdf5plugin's `int init_filter(const char *libname)`; NULL: the global scope.
+        // Its result is not an answer: it says -1 when a symbol of a newer HDF5 is missing,
+        // having bound the rest; the filter's set_local reports what it lacks.
+        unsafe { std::mem::transmute::<*mut c_void, extern "C" fn(*const c_char) -> c_int>(init)(std::ptr::null()) };
+    }
+    Ok(libc::RTLD_DEFAULT)
+}
+
+/// System libhdf5 names tried, newest HDF5 first after Debian's serial build.
+const HDF5_LIBS: &[&str] =
+    &["libhdf5_serial.so.103", "libhdf5.so.310", "libhdf5.so.200", "libhdf5.so.103", "libhdf5_serial.so", "libhdf5.so"];
+
+#[cfg(test)]
+mod tests {
+    use super::split_path;
+
+    #[test]
+    fn plugin_paths_split_as_netcdf_c_does() {
+        assert_eq!(split_path("/a:/b::/c", ':'), ["/a", "/b", "", "/c"]);
+        assert_eq!(split_path("/a;/b", ';'), ["/a", "/b"]);
+        assert_eq!(split_path("/a:", ':'), ["/a", ""]);
+        assert!(split_path("", ':').is_empty());
     }
 }
