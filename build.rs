@@ -22,10 +22,13 @@ const FILTER_FNS: &[&str] = &[
     "nc_inq_var_zstandard",
     "nc_def_var_blosc",
     "nc_inq_var_blosc",
+    "nc_plugin_path_ndirs",
+    "nc_plugin_path_get",
+    "nc_plugin_path_set",
 ];
 const MEM_FNS: &[&str] = &["nc_open_mem", "nc_create_mem", "nc_open_memio", "nc_close_memio"];
 const MEM_TYPES: &[&str] = &["NC_memio"];
-const FILTER_TYPES: &[&str] = &["NC_H5_Filterspec"];
+const FILTER_TYPES: &[&str] = &["NC_H5_Filterspec", "NCPluginList"];
 
 /// netcdf-c internals exported for Debian's tools and libnetcdff: in no public header.
 fn is_internal(name: &str) -> bool {
@@ -262,7 +265,7 @@ typedef struct NC_Dispatch NC_Dispatch;\n\n",
 
     let (_, afns) = sections.remove("aux").unwrap_or_default();
     let a = format!(
-        "{banner}#ifndef NCAUX_H\n#define NCAUX_H\n\n#define NCAUX_ALIGN_C 0\n#define NCAUX_ALIGN_UNIFORM 1\n\nstruct NC_H5_Filterspec;\n\n"
+        "{banner}#ifndef NCAUX_H\n#define NCAUX_H\n\n#define NCAUX_ALIGN_C 0\n#define NCAUX_ALIGN_UNIFORM 1\n\nstruct NC_H5_Filterspec;\nstruct NCPluginList;\n\n"
     );
     write_if_changed(&include.join("netcdf_aux.h"), &side_header(a, &[], &afns, "NCAUX_H"));
 

@@ -6,7 +6,11 @@
 # plugin has HDF5's set_local, in reversible and accuracy modes; szip through the netCDF4
 # wheel's plugin; a plugin
 # directory holding a broken library (skipped, said by NCTRACING); nccopy of a netCDF-4/HDF5
-# file compressed by the plugin into NCZarr and back, through the preload library.
+# file compressed by the plugin into NCZarr and back, through the preload library; bitshuffle
+# with LZ4 through hdf5plugin's plugin (which links no libhdf5); the plugin-path API; a codec
+# plugin (netcdf-c's NCZ_codec_t) naming a plugin filter's JSON; the codec JSON we write
+# against netcdf-c's own codec libraries, and the filters and `_Codecs` our library and
+# netcdf-c 4.10.1 report for the same stores.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/ctests/harness.sh"
@@ -85,7 +89,8 @@ if [ -f "$wheel/lib__nch5szip.so" ]; then
     HDF5_PLUGIN_PATH="$wheel" NCTRACING=1 "$scratch/t_plugins" "$scratch" szip 4 > "$scratch/o.txt" 2> "$scratch/trace.txt" \
         && ok || { bad "szip round trip"; cat "$scratch/o.txt"; grep -i szip "$scratch/trace.txt" | tail -3; }
     grep -q '"compressor":{"id":"szip","mask":32,"pixels-per-block":32}' "$scratch/sz.zarr/v/.zarray" && ok || { bad "szip JSON"; cat "$scratch/sz.zarr/v/.zarray"; }
-    grep -q "lib__nczhdf5filters.so: skipped: not an HDF5 plugin" "$scratch/trace.txt" && ok || bad "netcdf-c's codec library is not taken for a filter plugin"
+    grep -q 'lib__nczhdf5filters.so: codec "szip" for HDF5 filter 4' "$scratch/trace.txt" && ok || bad "netcdf-c's codec library is found as codecs"
+    grep -q "lib__nczhdf5filters.so: id" "$scratch/trace.txt" && bad "netcdf-c's codec library taken for a filter plugin" || ok
     # An szip netCDF-4 file (Debian's HDF5 has szip) into NCZarr through the wheel's plugin, in
     # a process whose global libhdf5 is Debian's, and back: equal.
     sed 's/nc_def_var_filter(ncid, var, 32004, 0, NULL)/nc_def_var_szip(ncid, var, 32, 32)/' "$scratch/mk.c" > "$scratch/mksz.c"
@@ -119,6 +124,100 @@ HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" ncdump "file://$scratch/zf.zarr#mo
 HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" nccopy "file://$scratch/zf.zarr#mode=nczarr,file" "$scratch/zback.nc" && ok || bad "nccopy ZFP NCZarr back to netCDF-4"
 HDF5_PLUGIN_PATH="$plugins" ncdump -hs "$scratch/zback.nc" | grep -q '_Filter = "32013,' && ok || bad "ZFP survives the way back"
 HDF5_PLUGIN_PATH="$plugins" ncdump "$scratch/zback.nc" | sed 1d | cmp -s - "$scratch/zfp.cdl" && ok || bad "the ZFP way back reads as the file"
+
+# The plugin path API: HDF5_PLUGIN_PATH's two directories, then set, read and reset through
+# nc_plugin_path_* and the ncaux helpers.
+mkdir -p "$scratch/none"
+HDF5_PLUGIN_PATH="$scratch/plugins:$scratch/none" "$scratch/t_plugins" "$scratch" path 32004 > "$scratch/o.txt" 2>&1 \
+    && ok || { bad "the plugin-path API"; cat "$scratch/o.txt"; }
+
+# A codec plugin in netcdf-c's form for the LZ4 filter: stores name the filter by its codec
+# (v2 and v3), read back through it; with the codec but no filter plugin, they open and inquire
+# and their data is NC_ENOFILTER.
+mkdir -p "$scratch/codecs"
+cc -shared -fPIC -o "$scratch/codecs/libtest_codec.so" "$top/ctests/plugins/test_codec.c" || bad "test codec build"
+ln -s "$plugins/libh5lz4.so" "$scratch/codecs/libh5lz4.so"
+HDF5_PLUGIN_PATH="$scratch/codecs" NCTRACING=1 "$scratch/t_plugins" "$scratch" write 32004 > "$scratch/o.txt" 2> "$scratch/trace.txt" \
+    && ok || { bad "round trips named by a codec plugin"; cat "$scratch/o.txt"; }
+grep -q 'libtest_codec.so: codec "test_lz4" for HDF5 filter 32004' "$scratch/trace.txt" && ok || bad "the codec plugin is found"
+grep -q '"compressor":{"id":"test_lz4"}' "$scratch/p2.zarr/v/.zarray" && ok || { bad "v2 metadata by the codec plugin"; cat "$scratch/p2.zarr/v/.zarray"; }
+grep -q '"name":"numcodecs.test_lz4"' "$scratch/p3.zarr/v/zarr.json" && ok || { bad "v3 metadata by the codec plugin"; cat "$scratch/p3.zarr/v/zarr.json"; }
+rm "$scratch/codecs/libh5lz4.so"
+HDF5_PLUGIN_PATH="$scratch/codecs" "$scratch/t_plugins" "$scratch" missing 32004 > "$scratch/o.txt" 2>&1 \
+    && ok || { bad "a codec with no filter plugin"; cat "$scratch/o.txt"; }
+
+# Bitshuffle (+LZ4) through hdf5plugin's plugin, which links no libhdf5: our library loads one
+# for its set_local; a netCDF-4 file Debian's netcdf-c writes with it copies into NCZarr and
+# back with nccopy, equal.
+h5p=$(python3 -c "import importlib.util as u, os; print(os.path.join(os.path.dirname(u.find_spec('hdf5plugin').origin), 'plugins'))" 2> /dev/null)
+if [ -f "$h5p/libh5bshuf.so" ]; then
+    mkdir -p "$scratch/bshuf"
+    ln -s "$h5p/libh5bshuf.so" "$scratch/bshuf/libh5bshuf.so"
+    HDF5_PLUGIN_PATH="$scratch/bshuf" NCTRACING=1 "$scratch/t_plugins" "$scratch" write 32008 0 2 > "$scratch/o.txt" 2> "$scratch/trace.txt" \
+        && ok || { bad "bitshuffle+LZ4 round trips"; cat "$scratch/o.txt"; grep -i "bitshuffle\|libhdf5" "$scratch/trace.txt" | tail -3; }
+    grep -q "loaded .*libhdf5.* for plugins that link no libhdf5" "$scratch/trace.txt" && ok || bad "a libhdf5 loaded for hdf5plugin's plugin"
+    size=$(stat -c %s "$scratch/p2.zarr/v/0")
+    [ "$size" -lt 4000 ] && ok || bad "bitshuffle+LZ4 compressed the chunks ($size bytes for 8192)"
+    sed 's/nc_def_var_filter(ncid, var, 32004, 0, NULL)/nc_def_var_filter(ncid, var, 32008, 2, (unsigned[]){0, 2})/' "$scratch/mk.c" > "$scratch/mkbs.c"
+    cc -o "$scratch/mkbs" "$scratch/mkbs.c" -lnetcdf && HDF5_PLUGIN_PATH="$scratch/bshuf" "$scratch/mkbs" "$scratch/bs.nc" \
+        && ok || bad "Debian's netcdf-c writes a bitshuffle+LZ4 file"
+    HDF5_PLUGIN_PATH="$scratch/bshuf" ncdump "$scratch/bs.nc" | sed 1d > "$scratch/bs.cdl"
+    HDF5_PLUGIN_PATH="$scratch/bshuf" LD_PRELOAD="$pre" nccopy "$scratch/bs.nc" "file://$scratch/bs.zarr#mode=nczarr,file" && ok || bad "nccopy bitshuffle netCDF-4 to NCZarr"
+    grep -q '"filter_id":32008' "$scratch/bs.zarr/v/.zarray" && ok || bad "the NCZarr copy keeps bitshuffle"
+    HDF5_PLUGIN_PATH="$scratch/bshuf" LD_PRELOAD="$pre" ncdump "file://$scratch/bs.zarr#mode=nczarr,file" | sed 1d | cmp -s - "$scratch/bs.cdl" \
+        && ok || bad "the bitshuffle NCZarr copy reads as the file"
+    HDF5_PLUGIN_PATH="$scratch/bshuf" LD_PRELOAD="$pre" nccopy "file://$scratch/bs.zarr#mode=nczarr,file" "$scratch/bsback.nc" && ok || bad "nccopy bitshuffle NCZarr back"
+    HDF5_PLUGIN_PATH="$scratch/bshuf" ncdump -hs "$scratch/bsback.nc" | grep -q '_Filter = "32008,' && ok || bad "bitshuffle survives the way back"
+    HDF5_PLUGIN_PATH="$scratch/bshuf" ncdump "$scratch/bsback.nc" | sed 1d | cmp -s - "$scratch/bs.cdl" && ok || bad "the bitshuffle way back reads as the file"
+else
+    bad "missing hdf5plugin's bitshuffle plugin: $h5p/libh5bshuf.so (sh ctests/ensure_deps.sh)"
+fi
+
+# The codec JSON netcdf-c's own codec libraries (the wheel's) write for each filter both
+# libraries build in, against ours; then what each library reports of the same stores (what
+# ncdump -hs shows: the filters with their parameters, and `_Codecs`).
+if [ -f "$wheel/lib__nczhdf5filters.so" ]; then
+    wheel_lib=$(python3 -c "import netCDF4,os,glob;print(glob.glob(os.path.dirname(os.path.dirname(netCDF4.__file__))+'/netcdf4.libs/libnetcdf-*.so*')[0])")
+    cc -o "$scratch/codec_json" "$top/ctests/plugins/codec_json.c" -ldl || bad "codec_json build"
+    cc -I"$top/include" -o "$scratch/show.ours" "$top/ctests/plugins/show_filters.c" -L"$build" -lnetcdf -Wl,-rpath,"$build" || bad "show_filters build"
+    cc -I"$top/include" -o "$scratch/show.ref" "$top/ctests/plugins/show_filters.c" "$wheel_lib" -Wl,-rpath,"$(dirname "$wheel_lib")" || bad "show_filters build"
+    for who in netcdf-c ours; do
+        if [ $who = ours ]; then pl="$pre"; else pl=""; fi
+        HDF5_PLUGIN_PATH="$wheel" LD_PRELOAD="$pl" python3 - "$scratch/codecs_$who.zarr" << 'PY' || bad "$who writes the filter stores"
+import sys, numpy as np, netCDF4
+d = netCDF4.Dataset(f"file://{sys.argv[1]}#mode=nczarr,file", "w")
+d.createDimension("x", 64)
+for name, kw in [("a", dict(zlib=True, shuffle=True, complevel=5, fletcher32=True)), ("b", dict(compression="bzip2", complevel=9)),
+                 ("c", dict(compression="blosc_lz4", complevel=5, blosc_shuffle=1)), ("z", dict(compression="zstd", complevel=3))]:
+    d.createVariable(name, "i4", ("x",), **kw)[:] = np.arange(64)
+d.close()
+PY
+    done
+    HDF5_PLUGIN_PATH="$wheel" python3 - "$scratch" "$wheel" << 'PY' && ok || bad "our codec JSON is netcdf-c's codec libraries' JSON"
+import json, subprocess, sys
+scratch, wheel = sys.argv[1], sys.argv[2]
+def theirs(lib, *spec):
+    return json.loads(subprocess.run([f"{scratch}/codec_json", f"{wheel}/{lib}", *map(str, spec)], check=True, capture_output=True, text=True).stdout)
+def ours(var):
+    z = json.load(open(f"{scratch}/codecs_ours.zarr/{var}/.zarray"))
+    return (z["filters"] or []) + [z["compressor"]]
+want = {"a": [dict(theirs("lib__nczhdf5filters.so", 2), elementsize=4), theirs("lib__nczhdf5filters.so", 1, 5), theirs("lib__nczhdf5filters.so", 3)],
+        "b": [theirs("lib__nczstdfilters.so", 307, 9)], "z": [theirs("lib__nczstdfilters.so", 32015, 3)],
+        "c": [theirs("lib__nczstdfilters.so", 32001, 0, 0, 0, 0, 5, 1, 1)]}
+# (shuffle: netcdf-c's codec writes elementsize 0; we write the element size numcodecs needs.)
+bad = {v: (ours(v), w) for v, w in want.items() if ours(v) != w}
+print(bad or "same")
+sys.exit(1 if bad else 0)
+PY
+    for store in codecs_netcdf-c.zarr codecs_ours.zarr sz.zarr; do
+        HDF5_PLUGIN_PATH="$wheel" "$scratch/show.ref" "file://$scratch/$store#mode=nczarr,file" > "$scratch/show.ref.txt" 2>&1
+        HDF5_PLUGIN_PATH="$wheel" "$scratch/show.ours" "file://$scratch/$store#mode=nczarr,file" > "$scratch/show.ours.txt" 2>&1
+        grep -q "_Codecs = \[" "$scratch/show.ref.txt" && ok || { bad "netcdf-c reports the filters of $store"; cat "$scratch/show.ref.txt"; }
+        same "filters and _Codecs of $store as netcdf-c 4.10.1 reports them" "$scratch/show.ref.txt" "$scratch/show.ours.txt"
+    done
+else
+    bad "missing the netCDF4 wheel's codec libraries: $wheel/lib__nczhdf5filters.so (sh ctests/ensure_deps.sh)"
+fi
 
 echo "plugin tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -6,6 +6,7 @@
 #define NCAUX_ALIGN_UNIFORM 1
 
 struct NC_H5_Filterspec;
+struct NCPluginList;
 
 #if defined(__cplusplus)
 extern "C" {
@@ -13,6 +14,16 @@ extern "C" {
 EXTERNL int ncaux_h5filterspec_parselist(const char *txt0, int *formatp, size_t *nspecsp, struct NC_H5_Filterspec ***vectorp);
 EXTERNL void ncaux_h5filterspec_free(struct NC_H5_Filterspec *f);
 EXTERNL int ncaux_class_alignment(int ncclass, size_t *alignp);
+EXTERNL int ncaux_plugin_path_parsen(size_t pathlen, const char *pathlist, char sep, struct NCPluginList *dirs);
+EXTERNL int ncaux_plugin_path_parse(const char *pathlist, char sep, struct NCPluginList *dirs);
+EXTERNL int ncaux_plugin_path_tostring(const struct NCPluginList *dirs, char sep, char **catp);
+EXTERNL int ncaux_plugin_path_clear(struct NCPluginList *dirs);
+EXTERNL int ncaux_plugin_path_reclaim(struct NCPluginList *dirs);
+EXTERNL int ncaux_plugin_path_append(struct NCPluginList *dirs, const char *dir);
+EXTERNL int ncaux_plugin_path_prepend(struct NCPluginList *dirs, const char *dir);
+EXTERNL int ncaux_plugin_path_stringlen(void);
+EXTERNL int ncaux_plugin_path_stringget(int pathlen, char *path);
+EXTERNL int ncaux_plugin_path_stringset(int pathlen, const char *path);
 #if defined(__cplusplus)
 }
 #endif

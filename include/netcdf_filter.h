@@ -64,6 +64,11 @@ BLOSC_BITSHUFFLE = 2
 
 enum BLOSC_SUBCOMPRESSORS {BLOSC_LZ=0, BLOSC_LZ4=1, BLOSC_LZ4HC=2, BLOSC_SNAPPY=3, BLOSC_ZLIB=4, BLOSC_ZSTD=5};
 
+typedef struct NCPluginList {
+  size_t ndirs;
+  char **dirs;
+} NCPluginList;
+
 typedef struct NC_H5_Filterspec {
   unsigned int filterid;
   size_t nparams;
@@ -82,6 +87,9 @@ EXTERNL int nc_def_var_zstandard(int ncid, int varid, int level);
 EXTERNL int nc_inq_var_zstandard(int ncid, int varid, int *hasfilterp, int *levelp);
 EXTERNL int nc_def_var_blosc(int ncid, int varid, unsigned int subcompressor, unsigned int level, unsigned int blocksize, unsigned int addshuffle);
 EXTERNL int nc_inq_var_blosc(int ncid, int varid, int *hasfilterp, unsigned int *subcompressorp, unsigned int *levelp, unsigned int *blocksizep, unsigned int *addshufflep);
+EXTERNL int nc_plugin_path_ndirs(size_t *ndirsp);
+EXTERNL int nc_plugin_path_get(struct NCPluginList *dirs);
+EXTERNL int nc_plugin_path_set(struct NCPluginList *dirs);
 #if defined(__cplusplus)
 }
 #endif

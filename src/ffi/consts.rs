@@ -329,6 +329,13 @@ pub struct NC_H5_Filterspec {
     pub params: *mut c_uint,
 }
 
+/// A plugin path: `ndirs` directory names (`nc_plugin_path_*`, `ncaux_plugin_path_*`).
+#[repr(C)]
+pub struct NCPluginList {
+    pub ndirs: usize,
+    pub dirs: *mut *mut c_char,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,7 @@
 //! Filters: deflate, shuffle, fletcher32, szip, the generic filter calls, and the bzip2, zstd
 //! and blosc helpers of netcdf_filter.h.
 
+use super::consts::NCPluginList;
 use super::var::settings_var;
 use super::{put, put_slice, slice, with};
 use crate::api;
@@ -9,7 +10,7 @@ use crate::error::{Error, Kind, err};
 use crate::model::Var;
 use crate::nc::modes::VarRef;
 use nczarr_macros::export;
-use std::ffi::{c_int, c_uint};
+use std::ffi::{c_char, c_int, c_uint};
 
 #[export(trace(ncid, varid, shuffle, deflate, deflate_level))]
 #[unsafe(no_mangle)]
@@ -229,4 +230,84 @@ pub unsafe extern "C" fn nc_inq_var_blosc(
         }
     }
     Ok(())
+}
+
+// ---- the plugin path (netcdf-c 4.9.3+) -------------------------------------------------------
+
+/// The directories of a caller's plugin list (NULL entries refused: netcdf-c would keep them
+/// and fail later).
+///
+/// # Safety
+/// `dirs` is NULL or points to a list whose `dirs` holds `ndirs` NUL-terminated strings.
+unsafe fn plugin_list(dirs: *const NCPluginList) -> crate::error::Result<Vec<String>> {
+    // SAFETY: NULL checked; the caller's list.
+    let Some(list) = (unsafe { dirs.as_ref() }) else { return err(Kind::Invalid, "NULL plugin list") };
+    if list.ndirs == 0 {
+        return Ok(Vec::new());
+    }
+    if list.dirs.is_null() {
+        return err(Kind::Invalid, "plugin list with no directories vector");
+    }
+    // SAFETY: `ndirs` entries (the caller's contract).
+    let entries = unsafe { std::slice::from_raw_parts(list.dirs, list.ndirs) };
+    entries
+        .iter()
+        // SAFETY: each entry NULL or NUL-terminated.
+        .map(|&d| unsafe { super::cstr(d) }.map(|b| String::from_utf8_lossy(b).into_owned()))
+        .collect()
+}
+
+/// Fills a caller's plugin list with `dirs` (netcdf-c's contract: a NULL `dirs` vector is
+/// allocated with calloc; otherwise the caller's is written; each name is malloc'ed).
+///
+/// # Safety
+/// `list` is valid; a non-NULL `list.dirs` has room for `dirs.len()` entries.
+pub(super) unsafe fn fill_plugin_list(list: &mut NCPluginList, dirs: &[String]) -> crate::error::Result<()> {
+    list.ndirs = dirs.len();
+    if dirs.is_empty() {
+        return Ok(());
+    }
+    if list.dirs.is_null() {
+        // SAFETY: calloc of `len` pointers; the caller frees (ncaux_plugin_path_clear).
+        list.dirs = unsafe { libc::calloc(dirs.len(), std::mem::size_of::<*mut c_char>()) } as *mut *mut c_char;
+        if list.dirs.is_null() {
+            return err(Kind::NoMem, "plugin list");
+        }
+    }
+    for (i, d) in dirs.iter().enumerate() {
+        // SAFETY: room for `dirs.len()` entries (above, or the caller's contract).
+        unsafe { *list.dirs.add(i) = super::malloc_string(d.as_bytes())? };
+    }
+    Ok(())
+}
+
+#[export(trace())]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_plugin_path_ndirs(ndirsp: *mut usize) -> c_int {
+    // SAFETY: optional out-pointer.
+    unsafe { put(ndirsp, codec::plugin::path().len()) };
+    Ok(())
+}
+
+#[export(trace())]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_plugin_path_get(dirs: *mut NCPluginList) -> c_int {
+    // SAFETY: NULL (nothing to do) or the caller's list.
+    let Some(list) = (unsafe { dirs.as_mut() }) else { return Ok(()) };
+    // SAFETY: the caller's list, as `fill_plugin_list` needs.
+    unsafe { fill_plugin_list(list, &codec::plugin::path()) }
+}
+
+#[export(trace())]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_plugin_path_set(dirs: *mut NCPluginList) -> c_int {
+    // SAFETY: NULL checked there; the caller's list.
+    let list = unsafe { plugin_list(dirs) }?;
+    crate::trace::emit(1, &format!("plugin path set to {list:?}"));
+    codec::plugin::set_path(list);
+    // Both libraries search plugins (passthrough.md §9); Debian's 4.9.0 has no such call.
+    match super::route::also_real!(nc_plugin_path_set(dirs): (*mut NCPluginList)) {
+        Some(status) if status != 0 => Err(Error::from_code(status)),
+        _ => Ok(()),
+    }
 }

@@ -10,6 +10,7 @@ mod hdf5;
 mod logging;
 mod nclist;
 mod ncuri;
+mod pluginpath;
 mod strings;
 
 use std::ffi::{CStr, c_char};
