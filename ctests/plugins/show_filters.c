@@ -1,5 +1,6 @@
 /* What `ncdump -hs` shows of each variable's filters, through the API: the `_Filter` ids and
- * parameters (nc_inq_var_filter_ids/info) and the `_Codecs` attribute. Built against our
+ * parameters (nc_inq_var_filter_ids/info) and the `_Codecs` attribute; and a checksum of each
+ * (1-D numeric) variable's values, decoded through those filters. Built against our
  * library and against netcdf-c 4.10.1 (the wheel); ctests/run_plugins.sh compares the two on the
  * same stores.   usage: show_filters <dataset> */
 #include <stdio.h>
@@ -32,6 +33,16 @@ int main(int argc, char **argv) {
             nc_get_att_text(ncid, v, "_Codecs", text);
             printf("; _Codecs = %s", text);
             free(text);
+        }
+        size_t n = 0;
+        int dimid;
+        if (nc_inq_vardimid(ncid, v, &dimid) == NC_NOERR && nc_inq_dimlen(ncid, dimid, &n) == NC_NOERR && n > 0) {
+            double *values = calloc(n, sizeof *values), sum = 0;
+            int status = nc_get_var_double(ncid, v, values);
+            for (size_t i = 0; i < n; i++) sum += values[i] * (double)(i % 7 + 1);
+            if (status) printf("; values: error %d", status);
+            else printf("; values: %.17g", sum);
+            free(values);
         }
         printf("\n");
     }
