@@ -1,6 +1,6 @@
 """Filters from HDF5 plugins: write and read a 64 MiB float variable through Debian's LZ4 and
-ZFP (reversible) plugins, ours on NCZarr against Debian's netcdf-c on HDF5 (the same plugin
-libraries from HDF5_PLUGIN_PATH, the same chunks). Medians of BENCH_RUNS (5). Called by
+ZFP (reversible) plugins and hdf5plugin's bitshuffle+LZ4, ours on NCZarr against Debian's
+netcdf-c on HDF5 (the same plugin libraries from HDF5_PLUGIN_PATH, the same chunks). Medians of BENCH_RUNS (5). Called by
 bench/run.py."""
 import os
 import shutil
@@ -13,7 +13,11 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(TOP, "build")
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
 PLUGINS = "/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins"
-FILTERS = [("LZ4", ["32004"]), ("ZFP reversible", ["32013", "5", "0", "0", "0"])]
+import importlib.util
+
+HDF5PLUGIN = os.path.join(os.path.dirname(importlib.util.find_spec("hdf5plugin").origin), "plugins")
+FILTERS = [("LZ4", ["32004"], PLUGINS), ("ZFP reversible", ["32013", "5", "0", "0", "0"], PLUGINS),
+           ("bitshuffle+LZ4", ["32008", "0", "2"], HDF5PLUGIN)]
 
 
 def main():
@@ -23,21 +27,21 @@ def main():
     subprocess.run(["cc", "-O2", "-o", theirs_bin, src, "-lnetcdf"], check=True)
     shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     scratch = tempfile.mkdtemp(dir=os.environ.get("BENCH_DIR", shm))
-    env = dict(os.environ, HDF5_PLUGIN_PATH=PLUGINS)
     try:
-        def run(binary, name, op, args):
+        def run(binary, name, op, args, plugins):
+            env = dict(os.environ, HDF5_PLUGIN_PATH=plugins)
             out = subprocess.run([binary, name, op] + args, env=env, capture_output=True, text=True)
             if out.returncode:
                 raise SystemExit(f"{binary} {name} {op}: {out.stderr}")
             return float(out.stdout.split()[1])
 
         rows = []
-        for label, args in FILTERS:
+        for label, args, plugins in FILTERS:
             ours = f"file://{scratch}/p.zarr#mode=nczarr,file"
             theirs = os.path.join(scratch, "p.nc")
             for op in ("write", "read"):
-                o = statistics.median(run(ours_bin, ours, op, args) for _ in range(RUNS))
-                t = statistics.median(run(theirs_bin, theirs, op, args) for _ in range(RUNS))
+                o = statistics.median(run(ours_bin, ours, op, args, plugins) for _ in range(RUNS))
+                t = statistics.median(run(theirs_bin, theirs, op, args, plugins) for _ in range(RUNS))
                 rows.append((label, op, o, t))
             shutil.rmtree(f"{scratch}/p.zarr", ignore_errors=True)
         print(f"\nFilters from HDF5 plugins: v(64, 512, 512) float, chunks 1 x 512 x 512 (medians of {RUNS}):")
