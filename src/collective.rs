@@ -173,13 +173,16 @@ pub mod fake {
     }
 
     unsafe extern "C" fn barrier(ctx: *mut c_void) -> c_int {
+        // SAFETY: `ctx` is the `Ctx` this fake's `comm` made.
         let c = unsafe { &*(ctx as *const Ctx) };
         c.world.barrier.wait();
         0
     }
 
     unsafe extern "C" fn max(ctx: *mut c_void, values: *mut u64, n: usize) -> c_int {
+        // SAFETY: `ctx` is the `Ctx` this fake's `comm` made.
         let c = unsafe { &*(ctx as *const Ctx) };
+        // SAFETY: the caller's `n` values.
         let mine = unsafe { std::slice::from_raw_parts_mut(values, n) };
         c.world.slots.lock().unwrap()[c.rank] = mine.to_vec();
         c.world.barrier.wait();
@@ -200,13 +203,16 @@ pub mod fake {
         recv: *mut *mut u8,
         recv_counts: *mut u64,
     ) -> c_int {
+        // SAFETY: `ctx` is the `Ctx` this fake's `comm` made.
         let c = unsafe { &*(ctx as *const Ctx) };
         let n = c.world.size;
+        // SAFETY: one count per rank.
         let counts = unsafe { std::slice::from_raw_parts(counts, n) };
         let mut at = 0;
         {
             let mut mail = c.world.mail.lock().unwrap();
             for (to, &k) in counts.iter().enumerate() {
+                // SAFETY: `send` holds the sum of `counts` bytes.
                 mail[to][c.rank] = unsafe { std::slice::from_raw_parts(send.add(at), k as usize) }.to_vec();
                 at += k as usize;
             }
@@ -217,9 +223,11 @@ pub mod fake {
         c.world.barrier.wait();
         let all: Vec<u8> = mine.concat();
         for (r, m) in mine.iter().enumerate() {
+            // SAFETY: room for one count per rank.
             unsafe { *recv_counts.add(r) = m.len() as u64 };
         }
         let buf = Box::leak(all.into_boxed_slice());
+        // SAFETY: the caller's out-pointer.
         unsafe { *recv = buf.as_mut_ptr() };
         // Remember the length for free_buf.
         LENS.lock().unwrap().push((buf.as_mut_ptr() as usize, buf.len()));
@@ -232,11 +240,13 @@ pub mod fake {
         let mut lens = LENS.lock().unwrap();
         if let Some(i) = lens.iter().position(|(p, _)| *p == buf as usize) {
             let (_, len) = lens.swap_remove(i);
+            // SAFETY: a buffer `alltoallv` leaked, with its length.
             drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(buf, len)) });
         }
     }
 
     unsafe extern "C" fn release(ctx: *mut c_void) {
+        // SAFETY: the `Ctx` `comm` boxed, released once.
         drop(unsafe { Box::from_raw(ctx as *mut Ctx) });
     }
 

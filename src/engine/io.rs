@@ -131,7 +131,9 @@ pub(super) struct MemOut {
 // SAFETY: a get's chunks hold disjoint sets of selected elements, and each element has one
 // memory slot, so concurrent `copy_out` calls never write the same byte; every write is
 // bounds-checked against `len`.
+// SAFETY: as the paragraph above says.
 unsafe impl Send for MemOut {}
+// SAFETY: as the paragraph above says.
 unsafe impl Sync for MemOut {}
 
 impl MemOut {

@@ -71,7 +71,17 @@ pub unsafe fn values_to_mem(values: &Values, p: *mut c_void) -> Result<()> {
     Ok(())
 }
 
-fn put_att_impl(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, mem: NcType, len: usize, op: *const c_void) -> Result<()> {
+/// # Safety
+/// `name` is NULL or NUL-terminated; `op` is NULL or holds `len` values of `mem`.
+unsafe fn put_att_impl(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    xtype: nc_type,
+    mem: NcType,
+    len: usize,
+    op: *const c_void,
+) -> Result<()> {
     // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
     let name = unsafe { cstr(name) }?;
     // SAFETY: `op` holds `len` elements of the memory type.
@@ -79,7 +89,10 @@ fn put_att_impl(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, 
     with(ncid, |ds, gid| ds.put_att(gid, VarRef::from_c(varid), name, xtype, values))
 }
 
-fn get_att_impl(ncid: c_int, varid: c_int, name: *const c_char, mem: Option<NcType>, ip: *mut c_void) -> Result<()> {
+/// # Safety
+/// `name` is NULL or NUL-terminated; `ip` is NULL or has room for the attribute's values in
+/// `mem` (its own type when None).
+unsafe fn get_att_impl(ncid: c_int, varid: c_int, name: *const c_char, mem: Option<NcType>, ip: *mut c_void) -> Result<()> {
     // SAFETY: as above.
     let raw = unsafe { cstr(name) }?;
     let (values, range) = with(ncid, |ds, gid| {
@@ -104,41 +117,49 @@ pub unsafe extern "C" fn nc_put_att(
     op: *const c_void,
 ) -> c_int {
     let mem = if xtype >= 32 { return with(ncid, |_, _| err(Kind::BadTypeId, "user type")) } else { NcType::from_id(xtype)? };
-    put_att_impl(ncid, varid, name, xtype, mem, len, op)
+    // SAFETY: the caller's pointers, under this export's contract.
+    unsafe { put_att_impl(ncid, varid, name, xtype, mem, len, op) }
 }
 
 #[export(trace(ncid, varid, name, len))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_put_att_text(ncid: c_int, varid: c_int, name: *const c_char, len: usize, op: *const c_char) -> c_int {
-    put_att_impl(ncid, varid, name, 2, NcType::Char, len, op as *const c_void)
+    // SAFETY: the caller's pointers, under this export's contract.
+    unsafe { put_att_impl(ncid, varid, name, 2, NcType::Char, len, op as *const c_void) }
 }
 
 #[export(trace(ncid, varid, name, len))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_put_att_string(ncid: c_int, varid: c_int, name: *const c_char, len: usize, op: *mut *const c_char) -> c_int {
-    put_att_impl(ncid, varid, name, 12, NcType::String, len, op as *const c_void)
+    // SAFETY: the caller's pointers, under this export's contract.
+    unsafe { put_att_impl(ncid, varid, name, 12, NcType::String, len, op as *const c_void) }
 }
 
 #[export(trace(ncid, varid, name))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_att(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_void) -> c_int {
-    get_att_impl(ncid, varid, name, None, ip)
+    // SAFETY: the caller's pointers, under this export's contract.
+    unsafe { get_att_impl(ncid, varid, name, None, ip) }
 }
 
 #[export(trace(ncid, varid, name))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_att_text(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_char) -> c_int {
-    get_att_impl(ncid, varid, name, Some(NcType::Char), ip as *mut c_void)
+    // SAFETY: the caller's pointers, under this export's contract.
+    unsafe { get_att_impl(ncid, varid, name, Some(NcType::Char), ip as *mut c_void) }
 }
 
 #[export(trace(ncid, varid, name))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_get_att_string(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut *mut c_char) -> c_int {
-    get_att_impl(ncid, varid, name, Some(NcType::String), ip as *mut c_void)
+    // SAFETY: the caller's pointers, under this export's contract.
+    unsafe { get_att_impl(ncid, varid, name, Some(NcType::String), ip as *mut c_void) }
 }
 
+/// # Safety
+/// As `put_att_impl`.
 #[allow(clippy::too_many_arguments)] // the C signature plus the call name and memory type
-pub(crate) fn put_att_typed(
+pub(crate) unsafe fn put_att_typed(
     call: &str,
     ncid: c_int,
     varid: c_int,
@@ -148,11 +169,19 @@ pub(crate) fn put_att_typed(
     len: usize,
     op: *const c_void,
 ) -> c_int {
-    api!(call, (ncid, varid, name, xtype, len), { put_att_impl(ncid, varid, name, xtype, mem, len, op) })
+    api!(call, (ncid, varid, name, xtype, len), {
+        // SAFETY: this function's contract.
+        unsafe { put_att_impl(ncid, varid, name, xtype, mem, len, op) }
+    })
 }
 
-pub(crate) fn get_att_typed(call: &str, ncid: c_int, varid: c_int, name: *const c_char, mem: NcType, ip: *mut c_void) -> c_int {
-    api!(call, (ncid, varid, name), { get_att_impl(ncid, varid, name, Some(mem), ip) })
+/// # Safety
+/// As `get_att_impl`.
+pub(crate) unsafe fn get_att_typed(call: &str, ncid: c_int, varid: c_int, name: *const c_char, mem: NcType, ip: *mut c_void) -> c_int {
+    api!(call, (ncid, varid, name), {
+        // SAFETY: this function's contract.
+        unsafe { get_att_impl(ncid, varid, name, Some(mem), ip) }
+    })
 }
 
 #[export(trace(ncid, varid, name))]

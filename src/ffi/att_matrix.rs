@@ -2,6 +2,10 @@
 #![allow(clippy::too_many_arguments)]
 
 //! The typed attribute matrix: `nc_put_att_<t>` / `nc_get_att_<t>`.
+//!
+//! # Safety
+//! `name` is NULL or NUL-terminated; the value pointer is NULL or points to at least as many
+//! values of the function's C type as the attribute has (get) or `len` says (put).
 
 use super::LONG_TYPE;
 use super::att::{get_att_typed, put_att_typed};
@@ -10,9 +14,11 @@ use crate::nc::types::NcType;
 use nczarr_macros::export;
 use std::ffi::{c_char, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_uint, c_ulonglong, c_ushort};
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_schar(
+pub unsafe extern "C" fn nc_put_att_schar(
     ncid: c_int,
     varid: c_int,
     name: *const c_char,
@@ -20,18 +26,24 @@ pub extern "C" fn nc_put_att_schar(
     len: usize,
     op: *const c_schar,
 ) -> c_int {
-    put_att_typed("nc_put_att_schar", ncid, varid, name, xtype, NcType::Byte, len, op as _)
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { put_att_typed("nc_put_att_schar", ncid, varid, name, xtype, NcType::Byte, len, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_att_schar(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_schar) -> c_int {
-    get_att_typed("nc_get_att_schar", ncid, varid, name, NcType::Byte, ip as _)
+pub unsafe extern "C" fn nc_get_att_schar(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_schar) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { get_att_typed("nc_get_att_schar", ncid, varid, name, NcType::Byte, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_uchar(
+pub unsafe extern "C" fn nc_put_att_uchar(
     ncid: c_int,
     varid: c_int,
     name: *const c_char,
@@ -39,18 +51,24 @@ pub extern "C" fn nc_put_att_uchar(
     len: usize,
     op: *const c_uchar,
 ) -> c_int {
-    put_att_typed("nc_put_att_uchar", ncid, varid, name, xtype, NcType::UByte, len, op as _)
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { put_att_typed("nc_put_att_uchar", ncid, varid, name, xtype, NcType::UByte, len, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_att_uchar(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_uchar) -> c_int {
-    get_att_typed("nc_get_att_uchar", ncid, varid, name, NcType::UByte, ip as _)
+pub unsafe extern "C" fn nc_get_att_uchar(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_uchar) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { get_att_typed("nc_get_att_uchar", ncid, varid, name, NcType::UByte, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_short(
+pub unsafe extern "C" fn nc_put_att_short(
     ncid: c_int,
     varid: c_int,
     name: *const c_char,
@@ -58,66 +76,124 @@ pub extern "C" fn nc_put_att_short(
     len: usize,
     op: *const c_short,
 ) -> c_int {
-    put_att_typed("nc_put_att_short", ncid, varid, name, xtype, NcType::Short, len, op as _)
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { put_att_typed("nc_put_att_short", ncid, varid, name, xtype, NcType::Short, len, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_att_short(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_short) -> c_int {
-    get_att_typed("nc_get_att_short", ncid, varid, name, NcType::Short, ip as _)
+pub unsafe extern "C" fn nc_get_att_short(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_short) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { get_att_typed("nc_get_att_short", ncid, varid, name, NcType::Short, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_int(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const c_int) -> c_int {
-    put_att_typed("nc_put_att_int", ncid, varid, name, xtype, NcType::Int, len, op as _)
+pub unsafe extern "C" fn nc_put_att_int(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    xtype: nc_type,
+    len: usize,
+    op: *const c_int,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { put_att_typed("nc_put_att_int", ncid, varid, name, xtype, NcType::Int, len, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_att_int(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_int) -> c_int {
-    get_att_typed("nc_get_att_int", ncid, varid, name, NcType::Int, ip as _)
+pub unsafe extern "C" fn nc_get_att_int(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_int) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { get_att_typed("nc_get_att_int", ncid, varid, name, NcType::Int, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_long(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const c_long) -> c_int {
-    put_att_typed("nc_put_att_long", ncid, varid, name, xtype, LONG_TYPE, len, op as _)
+pub unsafe extern "C" fn nc_put_att_long(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    xtype: nc_type,
+    len: usize,
+    op: *const c_long,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { put_att_typed("nc_put_att_long", ncid, varid, name, xtype, LONG_TYPE, len, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_att_long(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_long) -> c_int {
-    get_att_typed("nc_get_att_long", ncid, varid, name, LONG_TYPE, ip as _)
+pub unsafe extern "C" fn nc_get_att_long(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_long) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { get_att_typed("nc_get_att_long", ncid, varid, name, LONG_TYPE, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_float(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const f32) -> c_int {
-    put_att_typed("nc_put_att_float", ncid, varid, name, xtype, NcType::Float, len, op as _)
+pub unsafe extern "C" fn nc_put_att_float(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    xtype: nc_type,
+    len: usize,
+    op: *const f32,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { put_att_typed("nc_put_att_float", ncid, varid, name, xtype, NcType::Float, len, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_att_float(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut f32) -> c_int {
-    get_att_typed("nc_get_att_float", ncid, varid, name, NcType::Float, ip as _)
+pub unsafe extern "C" fn nc_get_att_float(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut f32) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { get_att_typed("nc_get_att_float", ncid, varid, name, NcType::Float, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_double(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const f64) -> c_int {
-    put_att_typed("nc_put_att_double", ncid, varid, name, xtype, NcType::Double, len, op as _)
+pub unsafe extern "C" fn nc_put_att_double(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    xtype: nc_type,
+    len: usize,
+    op: *const f64,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { put_att_typed("nc_put_att_double", ncid, varid, name, xtype, NcType::Double, len, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_att_double(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut f64) -> c_int {
-    get_att_typed("nc_get_att_double", ncid, varid, name, NcType::Double, ip as _)
+pub unsafe extern "C" fn nc_get_att_double(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut f64) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { get_att_typed("nc_get_att_double", ncid, varid, name, NcType::Double, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_ushort(
+pub unsafe extern "C" fn nc_put_att_ushort(
     ncid: c_int,
     varid: c_int,
     name: *const c_char,
@@ -125,30 +201,49 @@ pub extern "C" fn nc_put_att_ushort(
     len: usize,
     op: *const c_ushort,
 ) -> c_int {
-    put_att_typed("nc_put_att_ushort", ncid, varid, name, xtype, NcType::UShort, len, op as _)
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { put_att_typed("nc_put_att_ushort", ncid, varid, name, xtype, NcType::UShort, len, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_att_ushort(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_ushort) -> c_int {
-    get_att_typed("nc_get_att_ushort", ncid, varid, name, NcType::UShort, ip as _)
+pub unsafe extern "C" fn nc_get_att_ushort(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_ushort) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { get_att_typed("nc_get_att_ushort", ncid, varid, name, NcType::UShort, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_uint(ncid: c_int, varid: c_int, name: *const c_char, xtype: nc_type, len: usize, op: *const c_uint) -> c_int {
-    put_att_typed("nc_put_att_uint", ncid, varid, name, xtype, NcType::UInt, len, op as _)
+pub unsafe extern "C" fn nc_put_att_uint(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    xtype: nc_type,
+    len: usize,
+    op: *const c_uint,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { put_att_typed("nc_put_att_uint", ncid, varid, name, xtype, NcType::UInt, len, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_att_uint(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_uint) -> c_int {
-    get_att_typed("nc_get_att_uint", ncid, varid, name, NcType::UInt, ip as _)
+pub unsafe extern "C" fn nc_get_att_uint(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_uint) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { get_att_typed("nc_get_att_uint", ncid, varid, name, NcType::UInt, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_longlong(
+pub unsafe extern "C" fn nc_put_att_longlong(
     ncid: c_int,
     varid: c_int,
     name: *const c_char,
@@ -156,18 +251,24 @@ pub extern "C" fn nc_put_att_longlong(
     len: usize,
     op: *const c_longlong,
 ) -> c_int {
-    put_att_typed("nc_put_att_longlong", ncid, varid, name, xtype, NcType::Int64, len, op as _)
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { put_att_typed("nc_put_att_longlong", ncid, varid, name, xtype, NcType::Int64, len, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_att_longlong(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_longlong) -> c_int {
-    get_att_typed("nc_get_att_longlong", ncid, varid, name, NcType::Int64, ip as _)
+pub unsafe extern "C" fn nc_get_att_longlong(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_longlong) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { get_att_typed("nc_get_att_longlong", ncid, varid, name, NcType::Int64, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_ulonglong(
+pub unsafe extern "C" fn nc_put_att_ulonglong(
     ncid: c_int,
     varid: c_int,
     name: *const c_char,
@@ -175,18 +276,24 @@ pub extern "C" fn nc_put_att_ulonglong(
     len: usize,
     op: *const c_ulonglong,
 ) -> c_int {
-    put_att_typed("nc_put_att_ulonglong", ncid, varid, name, xtype, NcType::UInt64, len, op as _)
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { put_att_typed("nc_put_att_ulonglong", ncid, varid, name, xtype, NcType::UInt64, len, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_att_ulonglong(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_ulonglong) -> c_int {
-    get_att_typed("nc_get_att_ulonglong", ncid, varid, name, NcType::UInt64, ip as _)
+pub unsafe extern "C" fn nc_get_att_ulonglong(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_ulonglong) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { get_att_typed("nc_get_att_ulonglong", ncid, varid, name, NcType::UInt64, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_att_ubyte(
+pub unsafe extern "C" fn nc_put_att_ubyte(
     ncid: c_int,
     varid: c_int,
     name: *const c_char,
@@ -194,11 +301,15 @@ pub extern "C" fn nc_put_att_ubyte(
     len: usize,
     op: *const c_uchar,
 ) -> c_int {
-    put_att_typed("nc_put_att_ubyte", ncid, varid, name, xtype, NcType::UByte, len, op as _)
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { put_att_typed("nc_put_att_ubyte", ncid, varid, name, xtype, NcType::UByte, len, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_att_ubyte(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_uchar) -> c_int {
-    get_att_typed("nc_get_att_ubyte", ncid, varid, name, NcType::UByte, ip as _)
+pub unsafe extern "C" fn nc_get_att_ubyte(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_uchar) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
+    unsafe { get_att_typed("nc_get_att_ubyte", ncid, varid, name, NcType::UByte, ip as _) }
 }

@@ -130,9 +130,10 @@ pub(super) fn copy_var_data(ncid_in: c_int, varid_in: c_int, ncid_out: c_int, va
         if let Some(s) = start.first_mut() {
             *s = r;
         }
-        // `buf` holds one record of the variable's type; start/count hold `rank` entries.
-        check!(nc_get_vara(ncid_in, varid_in, start.as_ptr(), count.as_ptr(), data));
-        let status = nc_put_vara(ncid_out, varid_out, start.as_ptr(), count.as_ptr(), data);
+        // SAFETY: `buf` holds one record of the variable's type; start/count hold `rank` entries.
+        check!(unsafe { nc_get_vara(ncid_in, varid_in, start.as_ptr(), count.as_ptr(), data) });
+        // SAFETY: as above; `buf` now holds the record read.
+        let status = unsafe { nc_put_vara(ncid_out, varid_out, start.as_ptr(), count.as_ptr(), data) };
         if xtype == NC_STRING {
             // SAFETY: nc_get_vara filled `per_record` malloc'ed strings.
             unsafe { nc_free_string(per_record, data as *mut *mut c_char) };

@@ -2,6 +2,11 @@
 #![allow(clippy::too_many_arguments)]
 
 //! The data access matrix: every shape x every memory type, each a one-line call.
+//!
+//! # Safety
+//! The index, start, count, stride and map pointers are NULL or point to one value per
+//! dimension of the variable; the data pointer is NULL or points to room for (get), or the
+//! values of (put), every element the request selects, of the C type the function names.
 
 use super::LONG_TYPE;
 use super::data::{Mem, Shape, get, put};
@@ -9,51 +14,71 @@ use crate::nc::types::NcType;
 use nczarr_macros::export;
 use std::ffi::{c_char, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_uint, c_ulonglong, c_ushort, c_void};
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var_text(ncid: c_int, varid: c_int, op: *const c_char) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var_text(ncid: c_int, varid: c_int, op: *const c_char) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var_text", ncid, varid, Shape::Var, Mem::Text, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var_text(ncid: c_int, varid: c_int, ip: *mut c_char) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var_text(ncid: c_int, varid: c_int, ip: *mut c_char) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var_text", ncid, varid, Shape::Var, Mem::Text, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var1_text(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_char) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var1_text(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_char) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var1_text", ncid, varid, Shape::Var1(indexp), Mem::Text, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var1_text(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_char) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var1_text(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_char) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var1_text", ncid, varid, Shape::Var1(indexp), Mem::Text, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_text(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_char) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_vara_text(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    op: *const c_char,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vara_text", ncid, varid, Shape::Vara(startp, countp), Mem::Text, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara_text(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_char) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_vara_text(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_char) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vara_text", ncid, varid, Shape::Vara(startp, countp), Mem::Text, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_text(
+pub unsafe extern "C" fn nc_put_vars_text(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -61,13 +86,15 @@ pub extern "C" fn nc_put_vars_text(
     stridep: *const isize,
     op: *const c_char,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vars_text", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Text, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_text(
+pub unsafe extern "C" fn nc_get_vars_text(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -75,13 +102,15 @@ pub extern "C" fn nc_get_vars_text(
     stridep: *const isize,
     ip: *mut c_char,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vars_text", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Text, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_text(
+pub unsafe extern "C" fn nc_put_varm_text(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -90,13 +119,15 @@ pub extern "C" fn nc_put_varm_text(
     imapp: *const isize,
     op: *const c_char,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_varm_text", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Text, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_text(
+pub unsafe extern "C" fn nc_get_varm_text(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -105,55 +136,81 @@ pub extern "C" fn nc_get_varm_text(
     imapp: *const isize,
     ip: *mut c_char,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_varm_text", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Text, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var_schar(ncid: c_int, varid: c_int, op: *const c_schar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var_schar(ncid: c_int, varid: c_int, op: *const c_schar) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var_schar", ncid, varid, Shape::Var, Mem::Typed(NcType::Byte), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var_schar(ncid: c_int, varid: c_int, ip: *mut c_schar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var_schar(ncid: c_int, varid: c_int, ip: *mut c_schar) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var_schar", ncid, varid, Shape::Var, Mem::Typed(NcType::Byte), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var1_schar(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_schar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var1_schar(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_schar) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var1_schar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Byte), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var1_schar(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_schar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var1_schar(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_schar) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var1_schar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Byte), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_schar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_schar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_vara_schar(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    op: *const c_schar,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vara_schar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Byte), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara_schar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_schar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_vara_schar(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    ip: *mut c_schar,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vara_schar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Byte), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_schar(
+pub unsafe extern "C" fn nc_put_vars_schar(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -161,13 +218,15 @@ pub extern "C" fn nc_put_vars_schar(
     stridep: *const isize,
     op: *const c_schar,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vars_schar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Byte), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_schar(
+pub unsafe extern "C" fn nc_get_vars_schar(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -175,13 +234,15 @@ pub extern "C" fn nc_get_vars_schar(
     stridep: *const isize,
     ip: *mut c_schar,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vars_schar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Byte), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_schar(
+pub unsafe extern "C" fn nc_put_varm_schar(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -190,13 +251,15 @@ pub extern "C" fn nc_put_varm_schar(
     imapp: *const isize,
     op: *const c_schar,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_varm_schar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Byte), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_schar(
+pub unsafe extern "C" fn nc_get_varm_schar(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -205,55 +268,81 @@ pub extern "C" fn nc_get_varm_schar(
     imapp: *const isize,
     ip: *mut c_schar,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_varm_schar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Byte), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var_uchar(ncid: c_int, varid: c_int, op: *const c_uchar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var_uchar(ncid: c_int, varid: c_int, op: *const c_uchar) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var_uchar", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var_uchar(ncid: c_int, varid: c_int, ip: *mut c_uchar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var_uchar(ncid: c_int, varid: c_int, ip: *mut c_uchar) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var_uchar", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var1_uchar(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_uchar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var1_uchar(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_uchar) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var1_uchar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var1_uchar(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_uchar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var1_uchar(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_uchar) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var1_uchar", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_uchar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_uchar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_vara_uchar(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    op: *const c_uchar,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vara_uchar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara_uchar(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_uchar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_vara_uchar(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    ip: *mut c_uchar,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vara_uchar", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_uchar(
+pub unsafe extern "C" fn nc_put_vars_uchar(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -261,13 +350,15 @@ pub extern "C" fn nc_put_vars_uchar(
     stridep: *const isize,
     op: *const c_uchar,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vars_uchar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_uchar(
+pub unsafe extern "C" fn nc_get_vars_uchar(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -275,13 +366,15 @@ pub extern "C" fn nc_get_vars_uchar(
     stridep: *const isize,
     ip: *mut c_uchar,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vars_uchar", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_uchar(
+pub unsafe extern "C" fn nc_put_varm_uchar(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -290,13 +383,15 @@ pub extern "C" fn nc_put_varm_uchar(
     imapp: *const isize,
     op: *const c_uchar,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_varm_uchar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_uchar(
+pub unsafe extern "C" fn nc_get_varm_uchar(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -305,55 +400,81 @@ pub extern "C" fn nc_get_varm_uchar(
     imapp: *const isize,
     ip: *mut c_uchar,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_varm_uchar", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var_short(ncid: c_int, varid: c_int, op: *const c_short) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var_short(ncid: c_int, varid: c_int, op: *const c_short) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var_short", ncid, varid, Shape::Var, Mem::Typed(NcType::Short), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var_short(ncid: c_int, varid: c_int, ip: *mut c_short) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var_short(ncid: c_int, varid: c_int, ip: *mut c_short) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var_short", ncid, varid, Shape::Var, Mem::Typed(NcType::Short), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var1_short(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_short) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var1_short(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_short) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var1_short", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Short), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var1_short(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_short) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var1_short(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_short) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var1_short", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Short), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_short(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_short) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_vara_short(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    op: *const c_short,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vara_short", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Short), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara_short(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_short) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_vara_short(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    ip: *mut c_short,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vara_short", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Short), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_short(
+pub unsafe extern "C" fn nc_put_vars_short(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -361,13 +482,15 @@ pub extern "C" fn nc_put_vars_short(
     stridep: *const isize,
     op: *const c_short,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vars_short", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Short), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_short(
+pub unsafe extern "C" fn nc_get_vars_short(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -375,13 +498,15 @@ pub extern "C" fn nc_get_vars_short(
     stridep: *const isize,
     ip: *mut c_short,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vars_short", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Short), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_short(
+pub unsafe extern "C" fn nc_put_varm_short(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -390,13 +515,15 @@ pub extern "C" fn nc_put_varm_short(
     imapp: *const isize,
     op: *const c_short,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_varm_short", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Short), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_short(
+pub unsafe extern "C" fn nc_get_varm_short(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -405,55 +532,69 @@ pub extern "C" fn nc_get_varm_short(
     imapp: *const isize,
     ip: *mut c_short,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_varm_short", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Short), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var_int(ncid: c_int, varid: c_int, op: *const c_int) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var_int(ncid: c_int, varid: c_int, op: *const c_int) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var_int", ncid, varid, Shape::Var, Mem::Typed(NcType::Int), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var_int(ncid: c_int, varid: c_int, ip: *mut c_int) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var_int(ncid: c_int, varid: c_int, ip: *mut c_int) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var_int", ncid, varid, Shape::Var, Mem::Typed(NcType::Int), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var1_int(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_int) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var1_int(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_int) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var1_int", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var1_int(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_int) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var1_int(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_int) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var1_int", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_int(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_int) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_vara_int(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_int) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vara_int", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara_int(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_int) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_vara_int(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_int) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vara_int", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_int(
+pub unsafe extern "C" fn nc_put_vars_int(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -461,13 +602,15 @@ pub extern "C" fn nc_put_vars_int(
     stridep: *const isize,
     op: *const c_int,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vars_int", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_int(
+pub unsafe extern "C" fn nc_get_vars_int(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -475,13 +618,15 @@ pub extern "C" fn nc_get_vars_int(
     stridep: *const isize,
     ip: *mut c_int,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vars_int", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_int(
+pub unsafe extern "C" fn nc_put_varm_int(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -490,13 +635,15 @@ pub extern "C" fn nc_put_varm_int(
     imapp: *const isize,
     op: *const c_int,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_varm_int", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_int(
+pub unsafe extern "C" fn nc_get_varm_int(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -505,55 +652,75 @@ pub extern "C" fn nc_get_varm_int(
     imapp: *const isize,
     ip: *mut c_int,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_varm_int", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var_long(ncid: c_int, varid: c_int, op: *const c_long) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var_long(ncid: c_int, varid: c_int, op: *const c_long) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var_long", ncid, varid, Shape::Var, Mem::Typed(LONG_TYPE), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var_long(ncid: c_int, varid: c_int, ip: *mut c_long) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var_long(ncid: c_int, varid: c_int, ip: *mut c_long) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var_long", ncid, varid, Shape::Var, Mem::Typed(LONG_TYPE), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var1_long(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_long) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var1_long(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_long) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var1_long", ncid, varid, Shape::Var1(indexp), Mem::Typed(LONG_TYPE), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var1_long(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_long) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var1_long(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_long) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var1_long", ncid, varid, Shape::Var1(indexp), Mem::Typed(LONG_TYPE), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_long(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_long) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_vara_long(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    op: *const c_long,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vara_long", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(LONG_TYPE), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara_long(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_long) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_vara_long(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_long) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vara_long", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(LONG_TYPE), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_long(
+pub unsafe extern "C" fn nc_put_vars_long(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -561,13 +728,15 @@ pub extern "C" fn nc_put_vars_long(
     stridep: *const isize,
     op: *const c_long,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vars_long", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(LONG_TYPE), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_long(
+pub unsafe extern "C" fn nc_get_vars_long(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -575,13 +744,15 @@ pub extern "C" fn nc_get_vars_long(
     stridep: *const isize,
     ip: *mut c_long,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vars_long", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(LONG_TYPE), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_long(
+pub unsafe extern "C" fn nc_put_varm_long(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -590,13 +761,15 @@ pub extern "C" fn nc_put_varm_long(
     imapp: *const isize,
     op: *const c_long,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_varm_long", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(LONG_TYPE), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_long(
+pub unsafe extern "C" fn nc_get_varm_long(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -605,55 +778,69 @@ pub extern "C" fn nc_get_varm_long(
     imapp: *const isize,
     ip: *mut c_long,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_varm_long", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(LONG_TYPE), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var_float(ncid: c_int, varid: c_int, op: *const f32) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var_float(ncid: c_int, varid: c_int, op: *const f32) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var_float", ncid, varid, Shape::Var, Mem::Typed(NcType::Float), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var_float(ncid: c_int, varid: c_int, ip: *mut f32) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var_float(ncid: c_int, varid: c_int, ip: *mut f32) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var_float", ncid, varid, Shape::Var, Mem::Typed(NcType::Float), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var1_float(ncid: c_int, varid: c_int, indexp: *const usize, op: *const f32) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var1_float(ncid: c_int, varid: c_int, indexp: *const usize, op: *const f32) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var1_float", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Float), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var1_float(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut f32) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var1_float(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut f32) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var1_float", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Float), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_float(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const f32) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_vara_float(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const f32) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vara_float", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Float), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara_float(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut f32) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_vara_float(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut f32) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vara_float", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Float), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_float(
+pub unsafe extern "C" fn nc_put_vars_float(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -661,13 +848,15 @@ pub extern "C" fn nc_put_vars_float(
     stridep: *const isize,
     op: *const f32,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vars_float", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Float), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_float(
+pub unsafe extern "C" fn nc_get_vars_float(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -675,13 +864,15 @@ pub extern "C" fn nc_get_vars_float(
     stridep: *const isize,
     ip: *mut f32,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vars_float", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Float), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_float(
+pub unsafe extern "C" fn nc_put_varm_float(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -690,13 +881,15 @@ pub extern "C" fn nc_put_varm_float(
     imapp: *const isize,
     op: *const f32,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_varm_float", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Float), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_float(
+pub unsafe extern "C" fn nc_get_varm_float(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -705,55 +898,75 @@ pub extern "C" fn nc_get_varm_float(
     imapp: *const isize,
     ip: *mut f32,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_varm_float", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Float), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var_double(ncid: c_int, varid: c_int, op: *const f64) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var_double(ncid: c_int, varid: c_int, op: *const f64) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var_double", ncid, varid, Shape::Var, Mem::Typed(NcType::Double), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var_double(ncid: c_int, varid: c_int, ip: *mut f64) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var_double(ncid: c_int, varid: c_int, ip: *mut f64) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var_double", ncid, varid, Shape::Var, Mem::Typed(NcType::Double), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var1_double(ncid: c_int, varid: c_int, indexp: *const usize, op: *const f64) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var1_double(ncid: c_int, varid: c_int, indexp: *const usize, op: *const f64) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var1_double", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Double), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var1_double(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut f64) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var1_double(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut f64) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var1_double", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Double), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_double(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const f64) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_vara_double(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    op: *const f64,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vara_double", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Double), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara_double(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut f64) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_vara_double(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut f64) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vara_double", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Double), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_double(
+pub unsafe extern "C" fn nc_put_vars_double(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -761,13 +974,15 @@ pub extern "C" fn nc_put_vars_double(
     stridep: *const isize,
     op: *const f64,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vars_double", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Double), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_double(
+pub unsafe extern "C" fn nc_get_vars_double(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -775,13 +990,15 @@ pub extern "C" fn nc_get_vars_double(
     stridep: *const isize,
     ip: *mut f64,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vars_double", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Double), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_double(
+pub unsafe extern "C" fn nc_put_varm_double(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -790,13 +1007,15 @@ pub extern "C" fn nc_put_varm_double(
     imapp: *const isize,
     op: *const f64,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_varm_double", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Double), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_double(
+pub unsafe extern "C" fn nc_get_varm_double(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -805,55 +1024,81 @@ pub extern "C" fn nc_get_varm_double(
     imapp: *const isize,
     ip: *mut f64,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_varm_double", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Double), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var_ushort(ncid: c_int, varid: c_int, op: *const c_ushort) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var_ushort(ncid: c_int, varid: c_int, op: *const c_ushort) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var_ushort", ncid, varid, Shape::Var, Mem::Typed(NcType::UShort), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var_ushort(ncid: c_int, varid: c_int, ip: *mut c_ushort) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var_ushort(ncid: c_int, varid: c_int, ip: *mut c_ushort) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var_ushort", ncid, varid, Shape::Var, Mem::Typed(NcType::UShort), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var1_ushort(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_ushort) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var1_ushort(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_ushort) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var1_ushort", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UShort), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var1_ushort(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_ushort) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var1_ushort(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_ushort) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var1_ushort", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UShort), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_ushort(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_ushort) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_vara_ushort(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    op: *const c_ushort,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vara_ushort", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UShort), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara_ushort(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_ushort) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_vara_ushort(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    ip: *mut c_ushort,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vara_ushort", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UShort), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_ushort(
+pub unsafe extern "C" fn nc_put_vars_ushort(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -861,13 +1106,15 @@ pub extern "C" fn nc_put_vars_ushort(
     stridep: *const isize,
     op: *const c_ushort,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vars_ushort", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UShort), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_ushort(
+pub unsafe extern "C" fn nc_get_vars_ushort(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -875,13 +1122,15 @@ pub extern "C" fn nc_get_vars_ushort(
     stridep: *const isize,
     ip: *mut c_ushort,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vars_ushort", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UShort), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_ushort(
+pub unsafe extern "C" fn nc_put_varm_ushort(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -890,13 +1139,15 @@ pub extern "C" fn nc_put_varm_ushort(
     imapp: *const isize,
     op: *const c_ushort,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_varm_ushort", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UShort), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_ushort(
+pub unsafe extern "C" fn nc_get_varm_ushort(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -905,55 +1156,75 @@ pub extern "C" fn nc_get_varm_ushort(
     imapp: *const isize,
     ip: *mut c_ushort,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_varm_ushort", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UShort), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var_uint(ncid: c_int, varid: c_int, op: *const c_uint) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var_uint(ncid: c_int, varid: c_int, op: *const c_uint) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var_uint", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var_uint(ncid: c_int, varid: c_int, ip: *mut c_uint) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var_uint(ncid: c_int, varid: c_int, ip: *mut c_uint) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var_uint", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var1_uint(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_uint) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var1_uint(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_uint) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var1_uint", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var1_uint(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_uint) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var1_uint(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_uint) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var1_uint", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_uint(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_uint) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_vara_uint(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    op: *const c_uint,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vara_uint", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara_uint(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_uint) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_vara_uint(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_uint) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vara_uint", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_uint(
+pub unsafe extern "C" fn nc_put_vars_uint(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -961,13 +1232,15 @@ pub extern "C" fn nc_put_vars_uint(
     stridep: *const isize,
     op: *const c_uint,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vars_uint", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_uint(
+pub unsafe extern "C" fn nc_get_vars_uint(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -975,13 +1248,15 @@ pub extern "C" fn nc_get_vars_uint(
     stridep: *const isize,
     ip: *mut c_uint,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vars_uint", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_uint(
+pub unsafe extern "C" fn nc_put_varm_uint(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -990,13 +1265,15 @@ pub extern "C" fn nc_put_varm_uint(
     imapp: *const isize,
     op: *const c_uint,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_varm_uint", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_uint(
+pub unsafe extern "C" fn nc_get_varm_uint(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1005,67 +1282,81 @@ pub extern "C" fn nc_get_varm_uint(
     imapp: *const isize,
     ip: *mut c_uint,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_varm_uint", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var_longlong(ncid: c_int, varid: c_int, op: *const c_longlong) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var_longlong(ncid: c_int, varid: c_int, op: *const c_longlong) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var_longlong", ncid, varid, Shape::Var, Mem::Typed(NcType::Int64), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var_longlong(ncid: c_int, varid: c_int, ip: *mut c_longlong) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var_longlong(ncid: c_int, varid: c_int, ip: *mut c_longlong) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var_longlong", ncid, varid, Shape::Var, Mem::Typed(NcType::Int64), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var1_longlong(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_longlong) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var1_longlong(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_longlong) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var1_longlong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int64), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var1_longlong(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_longlong) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var1_longlong(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_longlong) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var1_longlong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::Int64), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_longlong(
+pub unsafe extern "C" fn nc_put_vara_longlong(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
     countp: *const usize,
     op: *const c_longlong,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vara_longlong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int64), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara_longlong(
+pub unsafe extern "C" fn nc_get_vara_longlong(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
     countp: *const usize,
     ip: *mut c_longlong,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vara_longlong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::Int64), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_longlong(
+pub unsafe extern "C" fn nc_put_vars_longlong(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1073,13 +1364,15 @@ pub extern "C" fn nc_put_vars_longlong(
     stridep: *const isize,
     op: *const c_longlong,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vars_longlong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int64), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_longlong(
+pub unsafe extern "C" fn nc_get_vars_longlong(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1087,13 +1380,15 @@ pub extern "C" fn nc_get_vars_longlong(
     stridep: *const isize,
     ip: *mut c_longlong,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vars_longlong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::Int64), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_longlong(
+pub unsafe extern "C" fn nc_put_varm_longlong(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1102,13 +1397,15 @@ pub extern "C" fn nc_put_varm_longlong(
     imapp: *const isize,
     op: *const c_longlong,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_varm_longlong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int64), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_longlong(
+pub unsafe extern "C" fn nc_get_varm_longlong(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1117,67 +1414,81 @@ pub extern "C" fn nc_get_varm_longlong(
     imapp: *const isize,
     ip: *mut c_longlong,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_varm_longlong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::Int64), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var_ulonglong(ncid: c_int, varid: c_int, op: *const c_ulonglong) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var_ulonglong(ncid: c_int, varid: c_int, op: *const c_ulonglong) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var_ulonglong", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt64), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var_ulonglong(ncid: c_int, varid: c_int, ip: *mut c_ulonglong) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var_ulonglong(ncid: c_int, varid: c_int, ip: *mut c_ulonglong) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var_ulonglong", ncid, varid, Shape::Var, Mem::Typed(NcType::UInt64), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var1_ulonglong(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_ulonglong) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var1_ulonglong(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_ulonglong) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var1_ulonglong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt64), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var1_ulonglong(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_ulonglong) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var1_ulonglong(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_ulonglong) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var1_ulonglong", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UInt64), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_ulonglong(
+pub unsafe extern "C" fn nc_put_vara_ulonglong(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
     countp: *const usize,
     op: *const c_ulonglong,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vara_ulonglong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt64), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara_ulonglong(
+pub unsafe extern "C" fn nc_get_vara_ulonglong(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
     countp: *const usize,
     ip: *mut c_ulonglong,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vara_ulonglong", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UInt64), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_ulonglong(
+pub unsafe extern "C" fn nc_put_vars_ulonglong(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1185,13 +1496,15 @@ pub extern "C" fn nc_put_vars_ulonglong(
     stridep: *const isize,
     op: *const c_ulonglong,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vars_ulonglong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt64), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_ulonglong(
+pub unsafe extern "C" fn nc_get_vars_ulonglong(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1199,13 +1512,15 @@ pub extern "C" fn nc_get_vars_ulonglong(
     stridep: *const isize,
     ip: *mut c_ulonglong,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vars_ulonglong", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UInt64), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_ulonglong(
+pub unsafe extern "C" fn nc_put_varm_ulonglong(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1214,13 +1529,15 @@ pub extern "C" fn nc_put_varm_ulonglong(
     imapp: *const isize,
     op: *const c_ulonglong,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_varm_ulonglong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt64), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_ulonglong(
+pub unsafe extern "C" fn nc_get_varm_ulonglong(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1229,61 +1546,81 @@ pub extern "C" fn nc_get_varm_ulonglong(
     imapp: *const isize,
     ip: *mut c_ulonglong,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_varm_ulonglong", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UInt64), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var_string(ncid: c_int, varid: c_int, op: *mut *const c_char) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var_string(ncid: c_int, varid: c_int, op: *mut *const c_char) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var_string", ncid, varid, Shape::Var, Mem::Typed(NcType::String), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var_string(ncid: c_int, varid: c_int, ip: *mut *mut c_char) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var_string(ncid: c_int, varid: c_int, ip: *mut *mut c_char) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var_string", ncid, varid, Shape::Var, Mem::Typed(NcType::String), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var1_string(ncid: c_int, varid: c_int, indexp: *const usize, op: *mut *const c_char) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var1_string(ncid: c_int, varid: c_int, indexp: *const usize, op: *mut *const c_char) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var1_string", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::String), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var1_string(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut *mut c_char) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var1_string(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut *mut c_char) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var1_string", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::String), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_string(
+pub unsafe extern "C" fn nc_put_vara_string(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
     countp: *const usize,
     op: *mut *const c_char,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vara_string", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::String), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara_string(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut *mut c_char) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_vara_string(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    ip: *mut *mut c_char,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vara_string", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::String), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_string(
+pub unsafe extern "C" fn nc_put_vars_string(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1291,13 +1628,15 @@ pub extern "C" fn nc_put_vars_string(
     stridep: *const isize,
     op: *mut *const c_char,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vars_string", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::String), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_string(
+pub unsafe extern "C" fn nc_get_vars_string(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1305,13 +1644,15 @@ pub extern "C" fn nc_get_vars_string(
     stridep: *const isize,
     ip: *mut *mut c_char,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vars_string", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::String), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_string(
+pub unsafe extern "C" fn nc_put_varm_string(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1320,13 +1661,15 @@ pub extern "C" fn nc_put_varm_string(
     imapp: *const isize,
     op: *mut *const c_char,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_varm_string", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::String), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_string(
+pub unsafe extern "C" fn nc_get_varm_string(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1335,55 +1678,81 @@ pub extern "C" fn nc_get_varm_string(
     imapp: *const isize,
     ip: *mut *mut c_char,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_varm_string", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::String), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var_ubyte(ncid: c_int, varid: c_int, op: *const c_uchar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var_ubyte(ncid: c_int, varid: c_int, op: *const c_uchar) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var_ubyte", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var_ubyte(ncid: c_int, varid: c_int, ip: *mut c_uchar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var_ubyte(ncid: c_int, varid: c_int, ip: *mut c_uchar) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var_ubyte", ncid, varid, Shape::Var, Mem::Typed(NcType::UByte), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var1_ubyte(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_uchar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var1_ubyte(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_uchar) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var1_ubyte", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var1_ubyte(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_uchar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var1_ubyte(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_uchar) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var1_ubyte", ncid, varid, Shape::Var1(indexp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara_ubyte(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_uchar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_vara_ubyte(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    op: *const c_uchar,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vara_ubyte", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara_ubyte(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_uchar) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_vara_ubyte(
+    ncid: c_int,
+    varid: c_int,
+    startp: *const usize,
+    countp: *const usize,
+    ip: *mut c_uchar,
+) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vara_ubyte", ncid, varid, Shape::Vara(startp, countp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars_ubyte(
+pub unsafe extern "C" fn nc_put_vars_ubyte(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1391,13 +1760,15 @@ pub extern "C" fn nc_put_vars_ubyte(
     stridep: *const isize,
     op: *const c_uchar,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vars_ubyte", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars_ubyte(
+pub unsafe extern "C" fn nc_get_vars_ubyte(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1405,13 +1776,15 @@ pub extern "C" fn nc_get_vars_ubyte(
     stridep: *const isize,
     ip: *mut c_uchar,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vars_ubyte", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Typed(NcType::UByte), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm_ubyte(
+pub unsafe extern "C" fn nc_put_varm_ubyte(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1420,13 +1793,15 @@ pub extern "C" fn nc_put_varm_ubyte(
     imapp: *const isize,
     op: *const c_uchar,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_varm_ubyte", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm_ubyte(
+pub unsafe extern "C" fn nc_get_varm_ubyte(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1435,55 +1810,69 @@ pub extern "C" fn nc_get_varm_ubyte(
     imapp: *const isize,
     ip: *mut c_uchar,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_varm_ubyte", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Typed(NcType::UByte), ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var(ncid: c_int, varid: c_int, op: *const c_void) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var(ncid: c_int, varid: c_int, op: *const c_void) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var", ncid, varid, Shape::Var, Mem::Native, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var(ncid: c_int, varid: c_int, ip: *mut c_void) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var(ncid: c_int, varid: c_int, ip: *mut c_void) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var", ncid, varid, Shape::Var, Mem::Native, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_var1(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_void) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_var1(ncid: c_int, varid: c_int, indexp: *const usize, op: *const c_void) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_var1", ncid, varid, Shape::Var1(indexp), Mem::Native, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_var1(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_void) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_var1(ncid: c_int, varid: c_int, indexp: *const usize, ip: *mut c_void) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_var1", ncid, varid, Shape::Var1(indexp), Mem::Native, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vara(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_void) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_put_vara(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, op: *const c_void) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vara", ncid, varid, Shape::Vara(startp, countp), Mem::Native, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vara(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_void) -> c_int {
-    // SAFETY: this export's own contract.
+pub unsafe extern "C" fn nc_get_vara(ncid: c_int, varid: c_int, startp: *const usize, countp: *const usize, ip: *mut c_void) -> c_int {
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vara", ncid, varid, Shape::Vara(startp, countp), Mem::Native, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_vars(
+pub unsafe extern "C" fn nc_put_vars(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1491,13 +1880,15 @@ pub extern "C" fn nc_put_vars(
     stridep: *const isize,
     op: *const c_void,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_vars", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Native, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_vars(
+pub unsafe extern "C" fn nc_get_vars(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1505,13 +1896,15 @@ pub extern "C" fn nc_get_vars(
     stridep: *const isize,
     ip: *mut c_void,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_vars", ncid, varid, Shape::Vars(startp, countp, stridep), Mem::Native, ip as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_put_varm(
+pub unsafe extern "C" fn nc_put_varm(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1520,13 +1913,15 @@ pub extern "C" fn nc_put_varm(
     imapp: *const isize,
     op: *const c_void,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { put("nc_put_varm", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Native, op as _) }
 }
 
+/// # Safety
+/// As this module's `# Safety` says.
 #[export]
 #[unsafe(no_mangle)]
-pub extern "C" fn nc_get_varm(
+pub unsafe extern "C" fn nc_get_varm(
     ncid: c_int,
     varid: c_int,
     startp: *const usize,
@@ -1535,6 +1930,6 @@ pub extern "C" fn nc_get_varm(
     imapp: *const isize,
     ip: *mut c_void,
 ) -> c_int {
-    // SAFETY: this export's own contract.
+    // SAFETY: the caller keeps this function's contract (above).
     unsafe { get("nc_get_varm", ncid, varid, Shape::Varm(startp, countp, stridep, imapp), Mem::Native, ip as _) }
 }

@@ -34,6 +34,7 @@ pub unsafe extern "C" fn nc_inq_libvers() -> *const c_char {
 pub unsafe extern "C" fn nc_rc_set(key: *const c_char, value: *const c_char) -> c_int {
     // SAFETY: NUL-terminated strings (NULL key → NC_EINVAL).
     let k = String::from_utf8_lossy(unsafe { cstr(key) }?).into_owned();
+    // SAFETY: a non-NULL value is NUL-terminated.
     let v = if value.is_null() { String::new() } else { String::from_utf8_lossy(unsafe { cstr(value) }?).into_owned() };
     crate::config::rc_set(k, v);
     // Both libraries hold rc keys (passthrough.md §9); Debian's 4.9.0 has no nc_rc_set.

@@ -27,6 +27,7 @@ static HOOKS: AtomicPtr<NczParHooks> = AtomicPtr::new(std::ptr::null_mut());
 ///
 /// # Safety
 /// `hooks` points to a table that lives as long as the process.
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nczarr_par_register(hooks: *mut NczParHooks) {
     HOOKS.store(hooks, Ordering::Release);
@@ -52,6 +53,7 @@ fn open(path: *const c_char, mode: c_int, comm: Comm, ncidp: *mut c_int) -> Resu
 
 /// The body of `nc_create_par` after the shim duplicated the communicator.
 /// Collective: every rank of the communicator calls it.
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nczarr_par_create(path: *const c_char, cmode: c_int, comm: *const NczParComm, ncidp: *mut c_int) -> c_int {
     api!("nc_create_par", (path, cmode, ncidp), {
@@ -62,6 +64,7 @@ pub unsafe extern "C" fn nczarr_par_create(path: *const c_char, cmode: c_int, co
 }
 
 /// The body of `nc_open_par`. Collective.
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nczarr_par_open(path: *const c_char, mode: c_int, comm: *const NczParComm, ncidp: *mut c_int) -> c_int {
     api!("nc_open_par", (path, mode, ncidp), {
@@ -76,6 +79,8 @@ pub unsafe extern "C" fn nczarr_par_open(path: *const c_char, mode: c_int, comm:
 ///
 /// # Safety
 /// `path` is NULL or NUL-terminated.
+// A panic answers "not forwarded": the call stays with us and reports its error.
+#[export(on_panic = 0)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nczarr_par_forward(path: *const c_char, creating: c_int) -> c_int {
     // SAFETY: the caller's dataset name.
@@ -88,6 +93,7 @@ pub unsafe extern "C" fn nczarr_par_forward(path: *const c_char, creating: c_int
 ///
 /// # Safety
 /// `ncidp` is NULL or the `int*` the real library wrote to.
+#[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nczarr_par_claim(status: c_int, ncidp: *mut c_int, creating: c_int) -> c_int {
     // SAFETY: as documented.

@@ -44,6 +44,7 @@ fn own_base() -> *mut c_void {
     if !b.is_null() {
         return b;
     }
+    // SAFETY: `Dl_info` is plain C data (pointers and NULLs); all zeroes is a valid value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr(const void*, Dl_info*) with an address inside this object.
     let found = unsafe { libc::dladdr(own_base as *const c_void, &mut info) } != 0;
@@ -56,6 +57,7 @@ fn defined_elsewhere(p: *mut c_void) -> bool {
     if p.is_null() {
         return false;
     }
+    // SAFETY: `Dl_info` is plain C data (pointers and NULLs); all zeroes is a valid value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr only inspects the address.
     let found = unsafe { libc::dladdr(p, &mut info) } != 0;

@@ -141,6 +141,7 @@ pub unsafe extern "C" fn ncdiminq(ncid: c_int, dimid: c_int, name: *mut c_char, 
     let mut len = 0usize;
     // SAFETY: see above; `lenp` is an optional out-pointer.
     let s = unsafe { super::group::nc_inq_dim(ncid, dimid, name, &mut len) };
+    // SAFETY: an optional out-pointer.
     unsafe { put(lenp, len as c_long) };
     v2(c"ncdiminq", s, dimid, at(ncid))
 }
@@ -208,6 +209,7 @@ pub unsafe extern "C" fn ncattinq(ncid: c_int, varid: c_int, name: *const c_char
     let mut len = 0usize;
     // SAFETY: see above; `lenp` is an optional out-pointer.
     let s = unsafe { super::att::nc_inq_att(ncid, varid, name, xtypep, &mut len) };
+    // SAFETY: an optional out-pointer.
     unsafe { put(lenp, len as c_int) };
     v2(c"ncattinq", s, 1, || format!("ncid {ncid}; varid {varid}; attname \"{}\"", shown(name)))
 }
@@ -255,7 +257,8 @@ const _: () = assert!(std::mem::size_of::<c_long>() == std::mem::size_of::<usize
 #[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarput1(ncid: c_int, varid: c_int, index: *const c_long, value: *const c_void) -> c_int {
-    let s = super::data_matrix::nc_put_var1(ncid, varid, index.cast(), value);
+    // SAFETY: the caller's pointers, under this export's contract.
+    let s = unsafe { super::data_matrix::nc_put_var1(ncid, varid, index.cast(), value) };
     v2(c"ncvarput1", s, 0, at(ncid))
 }
 
@@ -263,21 +266,24 @@ pub unsafe extern "C" fn ncvarput1(ncid: c_int, varid: c_int, index: *const c_lo
 #[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarget1(ncid: c_int, varid: c_int, index: *const c_long, value: *mut c_void) -> c_int {
-    let s = super::data_matrix::nc_get_var1(ncid, varid, index.cast(), value);
+    // SAFETY: the caller's pointers, under this export's contract.
+    let s = unsafe { super::data_matrix::nc_get_var1(ncid, varid, index.cast(), value) };
     v2(c"ncdimid", s, 0, at(ncid))
 }
 
 #[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarput(ncid: c_int, varid: c_int, start: *const c_long, count: *const c_long, value: *const c_void) -> c_int {
-    let s = super::data_matrix::nc_put_vara(ncid, varid, start.cast(), count.cast(), value);
+    // SAFETY: the caller's pointers, under this export's contract.
+    let s = unsafe { super::data_matrix::nc_put_vara(ncid, varid, start.cast(), count.cast(), value) };
     v2(c"ncvarput", s, 0, at(ncid))
 }
 
 #[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncvarget(ncid: c_int, varid: c_int, start: *const c_long, count: *const c_long, value: *mut c_void) -> c_int {
-    let s = super::data_matrix::nc_get_vara(ncid, varid, start.cast(), count.cast(), value);
+    // SAFETY: the caller's pointers, under this export's contract.
+    let s = unsafe { super::data_matrix::nc_get_vara(ncid, varid, start.cast(), count.cast(), value) };
     v2(c"ncvarget", s, 0, || format!("ncid {ncid}; varid {varid}"))
 }
 
@@ -295,7 +301,8 @@ pub unsafe extern "C" fn ncvarputs(
         // SAFETY: same contract.
         return unsafe { ncvarput(ncid, varid, start, count, value) };
     }
-    let s = super::data_matrix::nc_put_vars(ncid, varid, start.cast(), count.cast(), stride.cast(), value);
+    // SAFETY: the caller's pointers, under this export's contract.
+    let s = unsafe { super::data_matrix::nc_put_vars(ncid, varid, start.cast(), count.cast(), stride.cast(), value) };
     v2(c"ncvarputs", s, 0, at(ncid))
 }
 
@@ -313,7 +320,8 @@ pub unsafe extern "C" fn ncvargets(
         // SAFETY: same contract.
         return unsafe { ncvarget(ncid, varid, start, count, value) };
     }
-    let s = super::data_matrix::nc_get_vars(ncid, varid, start.cast(), count.cast(), stride.cast(), value);
+    // SAFETY: the caller's pointers, under this export's contract.
+    let s = unsafe { super::data_matrix::nc_get_vars(ncid, varid, start.cast(), count.cast(), stride.cast(), value) };
     v2(c"ncvargets", s, 0, at(ncid))
 }
 
@@ -356,7 +364,8 @@ pub unsafe extern "C" fn ncvarputg(
         return unsafe { ncvarputs(ncid, varid, start, count, stride, value) };
     }
     with_element_map(c"ncvarputg", ncid, varid, map, |imap| {
-        super::data_matrix::nc_put_varm(ncid, varid, start.cast(), count.cast(), stride.cast(), imap, value)
+        // SAFETY: the caller's pointers, under this export's contract.
+        unsafe { super::data_matrix::nc_put_varm(ncid, varid, start.cast(), count.cast(), stride.cast(), imap, value) }
     })
 }
 
@@ -376,7 +385,8 @@ pub unsafe extern "C" fn ncvargetg(
         return unsafe { ncvargets(ncid, varid, start, count, stride, value) };
     }
     with_element_map(c"ncvargetg", ncid, varid, map, |imap| {
-        super::data_matrix::nc_get_varm(ncid, varid, start.cast(), count.cast(), stride.cast(), imap, value)
+        // SAFETY: the caller's pointers, under this export's contract.
+        unsafe { super::data_matrix::nc_get_varm(ncid, varid, start.cast(), count.cast(), stride.cast(), imap, value) }
     })
 }
 
@@ -446,7 +456,8 @@ pub unsafe extern "C" fn ncrecput(ncid: c_int, recnum: c_long, datap: *const *co
     let s = records(ncid, recnum, |varid, start, count, i| {
         // SAFETY: `datap` holds one pointer per record variable (ncrecinq's order).
         let data = if datap.is_null() { std::ptr::null() } else { unsafe { *datap.add(i) } };
-        if data.is_null() { 0 } else { super::data_matrix::nc_put_vara(ncid, varid, start.as_ptr(), count.as_ptr(), data) }
+        // SAFETY: the caller's pointers, under this export's contract.
+        if data.is_null() { 0 } else { unsafe { super::data_matrix::nc_put_vara(ncid, varid, start.as_ptr(), count.as_ptr(), data) } }
     });
     v2(c"ncrecput", s, 0, at(ncid))
 }
@@ -457,7 +468,8 @@ pub unsafe extern "C" fn ncrecget(ncid: c_int, recnum: c_long, datap: *const *mu
     let s = records(ncid, recnum, |varid, start, count, i| {
         // SAFETY: `datap` holds one pointer per record variable (ncrecinq's order).
         let data = if datap.is_null() { std::ptr::null_mut() } else { unsafe { *datap.add(i) } };
-        if data.is_null() { 0 } else { super::data_matrix::nc_get_vara(ncid, varid, start.as_ptr(), count.as_ptr(), data) }
+        // SAFETY: the caller's pointers, under this export's contract.
+        if data.is_null() { 0 } else { unsafe { super::data_matrix::nc_get_vara(ncid, varid, start.as_ptr(), count.as_ptr(), data) } }
     });
     v2(c"ncrecget", s, 0, at(ncid))
 }

@@ -86,16 +86,19 @@ fn fill(ours: c_int, m: c_int, writer: &Writer) -> Result<()> {
     for f in fills {
         match f {
             Fill::Ints { ncid, varid, values, wide: true } => {
-                ok(super::super::data_matrix::nc_put_var_longlong(ncid, varid, values.as_ptr()), "bookkeeping")?;
+                // SAFETY: the values vector holds one value per element of the variable.
+                ok(unsafe { super::super::data_matrix::nc_put_var_longlong(ncid, varid, values.as_ptr()) }, "bookkeeping")?;
             }
             Fill::Ints { ncid, varid, values, wide: false } => {
                 let narrow: Vec<c_int> = values.iter().map(|&v| v as c_int).collect();
-                ok(super::super::data_matrix::nc_put_var_int(ncid, varid, narrow.as_ptr()), "bookkeeping")?;
+                // SAFETY: the values vector holds one value per element of the variable.
+                ok(unsafe { super::super::data_matrix::nc_put_var_int(ncid, varid, narrow.as_ptr()) }, "bookkeeping")?;
             }
             Fill::Strings { ncid, varid, values } => {
                 let owned: Vec<CString> = values.iter().map(|s| cname(s)).collect::<Result<_>>()?;
                 let mut ptrs: Vec<*const c_char> = owned.iter().map(|s| s.as_ptr()).collect();
-                ok(super::super::data_matrix::nc_put_var_string(ncid, varid, ptrs.as_mut_ptr()), "bookkeeping")?;
+                // SAFETY: the values vector holds one value per element of the variable.
+                ok(unsafe { super::super::data_matrix::nc_put_var_string(ncid, varid, ptrs.as_mut_ptr()) }, "bookkeeping")?;
             }
         }
     }
@@ -154,8 +157,8 @@ fn define_group(
         let aggregated = if root { arrays.get(&vname) } else { None };
         let dims = if aggregated.is_some() { Vec::new() } else { master_dims(src, v, dst)? };
         let mut id = 0;
-        // SAFETY: NUL-terminated name; `dims` holds the rank's ids.
         ok(
+            // SAFETY: NUL-terminated name; `dims` holds the rank's ids.
             unsafe { super::super::var::nc_def_var(dst, buf.as_ptr(), xtype, dims.len() as c_int, dims.as_ptr(), &mut id) },
             "master variable",
         )?;
@@ -237,8 +240,8 @@ fn dim(ncid: c_int, name: &str, len: usize) -> Result<c_int> {
 fn var(ncid: c_int, name: &str, xtype: nc_type, dims: &[c_int]) -> Result<c_int> {
     let c = cname(name)?;
     let mut id = 0;
-    // SAFETY: NUL-terminated name; `dims` holds the rank's ids.
     ok(
+        // SAFETY: NUL-terminated name; `dims` holds the rank's ids.
         unsafe { super::super::var::nc_def_var(ncid, c.as_ptr(), xtype, dims.len() as c_int, dims.as_ptr(), &mut id) },
         "bookkeeping variable",
     )?;

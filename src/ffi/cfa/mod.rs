@@ -263,7 +263,8 @@ fn var_shape(ncid: c_int, varid: c_int) -> Result<Vec<usize>> {
 /// The `n` strings of a string variable (a NULL one reads as empty).
 fn var_strings(ncid: c_int, varid: c_int, n: usize) -> Result<Vec<String>> {
     let mut ptrs = vec![std::ptr::null_mut::<c_char>(); n.max(1)];
-    ok(super::data_matrix::nc_get_var_string(ncid, varid, ptrs.as_mut_ptr()), "strings")?;
+    // SAFETY: `ptrs` has room for one pointer per string of the variable.
+    ok(unsafe { super::data_matrix::nc_get_var_string(ncid, varid, ptrs.as_mut_ptr()) }, "strings")?;
     let out = ptrs
         .iter()
         .take(n)
@@ -337,7 +338,8 @@ fn fragments_05(master: &str, real: c_int, group: &str, rank: usize) -> Result<V
         return err(Kind::Invalid, format!("{group}: file, ncvar and location disagree on the number of partitions"));
     }
     let mut location = vec![0 as c_int; nparts * rank * 2];
-    ok(super::data_matrix::nc_get_var_int(gid, loc_id, location.as_mut_ptr()), "location")?;
+    // SAFETY: `location` has room for every element of the variable (its shape, checked above).
+    ok(unsafe { super::data_matrix::nc_get_var_int(gid, loc_id, location.as_mut_ptr()) }, "location")?;
     let (files, ncvars) = (var_strings(gid, file_id, nparts)?, var_strings(gid, ncvar_id, nparts)?);
     let mut out = Vec::new();
     for p in 0..nparts {
@@ -493,8 +495,8 @@ fn copy_group(
             let rest: Vec<&str> = conventions.split(' ').filter(|w| !w.starts_with("CFA-") && !w.is_empty()).collect();
             if !rest.is_empty() {
                 let text = rest.join(" ");
-                // SAFETY: `text` holds `len` bytes.
                 ok(
+                    // SAFETY: `text` holds `len` bytes.
                     unsafe { super::att::nc_put_att_text(ours, NC_GLOBAL, a.as_ptr(), text.len(), text.as_ptr() as *const c_char) },
                     "Conventions",
                 )?;
@@ -561,7 +563,8 @@ fn fragments_cf(master: &str, real: c_int, data: &str, shape: &[usize], xtype: N
     let (map_id, map_dims) = varid(&map_name)?;
     let cells: usize = map_dims.iter().product();
     let mut map = vec![0i64; cells.max(1)];
-    ok(super::data_matrix::nc_get_var_longlong(real, map_id, map.as_mut_ptr()), "map")?;
+    // SAFETY: `map` has room for every element of the variable (`cells`).
+    ok(unsafe { super::data_matrix::nc_get_var_longlong(real, map_id, map.as_mut_ptr()) }, "map")?;
     // One row of fragment sizes per dimension.
     let width = if map_dims.len() == 2 { map_dims[1] } else { 1 };
     if map_dims.first().copied().unwrap_or(0) != rank && rank > 0 {
@@ -862,18 +865,22 @@ fn get_vara_as(ncid: c_int, varid: c_int, xtype: NcType, start: &[usize], count:
     }
     let (s, c) = (start.as_ptr(), count.as_ptr());
     let p = out.as_mut_ptr();
-    match xtype {
-        NcType::Byte => super::data_matrix::nc_get_vara_schar(ncid, varid, s, c, p as *mut _),
-        NcType::UByte => super::data_matrix::nc_get_vara_ubyte(ncid, varid, s, c, p as *mut _),
-        NcType::Short => super::data_matrix::nc_get_vara_short(ncid, varid, s, c, p as *mut _),
-        NcType::UShort => super::data_matrix::nc_get_vara_ushort(ncid, varid, s, c, p as *mut _),
-        NcType::Int => super::data_matrix::nc_get_vara_int(ncid, varid, s, c, p as *mut _),
-        NcType::UInt => super::data_matrix::nc_get_vara_uint(ncid, varid, s, c, p as *mut _),
-        NcType::Int64 => super::data_matrix::nc_get_vara_longlong(ncid, varid, s, c, p as *mut _),
-        NcType::UInt64 => super::data_matrix::nc_get_vara_ulonglong(ncid, varid, s, c, p as *mut _),
-        NcType::Float => super::data_matrix::nc_get_vara_float(ncid, varid, s, c, p as *mut _),
-        NcType::Double => super::data_matrix::nc_get_vara_double(ncid, varid, s, c, p as *mut _),
-        NcType::Char | NcType::String => super::consts::NC_EBADTYPE,
+    // SAFETY: `out` holds `cells` values of `xtype` (checked above); start/count hold one entry
+    // per dimension.
+    unsafe {
+        match xtype {
+            NcType::Byte => super::data_matrix::nc_get_vara_schar(ncid, varid, s, c, p as *mut _),
+            NcType::UByte => super::data_matrix::nc_get_vara_ubyte(ncid, varid, s, c, p as *mut _),
+            NcType::Short => super::data_matrix::nc_get_vara_short(ncid, varid, s, c, p as *mut _),
+            NcType::UShort => super::data_matrix::nc_get_vara_ushort(ncid, varid, s, c, p as *mut _),
+            NcType::Int => super::data_matrix::nc_get_vara_int(ncid, varid, s, c, p as *mut _),
+            NcType::UInt => super::data_matrix::nc_get_vara_uint(ncid, varid, s, c, p as *mut _),
+            NcType::Int64 => super::data_matrix::nc_get_vara_longlong(ncid, varid, s, c, p as *mut _),
+            NcType::UInt64 => super::data_matrix::nc_get_vara_ulonglong(ncid, varid, s, c, p as *mut _),
+            NcType::Float => super::data_matrix::nc_get_vara_float(ncid, varid, s, c, p as *mut _),
+            NcType::Double => super::data_matrix::nc_get_vara_double(ncid, varid, s, c, p as *mut _),
+            NcType::Char | NcType::String => super::consts::NC_EBADTYPE,
+        }
     }
 }
 

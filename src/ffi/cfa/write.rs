@@ -428,7 +428,8 @@ impl FragmentFiles {
         let start = vec![0usize; count.len()];
         if !out.is_empty() {
             let st =
-                super::super::data_matrix::nc_get_vara(f.ncid, f.varid, start.as_ptr(), count.as_ptr(), out.as_mut_ptr() as *mut c_void);
+                // SAFETY: the buffer and start/count are sized for the fragment just above.
+                unsafe { super::super::data_matrix::nc_get_vara(f.ncid, f.varid, start.as_ptr(), count.as_ptr(), out.as_mut_ptr() as *mut c_void) };
             check(st, &files.stored[id].name, "cannot read")?;
         }
         Ok(out)
@@ -437,7 +438,10 @@ impl FragmentFiles {
     fn write_open(&self, files: &Files, id: &FragmentId, count: &[usize], data: &[u8]) -> Result<()> {
         let f = files.open.get(id).ok_or_else(|| Error::new(Kind::Internal, "fragment not open"))?;
         let start = vec![0usize; count.len()];
-        let st = super::super::data_matrix::nc_put_vara(f.ncid, f.varid, start.as_ptr(), count.as_ptr(), data.as_ptr() as *const c_void);
+        // SAFETY: the buffer and start/count are sized for the fragment just above.
+        let st = unsafe {
+            super::super::data_matrix::nc_put_vara(f.ncid, f.varid, start.as_ptr(), count.as_ptr(), data.as_ptr() as *const c_void)
+        };
         check(st, &files.stored[id].name, "cannot write")
     }
 }

@@ -45,7 +45,7 @@ fn parse_param(p: &str, out: &mut Vec<c_uint>) -> bool {
     }
 }
 
-#[export(on_panic = -92)]
+#[export(on_panic = crate::ffi::consts::NC_EINTERNAL)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncaux_h5filterspec_parselist(
     txt0: *const c_char,
@@ -129,7 +129,7 @@ pub unsafe extern "C" fn ncaux_h5filterspec_free(f: *mut crate::ffi::consts::NC_
 }
 
 /// Alignment of a netCDF type class in C memory (ncgen lays out compound data with it).
-#[export(on_panic = -92)]
+#[export(on_panic = crate::ffi::consts::NC_EINTERNAL)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncaux_class_alignment(ncclass: c_int, alignp: *mut usize) -> c_int {
     let align = match ncclass {

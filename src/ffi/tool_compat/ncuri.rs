@@ -141,7 +141,7 @@ fn envv_text(list: *mut *mut c_char) -> Vec<(String, String)> {
     out
 }
 
-#[export(on_panic = -92)]
+#[export(on_panic = crate::ffi::consts::NC_EINTERNAL)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncuriparse(s: *const c_char, ncurip: *mut *mut NCURI) -> c_int {
     // SAFETY: see `text`.
@@ -200,6 +200,7 @@ pub unsafe extern "C" fn ncuribuild(uri: *mut NCURI, prefix: *const c_char, suff
     let _ = NCURIENCODE;
     // SAFETY: `uri` came from `ncuriparse`; string fields are NULL or NUL-terminated.
     let u = unsafe { &*uri };
+    // SAFETY: as above: the NCURI's string fields.
     let field = |p: *mut c_char| unsafe { text(p) }.map(|b| String::from_utf8_lossy(b).into_owned());
     let mut out = String::new();
     out.push_str(&field(u.protocol).unwrap_or_default());
@@ -248,7 +249,7 @@ pub unsafe extern "C" fn ncuribuild(uri: *mut NCURI, prefix: *const c_char, suff
     malloc_string(out.as_bytes()).unwrap_or(std::ptr::null_mut())
 }
 
-#[export(on_panic = -92)]
+#[export(on_panic = crate::ffi::consts::NC_EINTERNAL)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncuriappendfragmentkey(uri: *mut NCURI, key: *const c_char, value: *const c_char) -> c_int {
     if uri.is_null() {
@@ -257,6 +258,7 @@ pub unsafe extern "C" fn ncuriappendfragmentkey(uri: *mut NCURI, key: *const c_c
     // SAFETY: see `text`; `uri` came from `ncuriparse`.
     let (k, v) = unsafe { (text(key), text(value)) };
     let Some(k) = k else { return -36 };
+    // SAFETY: as above: an NCURI from `ncuriparse`, which the caller owns.
     let u = unsafe { &mut *uri };
     let mut list = envv_text(u.fraglist);
     let k = String::from_utf8_lossy(k).into_owned();

@@ -26,7 +26,7 @@ pub unsafe extern "C" fn NC_shellUnescape(esc: *const c_char) -> *mut c_char {
     malloc_string(&out).unwrap_or(std::ptr::null_mut())
 }
 
-#[export(on_panic = -92)]
+#[export(on_panic = crate::ffi::consts::NC_EINTERNAL)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn NCpathcanonical(srcpath: *const c_char, canonp: *mut *mut c_char) -> c_int {
     // SAFETY: see `text`.
