@@ -163,6 +163,12 @@ pub fn hdf5_plugin_path() -> Option<std::ffi::OsString> {
     std::env::var_os("HDF5_PLUGIN_PATH")
 }
 
+/// `NCZARR_PAR_PENDING_MB`: MiB of partly written chunks a parallel rank holds between
+/// collective calls (the default is `dataset::parallel`'s).
+pub fn par_pending_mb() -> Option<usize> {
+    env_str("NCZARR_PAR_PENDING_MB").and_then(|v| v.trim().parse::<usize>().ok())
+}
+
 /// `NCZARR_HDF5_LIB`: the libhdf5 loaded for filter plugins that link none (found by name
 /// when unset).
 pub fn hdf5_lib() -> Option<String> {

@@ -39,7 +39,7 @@ pub enum Access {
 }
 
 fn pending_limit() -> usize {
-    std::env::var("NCZARR_PAR_PENDING_MB").ok().and_then(|v| v.trim().parse::<usize>().ok()).map_or(PENDING_LIMIT_DEFAULT, |mb| mb << 20)
+    crate::config::par_pending_mb().map_or(PENDING_LIMIT_DEFAULT, |mb| mb << 20)
 }
 
 fn check_driver(spec: &OpenSpec, writing: bool) -> Result<()> {
