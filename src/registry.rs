@@ -124,7 +124,7 @@ pub fn with<R>(ncid: i32, f: impl FnOnce(&mut Dataset, usize) -> Result<R>) -> R
     let (slot, gid) = split(ncid)?;
     let mut guard = lock(slot);
     let ds = guard.as_mut().ok_or_else(|| Error::new(Kind::BadId, format!("ncid {ncid}")))?;
-    if gid >= ds.model.groups.len() {
+    if gid >= ds.group_count() {
         return err(Kind::BadId, format!("ncid {ncid}: no such group"));
     }
     f(ds, gid)
@@ -145,7 +145,7 @@ pub fn remove(ncid: i32) -> Result<Dataset> {
     let mut guard = lock(slot);
     match guard.as_ref() {
         None => return err(Kind::BadId, format!("ncid {ncid}")),
-        Some(ds) if gid >= ds.model.groups.len() => return err(Kind::BadId, format!("ncid {ncid}: no such group")),
+        Some(ds) if gid >= ds.group_count() => return err(Kind::BadId, format!("ncid {ncid}: no such group")),
         Some(_) => {}
     }
     let ds = guard.take().ok_or_else(|| Error::new(Kind::BadId, "dataset already closed"))?;

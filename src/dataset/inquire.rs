@@ -160,6 +160,104 @@ impl Dataset {
     }
 }
 
+/// Lookups the C layer needs beside the summaries above, and the few settings it changes: it
+/// never walks the model itself.
+impl Dataset {
+    /// A variable's definition.
+    pub fn var(&self, gid: usize, varid: VarRef) -> Result<&Var> {
+        self.model.var(gid, varid)
+    }
+
+    /// A variable's rank; 0 for NC_GLOBAL or a missing variable, which the caller's next step
+    /// reports in netcdf-c's order (after its own checks).
+    pub fn rank_or_zero(&self, gid: usize, varid: VarRef) -> usize {
+        self.model.var(gid, varid).map(|v| v.rank()).unwrap_or(0)
+    }
+
+    /// The attributes of a variable, or of the group for NC_GLOBAL.
+    pub fn atts(&self, gid: usize, varid: VarRef) -> Result<&[Att]> {
+        self.model.atts(gid, varid).map(|a| a.as_slice())
+    }
+
+    /// How many groups the dataset has (group ids are `0..group_count()`).
+    pub fn group_count(&self) -> usize {
+        self.model.groups.len()
+    }
+
+    /// The id of the variable named `name` in group `gid`.
+    pub fn var_named(&self, gid: usize, name: &str) -> Result<usize> {
+        self.model.groups[gid].vars.iter().position(|v| v.name == name).ok_or_else(|| Error::new(Kind::NotVar, name.to_string()))
+    }
+
+    /// The record variables of a group (first dimension its first unlimited one): id, every
+    /// dimension's length, and type. None when the group has no unlimited dimension.
+    pub fn record_vars(&self, gid: usize) -> Vec<(usize, Vec<usize>, NcType)> {
+        let Some(unlim) = self.model.first_unlimited(gid) else { return Vec::new() };
+        let vars = self.model.groups[gid].vars.iter().enumerate();
+        vars.filter(|(_, v)| v.dimids.first() == Some(&unlim))
+            .map(|(varid, v)| (varid, v.dimids.iter().map(|&d| self.model.dims[d].len as usize).collect(), v.nctype))
+            .collect()
+    }
+
+    /// What `nc_copy_var` takes from its input: the variable, and its dimensions' names (the
+    /// output finds its own dimensions by name).
+    pub fn var_for_copy(&self, gid: usize, varid: VarRef) -> Result<(Var, Vec<String>)> {
+        let v = self.model.var(gid, varid)?.clone();
+        let names = v.dimids.iter().map(|&d| self.model.dims[d].name.clone()).collect();
+        Ok((v, names))
+    }
+
+    /// `nc_copy_var`'s definition half on the output: the variable over the dimensions of
+    /// those names in scope of `gid`, and its attributes. Returns the new variable's id.
+    pub fn copy_var_from(&mut self, gid: usize, var: &Var, dim_names: &[String]) -> Result<usize> {
+        let dimids: Vec<i32> = dim_names
+            .iter()
+            .map(|n| self.model.find_dim(gid, n).map(|d| d as i32).ok_or_else(|| Error::new(Kind::BadDim, n.clone())))
+            .collect::<Result<_>>()?;
+        let new = self.def_var(gid, var.name.as_bytes(), var.nctype.id(), Some(&dimids), dimids.len() as i32)?;
+        for att in var.atts.iter().filter(|a| !a.synthetic) {
+            self.put_att(gid, VarRef::Var(new), att.name.as_bytes(), att.value.nctype().id(), att.value.clone())?;
+        }
+        Ok(new)
+    }
+
+    /// `nc_set_var_chunk_cache`: a variable's cache settings (kept for `nc_get_var_chunk_cache`;
+    /// this library's cache is per dataset). A missing variable is reported before bad values.
+    pub fn set_var_chunk_cache(&mut self, gid: usize, varid: VarRef, cache: Option<ChunkCache>) -> Result<()> {
+        if varid == VarRef::Global {
+            return err(Kind::NotVar, "NC_GLOBAL");
+        }
+        let v = self.model.var_mut(gid, varid)?;
+        match cache {
+            Some(c) if (0.0..=1.0).contains(&c.preemption) => {
+                v.cache = c;
+                Ok(())
+            }
+            _ => err(Kind::Invalid, "chunk cache parameters"),
+        }
+    }
+
+    /// Whether the dataset was opened for writing.
+    pub fn writable(&self) -> bool {
+        self.writable
+    }
+
+    /// The mode argument of the create or open.
+    pub fn mode(&self) -> OpenFlags {
+        self.mode
+    }
+
+    /// v2 or v3.
+    pub fn format(&self) -> ZarrFormat {
+        self.format
+    }
+
+    /// The whole model, for `nc_show_metadata`'s trace.
+    pub fn describe(&self) -> String {
+        format!("{:#?}", self.model)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -85,15 +85,15 @@ pub fn cache_defaults() -> ChunkCache {
 }
 
 pub struct Dataset {
-    pub model: Model,
+    model: Model,
     store: Box<dyn Zmap>,
-    pub spec: OpenSpec,
+    spec: OpenSpec,
     flavor: Flavor,
     /// Mode argument of create/open (`nc_inq_format_extended` reports it).
-    pub mode: OpenFlags,
-    pub writable: bool,
-    pub define_mode: bool,
-    pub classic: bool,
+    mode: OpenFlags,
+    writable: bool,
+    define_mode: bool,
+    classic: bool,
     nofill_default: bool,
     dirty: bool,
     layout: Layout,
@@ -104,7 +104,7 @@ pub struct Dataset {
     /// Decoded chunks; dirty ones reach storage at eviction, sync and close.
     chunks: crate::engine::Cache,
     /// v2 or v3: supplies every rule that differs between them.
-    pub format: ZarrFormat,
+    format: ZarrFormat,
     /// Shard indexes read so far, by shard key (zarr-v3.md §7.3).
     shard_indexes: crate::zmap::shard::IndexCache,
     /// The MPI ranks sharing this dataset (`nc_create_par`/`nc_open_par`).

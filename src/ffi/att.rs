@@ -250,7 +250,7 @@ pub unsafe extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *con
         let raw = unsafe { cstr(name) }?;
         let text = String::from_utf8_lossy(raw).into_owned();
         let att = with(ncid_in, |ds, gid| {
-            let atts = ds.model.atts(gid, VarRef::from_c(varid_in))?;
+            let atts = ds.atts(gid, VarRef::from_c(varid_in))?;
             atts.iter().find(|a| a.name == names::normalize(&text)).cloned().ok_or_else(|| Error::new(Kind::NotAtt, text.clone()))
         })?;
         if ncid_in == ncid_out && varid_in == varid_out {

@@ -401,7 +401,7 @@ pub unsafe extern "C" fn nc_inq_format_extended(ncid: c_int, formatp: *mut c_int
         // SAFETY: optional out-pointers.
         unsafe {
             put(formatp, super::consts::NC_FORMATX_NCZARR);
-            put(modep, ds.mode.reported());
+            put(modep, ds.mode().reported());
         }
         Ok(())
     })
@@ -465,7 +465,7 @@ pub unsafe extern "C" fn nc_show_metadata(ncid: c_int) -> c_int {
     // netcdf-c shows metadata only through its log (at a log level); ours is NCTRACING.
     with(ncid, |ds, _| {
         if crate::trace::enabled(1) {
-            crate::trace::emit(1, &format!("{:#?}", ds.model));
+            crate::trace::emit(1, &ds.describe());
         }
         Ok(())
     })

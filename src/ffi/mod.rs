@@ -1,6 +1,8 @@
 //! The C boundary. Every export converts its arguments, calls the safe core and returns an
 //! `NC_*` code through `call`, which also turns a panic into NC_EINTERNAL and traces the call
-//! when `NCTRACING` is set. Nothing outside this module sees a raw pointer or a C type.
+//! when `NCTRACING` is set. The core sees C types only where it calls C itself (the MPI
+//! vtable, filter plugins); this module sees the core only through `Dataset`'s methods (its
+//! fields are private), never its model.
 //!
 //! Each export is written once, under `#[export]` (the `nczarr-macros` crate): the attribute
 //! adds the passthrough route for foreign ncids and, with `trace(args)`, runs the body inside
@@ -10,8 +12,8 @@
 //! # Safety
 //! Every export is `unsafe extern "C"` with one contract, netcdf-c's documented one: each
 //! pointer argument is NULL (where netcdf-c allows it, checked here) or valid for what the
-//! function reads or writes through it. That is why the exports carry no per-function
-//! `# Safety` section.
+//! function reads or writes through it. That is why the hand-written exports carry no
+//! per-function `# Safety` section (the generated matrices point to theirs).
 #![allow(clippy::missing_safety_doc)]
 
 pub mod att;

@@ -394,16 +394,11 @@ pub unsafe extern "C" fn ncvargetg(
 /// holds; none when the group has no unlimited dimension.
 fn record_vars(ncid: c_int) -> Result<Vec<(c_int, Vec<usize>, usize)>> {
     with(ncid, |ds, gid| {
-        let Some(unlim) = ds.model.first_unlimited(gid) else { return Ok(Vec::new()) };
-        let mut out = Vec::new();
-        for (varid, var) in ds.model.groups[gid].vars.iter().enumerate() {
-            if var.dimids.first() == Some(&unlim) {
-                let lens: Vec<usize> = var.dimids.iter().map(|&d| ds.model.dims[d].len as usize).collect();
-                let bytes = lens[1..].iter().product::<usize>() * var.nctype.size();
-                out.push((varid as c_int, lens, bytes));
-            }
-        }
-        Ok(out)
+        let records = ds.record_vars(gid).into_iter().map(|(varid, lens, nctype)| {
+            let bytes = lens[1..].iter().product::<usize>() * nctype.size();
+            (varid as c_int, lens, bytes)
+        });
+        Ok(records.collect())
     })
 }
 

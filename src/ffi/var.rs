@@ -4,7 +4,7 @@ use super::att::{values_from_mem, values_to_mem};
 use super::consts::nc_type;
 use super::{cstr, put, put_name, put_slice, with};
 use crate::api;
-use crate::error::{Error, Kind, Result, err};
+use crate::error::{Kind, Result, err};
 use crate::ffi::route::route;
 use crate::model::{Endian, Var};
 use crate::nc::modes::{EndianRequest, QuantizeMode, Storage, VarRef};
@@ -38,7 +38,7 @@ pub unsafe extern "C" fn nc_def_var(
 
 fn var_info<R>(ncid: c_int, varid: c_int, f: impl FnOnce(&crate::dataset::Dataset, &Var) -> R) -> Result<R> {
     with(ncid, |ds, gid| {
-        let var = ds.model.var(gid, VarRef::from_c(varid))?;
+        let var = ds.var(gid, VarRef::from_c(varid))?;
         Ok(f(ds, var))
     })
 }
@@ -166,22 +166,8 @@ pub unsafe extern "C" fn nc_copy_var(ncid_in: c_int, varid: c_int, ncid_out: c_i
             with(ncid_in, |_, _| Ok(()))?;
             with(ncid_out, |_, _| Ok(()))?;
         }
-        let (var, dim_names) = with(ncid_in, |ds, gid| {
-            let v = ds.model.var(gid, VarRef::from_c(varid))?.clone();
-            let names: Vec<String> = v.dimids.iter().map(|&d| ds.model.dims[d].name.clone()).collect();
-            Ok((v, names))
-        })?;
-        with(ncid_out, |ds, gid| {
-            let dimids: Vec<c_int> = dim_names
-                .iter()
-                .map(|n| ds.model.find_dim(gid, n).map(|d| d as c_int).ok_or_else(|| Error::new(Kind::BadDim, n.clone())))
-                .collect::<Result<_>>()?;
-            let new = ds.def_var(gid, var.name.as_bytes(), var.nctype.id(), Some(&dimids), dimids.len() as c_int)?;
-            for att in var.atts.iter().filter(|a| !a.synthetic) {
-                ds.put_att(gid, VarRef::from_c(new as c_int), att.name.as_bytes(), att.value.nctype().id(), att.value.clone())?;
-            }
-            Ok(())
-        })?;
+        let (var, dim_names) = with(ncid_in, |ds, gid| ds.var_for_copy(gid, VarRef::from_c(varid)))?;
+        with(ncid_out, |ds, gid| ds.copy_var_from(gid, &var, &dim_names))?;
         super::data::copy_var_data(ncid_in, varid, ncid_out, &var)
     })
 }
@@ -193,7 +179,7 @@ pub unsafe extern "C" fn nc_copy_var(ncid_in: c_int, varid: c_int, ncid_out: c_i
 pub unsafe extern "C" fn nc_def_var_fill(ncid: c_int, varid: c_int, no_fill: c_int, fill_value: *const c_void) -> c_int {
     with(ncid, |ds, gid| {
         // A missing variable is reported by def_var_fill, after its permission check.
-        let value = match ds.model.var(gid, VarRef::from_c(varid)) {
+        let value = match ds.var(gid, VarRef::from_c(varid)) {
             Ok(var) if no_fill == 0 && !fill_value.is_null() => {
                 // SAFETY: `fill_value` points to one element of the variable's type.
                 Some(unsafe { values_from_mem(var.nctype, fill_value, 1) }?)
@@ -223,7 +209,7 @@ pub(super) fn settings_var<R>(ncid: c_int, varid: c_int, f: impl FnOnce(&Var) ->
         if varid == -1 {
             return err(Kind::NotVar, "NC_GLOBAL");
         }
-        Ok(f(ds.model.var(gid, VarRef::from_c(varid))?))
+        Ok(f(ds.var(gid, VarRef::from_c(varid))?))
     })
 }
 
@@ -234,7 +220,7 @@ pub(super) fn settings_var<R>(ncid: c_int, varid: c_int, f: impl FnOnce(&Var) ->
 pub unsafe extern "C" fn nc_def_var_chunking(ncid: c_int, varid: c_int, storage: c_int, chunksizesp: *const usize) -> c_int {
     with(ncid, |ds, gid| {
         // A missing variable is reported by def_var_chunking, after its permission check.
-        let rank = ds.model.var(gid, VarRef::from_c(varid)).map(|v| v.rank()).unwrap_or(0);
+        let rank = ds.rank_or_zero(gid, VarRef::from_c(varid));
         let sizes = if chunksizesp.is_null() || rank == 0 {
             None
         } else {
@@ -263,7 +249,7 @@ pub unsafe extern "C" fn nc_inq_var_chunking(ncid: c_int, varid: c_int, storagep
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nczarr_def_var_shards(ncid: c_int, varid: c_int, shardp: *const usize) -> c_int {
     with(ncid, |ds, gid| {
-        let rank = if varid >= 0 { ds.model.var(gid, VarRef::from_c(varid))?.rank() } else { 0 };
+        let rank = if varid >= 0 { ds.var(gid, VarRef::from_c(varid))?.rank() } else { 0 };
         let shard = if shardp.is_null() {
             None
         } else {
@@ -295,7 +281,7 @@ pub unsafe extern "C" fn nczarr_inq_var_shards(ncid: c_int, varid: c_int, sharde
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_chunking_ints(ncid: c_int, varid: c_int, storage: c_int, chunksizesp: *const c_int) -> c_int {
     with(ncid, |ds, gid| {
-        let rank = ds.model.var(gid, VarRef::from_c(varid)).map(|v| v.rank()).unwrap_or(0);
+        let rank = ds.rank_or_zero(gid, VarRef::from_c(varid));
         let sizes = if chunksizesp.is_null() || rank == 0 {
             None
         } else {
@@ -373,18 +359,7 @@ pub unsafe extern "C" fn nc_inq_var_quantize(ncid: c_int, varid: c_int, quantize
 #[export(trace(ncid, varid, size, nelems, preemption))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_var_chunk_cache(ncid: c_int, varid: c_int, size: usize, nelems: usize, preemption: f32) -> c_int {
-    with(ncid, |ds, gid| {
-        if varid == -1 {
-            return err(Kind::NotVar, "NC_GLOBAL");
-        }
-        if !(0.0..=1.0).contains(&preemption) {
-            ds.model.var(gid, VarRef::from_c(varid))?;
-            return err(Kind::Invalid, "preemption outside [0, 1]");
-        }
-        let v = ds.model.var_mut(gid, VarRef::from_c(varid))?;
-        v.cache = crate::model::ChunkCache { size, nelems, preemption };
-        Ok(())
-    })
+    with(ncid, |ds, gid| ds.set_var_chunk_cache(gid, VarRef::from_c(varid), Some(crate::model::ChunkCache { size, nelems, preemption })))
 }
 
 #[export(trace(ncid, varid))]
@@ -410,17 +385,13 @@ pub unsafe extern "C" fn nc_get_var_chunk_cache(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_set_var_chunk_cache_ints(ncid: c_int, varid: c_int, size: c_int, nelems: c_int, preemption: c_int) -> c_int {
     with(ncid, |ds, gid| {
-        if varid == -1 {
-            return err(Kind::NotVar, "NC_GLOBAL");
-        }
-        let defaults = crate::dataset::cache_defaults();
-        let v = ds.model.var_mut(gid, VarRef::from_c(varid))?;
-        if !(0..=100).contains(&preemption) || nelems < 0 {
-            return err(Kind::Invalid, "chunk cache parameters");
-        }
-        let bytes = if size < 0 { defaults.size } else { size as usize * 1_048_576 };
-        v.cache = crate::model::ChunkCache { size: bytes, nelems: nelems as usize, preemption: preemption as f32 / 100.0 };
-        Ok(())
+        let bytes = if size < 0 { crate::dataset::cache_defaults().size } else { size as usize * 1_048_576 };
+        let cache = ((0..=100).contains(&preemption) && nelems >= 0).then(|| crate::model::ChunkCache {
+            size: bytes,
+            nelems: nelems as usize,
+            preemption: preemption as f32 / 100.0,
+        });
+        ds.set_var_chunk_cache(gid, VarRef::from_c(varid), cache)
     })
 }
 
