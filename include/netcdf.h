@@ -342,9 +342,6 @@ EXTERNL int
 nc_inq_attname(int ncid, int varid, int attnum, char *name);
 
 EXTERNL int
-nc_copy_att(int ncid_in, int varid_in, const char *name, int ncid_out, int varid_out);
-
-EXTERNL int
 nc_rename_att(int ncid, int varid, const char *name, const char *newname);
 
 EXTERNL int
@@ -421,6 +418,15 @@ nc_put_att_ubyte(int ncid, int varid, const char *name, nc_type xtype, size_t le
 
 EXTERNL int
 nc_get_att_ubyte(int ncid, int varid, const char *name, unsigned char *ip);
+
+EXTERNL int
+nc_copy_att(int ncid_in, int varid_in, const char *name, int ncid_out, int varid_out);
+
+EXTERNL int
+nc_copy_var(int ncid_in, int varid, int ncid_out);
+
+EXTERNL int
+nc_inq_type_equal(int ncid1, nc_type typeid1, int ncid2, nc_type typeid2, int *equal);
 
 EXTERNL int
 nc_put_var_text(int ncid, int varid, const char *op);
@@ -1084,9 +1090,6 @@ EXTERNL int
 nc_inq_typeids(int ncid, int *ntypes, int *typeids);
 
 EXTERNL int
-nc_inq_type_equal(int ncid1, nc_type typeid1, int ncid2, nc_type typeid2, int *equal);
-
-EXTERNL int
 nc_inq_user_type(int ncid, nc_type xtype, char *name, size_t *size, nc_type *base_nc_typep, size_t *nfieldsp, int *classp);
 
 EXTERNL int
@@ -1319,9 +1322,6 @@ nc_inq_varid(int ncid, const char *name, int *varidp);
 
 EXTERNL int
 nc_rename_var(int ncid, int varid, const char *name);
-
-EXTERNL int
-nc_copy_var(int ncid_in, int varid, int ncid_out);
 
 EXTERNL int
 nc_def_var_fill(int ncid, int varid, int no_fill, const void *fill_value);

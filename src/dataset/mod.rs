@@ -8,7 +8,7 @@
 use crate::codec;
 use crate::codec::Filter;
 use crate::error::{Error, Kind, Result, err};
-use crate::format::v2::read;
+use crate::format::open;
 use crate::format::{Layout, ZarrFormat};
 use crate::model::{Att, ChunkCache, Endian, Model, Var, check_var_type, default_chunks};
 use crate::nc::modes::{FillMode, OpenFlags, VarRef};
@@ -219,7 +219,7 @@ impl Dataset {
     /// Opens the dataset held by a store the caller made (an aggregated dataset's).
     pub fn open_on(spec: OpenSpec, omode: OpenFlags, store: Box<dyn Zmap>) -> Result<Dataset> {
         let name = spec.path.to_string_lossy().into_owned();
-        let loaded = match read::read(store.as_ref(), spec.flavor, spec.consolidated, &name, spec.zarr_format) {
+        let loaded = match open::read(store.as_ref(), spec.flavor, spec.consolidated, &name, spec.zarr_format) {
             // On S3 "no metadata" may mean nothing at all under the root (or no bucket): the
             // same NC_ENOOBJECT a missing directory gives.
             Err(e)

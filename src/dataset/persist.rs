@@ -272,14 +272,14 @@ mod tests {
         let written = summary(&ds.model);
         ds.close().unwrap();
         let store = FileStore::open(&dir).unwrap();
-        let loaded = read::read(&store, None, None, "t", None).unwrap();
+        let loaded = open::read(&store, None, None, "t", None).unwrap();
         assert_eq!(loaded.zarr_format, zarr_format);
         assert_eq!(summary(&loaded.model), written, "{mode}: what was read differs from what was written");
         // A reopen that changes nothing writes nothing (C6): every object keeps its bytes.
         let before = loaded.stored.clone();
         let reopened = Dataset::open(crate::url::parse(&url).unwrap().unwrap(), OpenFlags::from_bits(0x0001)).unwrap();
         reopened.close().unwrap();
-        let again = read::read(&FileStore::open(&dir).unwrap(), None, None, "t", None).unwrap();
+        let again = open::read(&FileStore::open(&dir).unwrap(), None, None, "t", None).unwrap();
         assert_eq!(again.stored, before, "{mode}: an unchanged reopen rewrote metadata");
         std::fs::remove_dir_all(dir).unwrap();
     }

@@ -1,11 +1,13 @@
 //! The per-dataset write-back cache of decoded chunks: an LRU per variable, dirty chunks
 //! encoded ahead of eviction, and the get/put/flush entry points the dataset calls.
 
-use super::chunk::*;
-use super::convert::*;
-use super::io::*;
-use super::plan::*;
-use super::selection::*;
+use super::chunk::{ChunkBuf, Layout};
+use super::convert::copy_run;
+use super::io::{DirtyChunk, MemOut, Pending, copy_out, encode_behind, read_direct, slice_of, tiles_chunk, write_chunks};
+use super::mem::Mem;
+use super::pieces::Piece;
+use super::plan::{ChunkPlan, contiguous_span, plan};
+use super::selection::Selection;
 use crate::codec;
 use crate::error::{Error, Kind, Result, err};
 use crate::model::StorageKind;
@@ -24,23 +26,6 @@ pub(super) struct Entry {
     pub(super) written: Option<super::pieces::Mask>,
 }
 
-/// The result of an encoding running on the thread pool, and what it was encoded with.
-pub(super) struct Pending {
-    pub(super) result: std::sync::Mutex<std::sync::mpsc::Receiver<Result<Vec<u8>>>>,
-    pub(super) filters: Vec<crate::codec::Filter>,
-    pub(super) big_endian: bool,
-}
-
-impl Pending {
-    /// The encoded bytes, if they were made with this layout's codecs.
-    pub(super) fn take(&self, layout: &Layout) -> Option<Result<Vec<u8>>> {
-        if self.filters != layout.filters || self.big_endian != layout.big_endian {
-            return None;
-        }
-        self.result.lock().ok()?.recv().ok()
-    }
-}
-
 thread_local! {
     /// Each worker's buffer for chunks read whole and copied out in rows, or joined from short
     /// rows before they are stored. Kept across calls:
@@ -52,32 +37,6 @@ thread_local! {
 /// Rows at least this long (on average) are written straight from the caller's memory with one
 /// vectored write per chunk; shorter ones are first joined in a scratch buffer.
 const GATHER_MIN_ROW: usize = 4096;
-
-/// Background encodings in flight, bounded so snapshots cannot pile up in memory.
-pub(super) static ENCODES_IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-pub(super) const MAX_ENCODES_IN_FLIGHT: usize = 16;
-
-/// Starts encoding a completely written chunk on the pool, so compression overlaps the
-/// caller's next steps instead of all waiting for the flush.
-pub(super) fn encode_behind(layout: &Layout, buf: &ChunkBuf) -> Option<Pending> {
-    use std::sync::atomic::Ordering;
-    let ChunkBuf::Fixed(bytes) = buf else { return None };
-    if layout.filters.is_empty() || ENCODES_IN_FLIGHT.load(Ordering::Relaxed) >= MAX_ENCODES_IN_FLIGHT {
-        return None;
-    }
-    ENCODES_IN_FLIGHT.fetch_add(1, Ordering::Relaxed);
-    let (tx, rx) = std::sync::mpsc::channel();
-    let (snapshot, layout_copy) = (ChunkBuf::Fixed(bytes.clone()), layout.clone());
-    crate::parallel::spawn(move || {
-        let encoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| layout_copy.encode_owned(&snapshot)))
-            .unwrap_or_else(|_| Err(Error::new(Kind::Internal, "encoder panicked")));
-        drop(snapshot);
-        ENCODES_IN_FLIGHT.fetch_sub(1, Ordering::Relaxed);
-        let _ = tx.send(encoded);
-    });
-    Some(Pending { result: std::sync::Mutex::new(rx), filters: layout.filters.clone(), big_endian: layout.big_endian })
-}
 
 #[derive(Default)]
 pub(super) struct VarChunks {
@@ -494,5 +453,48 @@ impl Cache {
     /// Forgets a variable's chunks (its storage moved or its layout changed).
     pub fn forget(&mut self, var: (usize, usize)) {
         self.vars.remove(&var);
+    }
+}
+
+impl Cache {
+    /// Parallel datasets: remember which elements each write touched, so partly written
+    /// chunks can travel as pieces instead of being stored whole by every writer.
+    pub fn track_writes(&mut self) {
+        self.tracking = true;
+    }
+
+    /// Removes and returns this variable's dirty chunks that this rank wrote only in part
+    /// (`all`: every dirty chunk, for chunks that share a storage object).
+    pub fn take_pieces(&mut self, var: (usize, usize), all: bool) -> Vec<Piece> {
+        let Some(vc) = self.vars.get_mut(&var) else { return Vec::new() };
+        let partial: Vec<Vec<u64>> = vc
+            .entries
+            .iter()
+            .filter(|(_, e)| e.dirty && e.written.as_ref().is_some_and(|m| all || !m.full()))
+            .map(|(k, _)| k.clone())
+            .collect();
+        partial
+            .into_iter()
+            .filter_map(|idx| {
+                let e = vc.remove(&idx)?;
+                Some(Piece { var, mask: e.written.expect("filtered"), buf: e.buf, idx })
+            })
+            .collect()
+    }
+
+    /// Bytes held in partly written chunks (what waits for the next collective call).
+    pub fn pending_bytes(&self) -> usize {
+        self.vars
+            .values()
+            .flat_map(|vc| vc.entries.values())
+            .filter(|e| e.dirty && e.written.as_ref().is_some_and(|m| !m.full()))
+            .map(|e| e.buf.bytes())
+            .sum()
+    }
+
+    /// Drops every cached chunk (all clean after a collective flush): other ranks' writes
+    /// become visible to this rank's next reads.
+    pub fn clear(&mut self) {
+        self.vars.clear();
     }
 }

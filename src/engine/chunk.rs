@@ -1,7 +1,7 @@
 //! One chunk's bytes: decoding and encoding through the filter chain, fill values, byte order
 //! and fixed-width strings (`Layout`), and the decoded form the cache holds (`ChunkBuf`).
 
-use super::convert::*;
+use super::mem::MemType;
 use crate::codec;
 use crate::error::{Error, Kind, Result, err};
 use crate::model::{Endian, Model, StorageKind, Var};

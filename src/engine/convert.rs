@@ -1,32 +1,12 @@
 //! Elements between a chunk's file type and the caller's memory type, with netcdf-c's
 //! conversions and NC_ERANGE.
 
-use super::plan::*;
+use super::mem::{Mem, MemType};
+use super::plan::Run;
+
 use crate::error::{Kind, Result, err};
 use crate::nc::types::NcType;
 use crate::nc::values::{Scalar, convert_scalar};
-
-/// Memory as the engine sees it: bytes of a numeric/char memory type, or string slots.
-pub enum Mem<'a> {
-    Bytes(&'a mut [u8], MemType),
-    Strings(&'a mut [Option<Option<String>>]),
-}
-
-/// The memory side's element type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MemType {
-    Text,
-    Num(NcType),
-}
-
-impl MemType {
-    pub(super) fn size(self) -> usize {
-        match self {
-            MemType::Text => 1,
-            MemType::Num(t) => t.size(),
-        }
-    }
-}
 
 /// Reads the element at `i` of a native buffer of type `t` as a scalar.
 pub(super) fn load(b: &[u8], i: usize, t: NcType) -> Scalar {

@@ -1,11 +1,11 @@
 //! Moving chunks between storage and memory: direct reads of uncompressed spans, the parallel
 //! scatter into the caller's buffer (`MemOut`), and batched chunk writes.
 
-use super::cache::*;
-use super::chunk::*;
-use super::convert::*;
-use super::plan::*;
-use crate::error::Result;
+use super::chunk::{ChunkBuf, Layout};
+use super::convert::{load, store};
+use super::mem::MemType;
+use super::plan::{ChunkPlan, Run, contiguous_span};
+use crate::error::{Error, Kind, Result};
 use crate::model::StorageKind;
 use crate::nc::types::NcType;
 use crate::nc::values::convert_scalar;
@@ -236,4 +236,47 @@ pub(super) fn write_chunks(store: &dyn Zmap, layout: &Layout, chunks: &[DirtyChu
         store.put_chunks(items)?;
     }
     Ok(())
+}
+
+/// The result of an encoding running on the thread pool, and what it was encoded with.
+pub(super) struct Pending {
+    pub(super) result: std::sync::Mutex<std::sync::mpsc::Receiver<Result<Vec<u8>>>>,
+    pub(super) filters: Vec<crate::codec::Filter>,
+    pub(super) big_endian: bool,
+}
+
+impl Pending {
+    /// The encoded bytes, if they were made with this layout's codecs.
+    pub(super) fn take(&self, layout: &Layout) -> Option<Result<Vec<u8>>> {
+        if self.filters != layout.filters || self.big_endian != layout.big_endian {
+            return None;
+        }
+        self.result.lock().ok()?.recv().ok()
+    }
+}
+
+/// Background encodings in flight, bounded so snapshots cannot pile up in memory.
+pub(super) static ENCODES_IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+pub(super) const MAX_ENCODES_IN_FLIGHT: usize = 16;
+
+/// Starts encoding a completely written chunk on the pool, so compression overlaps the
+/// caller's next steps instead of all waiting for the flush.
+pub(super) fn encode_behind(layout: &Layout, buf: &ChunkBuf) -> Option<Pending> {
+    use std::sync::atomic::Ordering;
+    let ChunkBuf::Fixed(bytes) = buf else { return None };
+    if layout.filters.is_empty() || ENCODES_IN_FLIGHT.load(Ordering::Relaxed) >= MAX_ENCODES_IN_FLIGHT {
+        return None;
+    }
+    ENCODES_IN_FLIGHT.fetch_add(1, Ordering::Relaxed);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (snapshot, layout_copy) = (ChunkBuf::Fixed(bytes.clone()), layout.clone());
+    crate::parallel::spawn(move || {
+        let encoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| layout_copy.encode_owned(&snapshot)))
+            .unwrap_or_else(|_| Err(Error::new(Kind::Internal, "encoder panicked")));
+        drop(snapshot);
+        ENCODES_IN_FLIGHT.fetch_sub(1, Ordering::Relaxed);
+        let _ = tx.send(encoded);
+    });
+    Some(Pending { result: std::sync::Mutex::new(rx), filters: layout.filters.clone(), big_endian: layout.big_endian })
 }

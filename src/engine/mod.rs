@@ -10,13 +10,15 @@ mod cache;
 mod chunk;
 mod convert;
 mod io;
+mod mem;
 mod pieces;
 mod plan;
 mod selection;
 
 pub use cache::Cache;
 pub use chunk::{ChunkBuf, Layout};
-pub use convert::{Mem, MemType, check_types};
+pub use convert::check_types;
+pub use mem::{Mem, MemType};
 pub use pieces::{Mask, Piece, WirePiece, decode_pieces, merge};
 pub use selection::{Request, Selection, select};
 

@@ -8,8 +8,8 @@
 //! payload length u64, payload: the masked elements in order (fixed: `item` bytes each;
 //! strings: u32 length or u32::MAX for a missing string, then the bytes).
 
-use super::cache::Cache;
-use super::chunk::*;
+use super::chunk::{ChunkBuf, Layout};
+
 use super::io::DirtyChunk;
 use super::io::write_chunks;
 use crate::error::{Error, Kind, Result};
@@ -204,49 +204,6 @@ pub fn merge(store: &dyn Zmap, layout: &Layout, chunks: Vec<(Vec<u64>, Vec<WireP
         write_chunks(store, layout, &dirty)?;
     }
     Ok(())
-}
-
-impl Cache {
-    /// Parallel datasets: remember which elements each write touched, so partly written
-    /// chunks can travel as pieces instead of being stored whole by every writer.
-    pub fn track_writes(&mut self) {
-        self.tracking = true;
-    }
-
-    /// Removes and returns this variable's dirty chunks that this rank wrote only in part
-    /// (`all`: every dirty chunk, for chunks that share a storage object).
-    pub fn take_pieces(&mut self, var: (usize, usize), all: bool) -> Vec<Piece> {
-        let Some(vc) = self.vars.get_mut(&var) else { return Vec::new() };
-        let partial: Vec<Vec<u64>> = vc
-            .entries
-            .iter()
-            .filter(|(_, e)| e.dirty && e.written.as_ref().is_some_and(|m| all || !m.full()))
-            .map(|(k, _)| k.clone())
-            .collect();
-        partial
-            .into_iter()
-            .filter_map(|idx| {
-                let e = vc.remove(&idx)?;
-                Some(Piece { var, mask: e.written.expect("filtered"), buf: e.buf, idx })
-            })
-            .collect()
-    }
-
-    /// Bytes held in partly written chunks (what waits for the next collective call).
-    pub fn pending_bytes(&self) -> usize {
-        self.vars
-            .values()
-            .flat_map(|vc| vc.entries.values())
-            .filter(|e| e.dirty && e.written.as_ref().is_some_and(|m| !m.full()))
-            .map(|e| e.buf.bytes())
-            .sum()
-    }
-
-    /// Drops every cached chunk (all clean after a collective flush): other ranks' writes
-    /// become visible to this rank's next reads.
-    pub fn clear(&mut self) {
-        self.vars.clear();
-    }
 }
 
 #[cfg(test)]

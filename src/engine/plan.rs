@@ -1,20 +1,19 @@
 //! Which chunks a selection touches and, for each, the runs of elements that move between
 //! the chunk and user memory.
 
-use super::chunk::*;
-use super::selection::*;
-
+use super::chunk::Layout;
+use super::selection::Selection;
 /// One dimension's part of one chunk: `n` selected positions, the first at `first_off`
 /// inside the chunk (then every `stride`), being the `first_k`-th..of the selection.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Piece {
+pub(super) struct DimSpan {
     pub(super) chunk: u64,
     pub(super) first_off: u64,
     pub(super) first_k: u64,
     pub(super) n: u64,
 }
 
-pub(super) fn project(start: u64, count: u64, stride: u64, chunk_len: u64) -> Vec<Piece> {
+pub(super) fn project(start: u64, count: u64, stride: u64, chunk_len: u64) -> Vec<DimSpan> {
     let mut out = Vec::new();
     let mut k = 0;
     while k < count {
@@ -22,7 +21,7 @@ pub(super) fn project(start: u64, count: u64, stride: u64, chunk_len: u64) -> Ve
         let chunk = idx / chunk_len;
         let chunk_end = (chunk + 1) * chunk_len;
         let kmax = ((chunk_end - 1 - start) / stride).min(count - 1);
-        out.push(Piece { chunk, first_off: idx - chunk * chunk_len, first_k: k, n: kmax - k + 1 });
+        out.push(DimSpan { chunk, first_off: idx - chunk * chunk_len, first_k: k, n: kmax - k + 1 });
         k = kmax + 1;
     }
     out
@@ -61,12 +60,12 @@ pub(super) fn plan(layout: &Layout, shape: &[u64], sel: &Selection) -> Vec<Chunk
     if rank == 0 {
         return vec![ChunkPlan { idx: vec![], whole: true, runs: vec![Run { coff: 0, cstep: 1, moff: 0, mstep: 1, n: 1 }] }];
     }
-    let per_dim: Vec<Vec<Piece>> = (0..rank).map(|d| project(sel.start[d], sel.count[d], sel.stride[d], layout.chunk_shape[d])).collect();
+    let per_dim: Vec<Vec<DimSpan>> = (0..rank).map(|d| project(sel.start[d], sel.count[d], sel.stride[d], layout.chunk_shape[d])).collect();
     let cstr = layout.chunk_strides();
     let mut plans = Vec::new();
     let mut which = vec![0usize; rank];
     'chunks: loop {
-        let pieces: Vec<Piece> = (0..rank).map(|d| per_dim[d][which[d]]).collect();
+        let pieces: Vec<DimSpan> = (0..rank).map(|d| per_dim[d][which[d]]).collect();
         let whole = (0..rank).all(|d| {
             let p = pieces[d];
             let cl = layout.chunk_shape[d];

@@ -4,7 +4,6 @@ use super::consts::nc_type;
 use super::{cstr, malloc_string, put, put_name, with};
 use crate::api;
 use crate::error::{Error, Kind, Result, err};
-use crate::ffi::route::route;
 use crate::nc::modes::VarRef;
 use crate::nc::names;
 use crate::nc::types::NcType;
@@ -230,35 +229,6 @@ pub unsafe extern "C" fn nc_inq_attname(ncid: c_int, varid: c_int, attnum: c_int
     // SAFETY: caller buffer of NC_MAX_NAME+1 bytes.
     unsafe { put_name(name, &n) };
     Ok(())
-}
-
-#[export(by_hand)]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *const c_char, ncid_out: c_int, varid_out: c_int) -> c_int {
-    match (super::route::is_foreign(ncid_in), super::route::is_foreign(ncid_out)) {
-        (true, true) => {
-            route!(nc_copy_att(ncid_in, varid_in, name, ncid_out, varid_out): (c_int, c_int, *const c_char, c_int, c_int))
-        }
-        (false, false) => {}
-        _ => return super::cross::copy_att(ncid_in, varid_in, name, ncid_out, varid_out),
-    }
-    api!("nc_copy_att", (ncid_in, varid_in, name, ncid_out, varid_out), {
-        // Both datasets are checked before the attribute is looked up (netcdf-c's order).
-        with(ncid_in, |_, _| Ok(()))?;
-        with(ncid_out, |_, _| Ok(()))?;
-        // SAFETY: as above.
-        let raw = unsafe { cstr(name) }?;
-        let text = String::from_utf8_lossy(raw).into_owned();
-        let att = with(ncid_in, |ds, gid| {
-            let atts = ds.atts(gid, VarRef::from_c(varid_in))?;
-            atts.iter().find(|a| a.name == names::normalize(&text)).cloned().ok_or_else(|| Error::new(Kind::NotAtt, text.clone()))
-        })?;
-        if ncid_in == ncid_out && varid_in == varid_out {
-            return Ok(());
-        }
-        let t = att.value.nctype().id();
-        with(ncid_out, |ds, gid| ds.put_att(gid, VarRef::from_c(varid_out), raw, t, att.value))
-    })
 }
 
 #[export(trace(ncid, varid, name, newname))]

@@ -5,9 +5,7 @@
 use super::consts::nc_type;
 use super::consts::nc_vlen_t;
 use super::{cstr, put, put_name, with};
-use crate::api;
 use crate::error::{Kind, Result, err};
-use crate::ffi::route::route;
 use crate::nc::types::NcType;
 use nczarr_macros::export;
 use std::ffi::{c_char, c_int, c_longlong, c_void};
@@ -47,27 +45,6 @@ pub unsafe extern "C" fn nc_inq_typeids(ncid: c_int, ntypes: *mut c_int, typeids
     // SAFETY: optional out-pointer; there are no user types to list.
     unsafe { put(ntypes, 0) };
     Ok(())
-}
-
-#[export(by_hand)]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc_inq_type_equal(ncid1: c_int, typeid1: nc_type, ncid2: c_int, typeid2: nc_type, equal: *mut c_int) -> c_int {
-    match (super::route::is_foreign(ncid1), super::route::is_foreign(ncid2)) {
-        (true, true) => {
-            route!(nc_inq_type_equal(ncid1, typeid1, ncid2, typeid2, equal): (c_int, nc_type, c_int, nc_type, *mut c_int))
-        }
-        (false, false) => {}
-        _ => return super::cross::type_equal(ncid1, typeid1, ncid2, typeid2, equal),
-    }
-    api!("nc_inq_type_equal", (ncid1, typeid1, ncid2, typeid2), {
-        with(ncid1, |_, _| Ok(()))?;
-        // Only user-defined types would need the second dataset; atomic ones are compared
-        // without looking it up, as netcdf-c does.
-        let (a, b) = (NcType::from_id(typeid1)?, NcType::from_id(typeid2)?);
-        // SAFETY: optional out-pointer.
-        unsafe { put(equal, (a == b) as c_int) };
-        Ok(())
-    })
 }
 
 #[export(trace(ncid, xtype, name, size, base_nc_typep, nfieldsp, classp))]

@@ -225,7 +225,7 @@ pub unsafe extern "C" fn ncattget(ncid: c_int, varid: c_int, name: *const c_char
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncattcopy(ncid_in: c_int, varid_in: c_int, name: *const c_char, ncid_out: c_int, varid_out: c_int) -> c_int {
     // SAFETY: see above.
-    v2(c"ncattcopy", unsafe { super::att::nc_copy_att(ncid_in, varid_in, name, ncid_out, varid_out) }, 0, String::new)
+    v2(c"ncattcopy", unsafe { super::cross::nc_copy_att(ncid_in, varid_in, name, ncid_out, varid_out) }, 0, String::new)
 }
 
 #[export(on_panic = -1)]

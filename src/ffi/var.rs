@@ -3,9 +3,7 @@
 use super::att::{values_from_mem, values_to_mem};
 use super::consts::nc_type;
 use super::{cstr, put, put_name, put_slice, with};
-use crate::api;
 use crate::error::{Kind, Result, err};
-use crate::ffi::route::route;
 use crate::model::{Endian, Var};
 use crate::nc::modes::{EndianRequest, QuantizeMode, Storage, VarRef};
 use crate::nc::names;
@@ -149,27 +147,6 @@ pub unsafe extern "C" fn nc_rename_var(ncid: c_int, varid: c_int, name: *const c
     // SAFETY: as above.
     let name = unsafe { cstr(name) }?;
     with(ncid, |ds, gid| ds.rename_var(gid, VarRef::from_c(varid), name))
-}
-
-#[export(by_hand)]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc_copy_var(ncid_in: c_int, varid: c_int, ncid_out: c_int) -> c_int {
-    match (super::route::is_foreign(ncid_in), super::route::is_foreign(ncid_out)) {
-        (true, true) => route!(nc_copy_var(ncid_in, varid, ncid_out): (c_int, c_int, c_int)),
-        (false, false) => {}
-        _ => return super::cross::copy_var(ncid_in, varid, ncid_out),
-    }
-    api!("nc_copy_var", (ncid_in, varid, ncid_out), {
-        // netcdf-c starts with nc_inq_var on the input, which accepts NC_GLOBAL, so for
-        // NC_GLOBAL the output dataset is checked first.
-        if varid == -1 {
-            with(ncid_in, |_, _| Ok(()))?;
-            with(ncid_out, |_, _| Ok(()))?;
-        }
-        let (var, dim_names) = with(ncid_in, |ds, gid| ds.var_for_copy(gid, VarRef::from_c(varid)))?;
-        with(ncid_out, |ds, gid| ds.copy_var_from(gid, &var, &dim_names))?;
-        super::data::copy_var_data(ncid_in, varid, ncid_out, &var)
-    })
 }
 
 // ---- fill ---------------------------------------------------------------------------------

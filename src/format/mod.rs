@@ -6,7 +6,9 @@
 //! layout per flavour.
 
 pub mod attrs;
+pub mod common;
 pub mod dtype;
+pub mod open;
 pub mod v2;
 pub mod v3;
 

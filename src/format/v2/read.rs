@@ -10,7 +10,9 @@
 use crate::codec::{self, MAX_CHUNK_BYTES};
 use crate::error::{Error, Kind, Result, err};
 use crate::format::attrs;
+use crate::format::common::{Loaded, MAX_DEPTH, pure_dims, quantize_of, shape_of, string_list};
 use crate::format::dtype::{self, Storage, Unreadable};
+use crate::format::open::ROOT_KEYS;
 use crate::format::{HIDDEN_ATTS, Layout};
 use crate::json;
 use crate::model::{Att, ChunkCache, Endian, Model, Var, join_key};
@@ -22,22 +24,6 @@ use crate::url::Flavor;
 use crate::zmap::{Key, Zmap};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-
-/// Deepest group nesting we accept (S3 keys are limited to 1024 bytes anyway).
-pub(crate) const MAX_DEPTH: usize = 1024;
-
-pub struct Loaded {
-    pub model: Model,
-    pub layout: Layout,
-    /// Metadata objects exactly as read, to rewrite only what changed.
-    pub stored: HashMap<String, Vec<u8>>,
-    pub nc_properties: Option<String>,
-    pub has_zmetadata: bool,
-    /// Recorded netCDF-4 classic model (our superblock extension).
-    pub classic: bool,
-    /// 2 or 3.
-    pub zarr_format: u8,
-}
 
 struct Source<'a> {
     store: &'a dyn Zmap,
@@ -106,18 +92,6 @@ fn member<'v>(m: Option<&'v Map<String, Value>>, keys: &[&str]) -> Option<&'v Va
     keys.iter().find_map(|k| m.get(*k))
 }
 
-pub(crate) fn string_list(v: Option<&Value>, what: &str) -> Result<Option<Vec<String>>> {
-    match v {
-        None => Ok(None),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|i| i.as_str().map(str::to_string).ok_or_else(|| Error::new(Kind::NcZarr, format!("{what}: not a list of names"))))
-            .collect::<Result<Vec<_>>>()
-            .map(Some),
-        Some(_) => err(Kind::NcZarr, format!("{what}: not a list")),
-    }
-}
-
 /// `dims` of a group: integer lengths or `{"size": n, "unlimited": 1}`.
 fn group_dims(v: Option<&Value>) -> Result<Vec<(String, u64, bool)>> {
     let Some(v) = v else { return Ok(Vec::new()) };
@@ -133,23 +107,6 @@ fn group_dims(v: Option<&Value>) -> Result<Vec<(String, u64, bool)>> {
         out.push((name, size as u64, unlimited));
     }
     Ok(out)
-}
-
-pub(crate) fn shape_of(v: Option<&Value>, what: &str, min: i128) -> Result<Vec<u64>> {
-    let items = v.and_then(Value::as_array).ok_or_else(|| Error::new(Kind::NcZarr, format!("{what} missing or not a list")))?;
-    if items.len() > 1024 {
-        return err(Kind::NcZarr, format!("{what}: rank above NC_MAX_VAR_DIMS"));
-    }
-    items
-        .iter()
-        .map(|i| match i {
-            Value::Number(n) => match json::int_of(n) {
-                Some(x) if x >= min && x <= i64::MAX as i128 => Ok(x as u64),
-                _ => err(Kind::NcZarr, format!("{what}: bad extent {n}")),
-            },
-            other => err(Kind::NcZarr, format!("{what}: bad extent {other}")),
-        })
-        .collect()
 }
 
 /// Reads the attributes of one `.zattrs` (plus legacy type info) into a list.
@@ -185,27 +142,18 @@ struct ArrayObjects {
     ncz_attr: Option<Value>,
 }
 
+/// Reads a Zarr v2 hierarchy whose root objects `format::open` fetched: `raw_root` holds
+/// `ROOT_KEYS`' objects in that order.
 pub fn read(
     store: &dyn Zmap,
     flavor: Option<Flavor>,
     consolidated: Option<bool>,
     dataset_name: &str,
-    prefer: Option<u8>,
+    raw_root: Vec<Option<Vec<u8>>>,
 ) -> Result<Loaded> {
     let mut src = Source { store, consolidated: None, stored: HashMap::new() };
-    let root_keys: Vec<String> =
-        [".zgroup", ".zattrs", ".zarray", ".zmetadata", ".nczarr", "zarr.json"].iter().map(|s| s.to_string()).collect();
-    let raw_root = store.get_many(&Key::all(&root_keys)?)?;
+    let root_keys = ROOT_KEYS.map(str::to_string);
     let has_zmetadata = raw_root[3].is_some();
-    let v2_present = raw_root[..4].iter().any(Option::is_some);
-    if let Some(root3) = &raw_root[5]
-        && (!v2_present || prefer != Some(2))
-    {
-        if v2_present {
-            trace::warn("both Zarr v2 and v3 metadata at the root; reading v3 (mode=v2 picks the other)");
-        }
-        return crate::format::v3::read(store, flavor, consolidated, dataset_name, Some(root3.clone()));
-    }
     if consolidated != Some(false)
         && let Some(bytes) = &raw_root[3]
     {
@@ -224,10 +172,6 @@ pub fn read(
     // A consolidated document is metadata enough: a store may hold `.zmetadata` and no
     // `.zgroup` of its own (the root group is then described by the document alone).
     if raw_root[0].is_none() && raw_root[1].is_none() && raw_root[2].is_none() && src.consolidated.is_none() {
-        if !v2_present {
-            // Perhaps a v3 hierarchy without a root document (implicit root group).
-            return crate::format::v3::read(store, flavor, consolidated, dataset_name, None);
-        }
         return err(Kind::NotNetcdf, format!("{}: no Zarr metadata", store.describe()));
     }
     // The first round trip already holds the root objects: parse them rather than fetch again.
@@ -646,50 +590,6 @@ fn build_var(
     }))
 }
 
-/// The quantization recorded by a variable's attributes: (mode, nsd), (0, 0) when none.
-pub(crate) fn quantize_of(atts: &[Att]) -> (i32, i32) {
-    crate::nc::quantize::ATT_NAMES
-        .iter()
-        .enumerate()
-        .find_map(|(i, q)| match atts.iter().find(|a| a.name == *q)?.value.scalars().first().copied()? {
-            crate::nc::values::Scalar::Int(n) => Some((i as i32 + 1, n as i32)),
-            _ => None,
-        })
-        .unwrap_or((0, 0))
-}
-
-/// Dimensions of a pure Zarr array: `_ARRAY_DIMENSIONS` names in the array's own group, or
-/// netcdf-c's anonymous `_Anonymous_Dim_<len>` in the root.
-pub(crate) fn pure_dims(model: &mut Model, gid: usize, what: &str, shape: &[u64], names_v: Option<&Value>) -> Result<Vec<usize>> {
-    let listed = string_list(names_v, "_ARRAY_DIMENSIONS")?.filter(|l| l.len() == shape.len());
-    if let Some(list) = listed {
-        let mut ids = Vec::new();
-        let mut conflict = false;
-        for (n, &len) in list.iter().zip(shape) {
-            let n = names::check_stored(n)?;
-            match model.groups[gid].dims.iter().copied().find(|&d| model.dims[d].name == n) {
-                Some(d) if model.dims[d].len == len => ids.push(d),
-                Some(_) => {
-                    conflict = true;
-                    break;
-                }
-                None => ids.push(model.add_dim(gid, n, len, false)),
-            }
-        }
-        if !conflict {
-            return Ok(ids);
-        }
-        trace::warn(&format!("{what}: dimension lengths conflict; using anonymous dimensions"));
-    }
-    let mut ids = Vec::new();
-    for &len in shape {
-        let name = format!("_Anonymous_Dim_{len}");
-        let found = model.groups[0].dims.iter().copied().find(|&d| model.dims[d].name == name);
-        ids.push(found.unwrap_or_else(|| model.add_dim(0, name, len, false)));
-    }
-    Ok(ids)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -756,8 +656,8 @@ mod tests {
                 store.put(&Key::new(*key).unwrap(), &bytes).unwrap();
             }
             for consolidated in [None, Some(true), Some(false)] {
-                let _ = read(&store, None, consolidated, "fuzz", None);
-                let _ = read(&store, Some(Flavor::Zarr), consolidated, "fuzz", None);
+                let _ = crate::format::open::read(&store, None, consolidated, "fuzz", None);
+                let _ = crate::format::open::read(&store, Some(Flavor::Zarr), consolidated, "fuzz", None);
             }
         }
     }
@@ -769,7 +669,7 @@ mod tests {
             for (key, text) in objects {
                 store.put(&Key::new(*key).unwrap(), text.as_bytes()).unwrap();
             }
-            let loaded = read(&store, None, Some(false), "sample", None).unwrap();
+            let loaded = crate::format::open::read(&store, None, Some(false), "sample", None).unwrap();
             assert!(!loaded.model.groups[0].vars.is_empty());
         }
     }

@@ -3,7 +3,7 @@
 use super::*;
 use crate::codec::MAX_CHUNK_BYTES;
 use crate::format::Layout;
-use crate::format::v2::read::{Loaded, MAX_DEPTH, pure_dims, quantize_of, shape_of, string_list};
+use crate::format::common::{Loaded, MAX_DEPTH, pure_dims, quantize_of, shape_of, string_list};
 use crate::model::{ChunkCache, Endian, Model, V3Array, Var, join_key};
 use crate::url::Flavor;
 use std::collections::VecDeque;

@@ -1,0 +1,102 @@
+//! What the v2 and v3 metadata readers share: the loaded result, and the readers of shapes,
+//! name lists, pure-Zarr dimensions and recorded quantization.
+
+use crate::error::{Error, Kind, Result, err};
+use crate::format::Layout;
+use crate::json;
+use crate::model::{Att, Model};
+use crate::nc::names;
+use crate::trace;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// Deepest group nesting we accept (S3 keys are limited to 1024 bytes anyway).
+pub(crate) const MAX_DEPTH: usize = 1024;
+
+/// A dataset's metadata as read: the model and what is kept to rewrite it.
+pub struct Loaded {
+    pub model: Model,
+    pub layout: Layout,
+    /// Metadata objects exactly as read, to rewrite only what changed.
+    pub stored: HashMap<String, Vec<u8>>,
+    pub nc_properties: Option<String>,
+    pub has_zmetadata: bool,
+    /// Recorded netCDF-4 classic model (our superblock extension).
+    pub classic: bool,
+    /// 2 or 3.
+    pub zarr_format: u8,
+}
+
+pub(crate) fn string_list(v: Option<&Value>, what: &str) -> Result<Option<Vec<String>>> {
+    match v {
+        None => Ok(None),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_string).ok_or_else(|| Error::new(Kind::NcZarr, format!("{what}: not a list of names"))))
+            .collect::<Result<Vec<_>>>()
+            .map(Some),
+        Some(_) => err(Kind::NcZarr, format!("{what}: not a list")),
+    }
+}
+
+/// An array's extents (`shape`, `chunks`) as a list of integers of at least `min`.
+pub(crate) fn shape_of(v: Option<&Value>, what: &str, min: i128) -> Result<Vec<u64>> {
+    let items = v.and_then(Value::as_array).ok_or_else(|| Error::new(Kind::NcZarr, format!("{what} missing or not a list")))?;
+    if items.len() > 1024 {
+        return err(Kind::NcZarr, format!("{what}: rank above NC_MAX_VAR_DIMS"));
+    }
+    items
+        .iter()
+        .map(|i| match i {
+            Value::Number(n) => match json::int_of(n) {
+                Some(x) if x >= min && x <= i64::MAX as i128 => Ok(x as u64),
+                _ => err(Kind::NcZarr, format!("{what}: bad extent {n}")),
+            },
+            other => err(Kind::NcZarr, format!("{what}: bad extent {other}")),
+        })
+        .collect()
+}
+
+/// The quantization recorded by a variable's attributes: (mode, nsd), (0, 0) when none.
+pub(crate) fn quantize_of(atts: &[Att]) -> (i32, i32) {
+    crate::nc::quantize::ATT_NAMES
+        .iter()
+        .enumerate()
+        .find_map(|(i, q)| match atts.iter().find(|a| a.name == *q)?.value.scalars().first().copied()? {
+            crate::nc::values::Scalar::Int(n) => Some((i as i32 + 1, n as i32)),
+            _ => None,
+        })
+        .unwrap_or((0, 0))
+}
+
+/// Dimensions of a pure Zarr array: `_ARRAY_DIMENSIONS` names in the array's own group, or
+/// netcdf-c's anonymous `_Anonymous_Dim_<len>` in the root.
+pub(crate) fn pure_dims(model: &mut Model, gid: usize, what: &str, shape: &[u64], names_v: Option<&Value>) -> Result<Vec<usize>> {
+    let listed = string_list(names_v, "_ARRAY_DIMENSIONS")?.filter(|l| l.len() == shape.len());
+    if let Some(list) = listed {
+        let mut ids = Vec::new();
+        let mut conflict = false;
+        for (n, &len) in list.iter().zip(shape) {
+            let n = names::check_stored(n)?;
+            match model.groups[gid].dims.iter().copied().find(|&d| model.dims[d].name == n) {
+                Some(d) if model.dims[d].len == len => ids.push(d),
+                Some(_) => {
+                    conflict = true;
+                    break;
+                }
+                None => ids.push(model.add_dim(gid, n, len, false)),
+            }
+        }
+        if !conflict {
+            return Ok(ids);
+        }
+        trace::warn(&format!("{what}: dimension lengths conflict; using anonymous dimensions"));
+    }
+    let mut ids = Vec::new();
+    for &len in shape {
+        let name = format!("_Anonymous_Dim_{len}");
+        let found = model.groups[0].dims.iter().copied().find(|&d| model.dims[d].name == name);
+        ids.push(found.unwrap_or_else(|| model.add_dim(0, name, len, false)));
+    }
+    Ok(ids)
+}
