@@ -879,24 +879,6 @@ EXTERNL int
 nc_get_varm(int ncid, int varid, const size_t *startp, const size_t *countp, const ptrdiff_t *stridep, const ptrdiff_t *imapp, void *ip);
 
 EXTERNL int
-nc_create(const char *path, int cmode, int *ncidp);
-
-EXTERNL int
-nc__create(const char *path, int cmode, size_t initialsz, size_t *chunksizehintp, int *ncidp);
-
-EXTERNL int
-nc__create_mp(const char *path, int cmode, size_t initialsz, int basepe, size_t *chunksizehintp, int *ncidp);
-
-EXTERNL int
-nc_open(const char *path, int mode, int *ncidp);
-
-EXTERNL int
-nc__open(const char *path, int mode, size_t *chunksizehintp, int *ncidp);
-
-EXTERNL int
-nc__open_mp(const char *path, int mode, int basepe, size_t *chunksizehintp, int *ncidp);
-
-EXTERNL int
 nc_redef(int ncid);
 
 EXTERNL int
@@ -904,15 +886,6 @@ nc_enddef(int ncid);
 
 EXTERNL int
 nc__enddef(int ncid, size_t h_minfree, size_t v_align, size_t v_minfree, size_t r_align);
-
-EXTERNL int
-nc_sync(int ncid);
-
-EXTERNL int
-nc_close(int ncid);
-
-EXTERNL int
-nc_abort(int ncid);
 
 EXTERNL int
 nc_delete(const char *path);
@@ -1076,6 +1049,33 @@ nc_initialize(void);
 
 EXTERNL int
 nc_finalize(void);
+
+EXTERNL int
+nc_create(const char *path, int cmode, int *ncidp);
+
+EXTERNL int
+nc__create(const char *path, int cmode, size_t initialsz, size_t *chunksizehintp, int *ncidp);
+
+EXTERNL int
+nc_open(const char *path, int mode, int *ncidp);
+
+EXTERNL int
+nc__open(const char *path, int mode, size_t *chunksizehintp, int *ncidp);
+
+EXTERNL int
+nc_sync(int ncid);
+
+EXTERNL int
+nc_close(int ncid);
+
+EXTERNL int
+nc_abort(int ncid);
+
+EXTERNL int
+nc__create_mp(const char *path, int cmode, size_t initialsz, int basepe, size_t *chunksizehintp, int *ncidp);
+
+EXTERNL int
+nc__open_mp(const char *path, int mode, int basepe, size_t *chunksizehintp, int *ncidp);
 
 EXTERNL int
 nc_var_par_access(int ncid, int varid, int par_access);

@@ -59,17 +59,16 @@ pub unsafe fn open_impl(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> 
     hand_out(Dataset::open(spec_for(path, false)?, OpenFlags::from_bits(mode))?, ncidp)
 }
 
-#[export]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc_create(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> c_int {
+/// `nc_create` without aggregation (`lifecycle.rs` gives that its turn first): a netCDF
+/// object on S3, the real library's file, or our dataset.
+///
+/// # Safety
+/// As `nc_create`'s: `path` NULL or NUL-terminated, `ncidp` NULL or writable.
+pub(crate) unsafe fn create(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> c_int {
     let real_create = |local: *const c_char, mode: c_int| {
         super::route::real_call!(nc_create(local, mode, ncidp): (*const c_char, c_int, *mut c_int)).unwrap_or_else(|m| m)
     };
-    // SAFETY: this export's own contract.
-    if let Some(status) = unsafe { super::cfa::write::create("nc_create", path, cmode, ncidp) } {
-        return status;
-    }
-    // SAFETY: this export's own contract.
+    // SAFETY: this function's contract.
     if let Some(status) = unsafe { super::objects::create("nc_create", path, cmode, ncidp, real_create) } {
         return status;
     }
@@ -80,9 +79,11 @@ pub unsafe extern "C" fn nc_create(path: *const c_char, cmode: c_int, ncidp: *mu
     })
 }
 
-#[export]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc__create(
+/// `nc__create` without aggregation.
+///
+/// # Safety
+/// As `nc__create`'s.
+pub(crate) unsafe fn create_with_hints(
     path: *const c_char,
     cmode: c_int,
     initialsz: usize,
@@ -93,11 +94,7 @@ pub unsafe extern "C" fn nc__create(
         super::route::real_call!(nc__create(local, mode, initialsz, chunksizehintp, ncidp): (*const c_char, c_int, usize, *mut usize, *mut c_int))
             .unwrap_or_else(|m| m)
     };
-    // SAFETY: this export's own contract.
-    if let Some(status) = unsafe { super::cfa::write::create("nc__create", path, cmode, ncidp) } {
-        return status;
-    }
-    // SAFETY: this export's own contract.
+    // SAFETY: this function's contract.
     if let Some(status) = unsafe { super::objects::create("nc__create", path, cmode, ncidp, real_create) } {
         return status;
     }
@@ -113,82 +110,51 @@ pub unsafe extern "C" fn nc__create(
 
 #[export]
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc__create_mp(
-    path: *const c_char,
-    cmode: c_int,
-    initialsz: usize,
-    basepe: c_int,
-    chunksizehintp: *mut usize,
-    ncidp: *mut c_int,
-) -> c_int {
-    super::route::route_path!(true, nc__create_mp(path, cmode, initialsz, basepe, chunksizehintp, ncidp): (*const c_char, c_int, usize, c_int, *mut usize, *mut c_int), claim ncidp);
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe {
-        let _ = basepe;
-        nc__create(path, cmode, initialsz, chunksizehintp, ncidp)
-    }
-}
-
-#[export]
-#[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_create_mem(path: *const c_char, mode: c_int, initialsize: usize, ncidp: *mut c_int) -> c_int {
     super::route::route_memory!(true, nc_create_mem(path, mode, initialsize, ncidp): (*const c_char, c_int, usize, *mut c_int), claim ncidp);
     api!("nc_create_mem", (path, mode, initialsize, ncidp), { err(Kind::Invalid, "in-memory Zarr datasets are not supported") })
 }
 
-#[export]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int {
-    // SAFETY: this export's own contract.
+/// `nc_open` without aggregation: a netCDF object on S3, the real library's file (given
+/// `real_path`, the name without our mode words), or our dataset.
+///
+/// # Safety
+/// As `nc_open`'s; `real_path` likewise.
+pub(crate) unsafe fn open(path: *const c_char, real_path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int {
+    // SAFETY: this function's contract.
     if let Some(status) = unsafe { super::objects::open("nc_open", path, mode, ncidp) } {
         return status;
     }
-    // `#mode=nocfa` is ours to read: the real library is given the name without it.
-    // SAFETY: this export's own contract.
-    let stripped = unsafe { super::cfa::without_cfa_words(path) };
-    let real_path = stripped.as_ref().map_or(path, |c| c.as_ptr());
-    super::route::route_path!(false, nc_open(real_path, mode, ncidp): (*const c_char, c_int, *mut c_int), claim ncidp, aggregate(path, mode, ncidp));
+    super::route::route_path!(false, nc_open(real_path, mode, ncidp): (*const c_char, c_int, *mut c_int), claim ncidp);
     api!("nc_open", (path, mode), {
-        // SAFETY: this export's own contract.
+        // SAFETY: this function's contract.
         unsafe { open_impl(path, mode, ncidp) }
     })
 }
 
-#[export]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc__open(path: *const c_char, mode: c_int, chunksizehintp: *mut usize, ncidp: *mut c_int) -> c_int {
-    // SAFETY: this export's own contract.
+/// `nc__open` without aggregation.
+///
+/// # Safety
+/// As `nc__open`'s; `real_path` likewise.
+pub(crate) unsafe fn open_with_hints(
+    path: *const c_char,
+    real_path: *const c_char,
+    mode: c_int,
+    chunksizehintp: *mut usize,
+    ncidp: *mut c_int,
+) -> c_int {
+    // SAFETY: this function's contract.
     if let Some(status) = unsafe { super::objects::open("nc__open", path, mode, ncidp) } {
         return status;
     }
-    // SAFETY: this export's own contract.
-    let stripped = unsafe { super::cfa::without_cfa_words(path) };
-    let real_path = stripped.as_ref().map_or(path, |c| c.as_ptr());
-    super::route::route_path!(false, nc__open(real_path, mode, chunksizehintp, ncidp): (*const c_char, c_int, *mut usize, *mut c_int), claim ncidp, aggregate(path, mode, ncidp));
+    super::route::route_path!(false, nc__open(real_path, mode, chunksizehintp, ncidp): (*const c_char, c_int, *mut usize, *mut c_int), claim ncidp);
     api!("nc__open", (path, mode), {
-        // SAFETY: this export's own contract.
+        // SAFETY: this function's contract.
         unsafe { open_impl(path, mode, ncidp) }?;
         // SAFETY: optional out-pointer.
         unsafe { put(chunksizehintp, 0) };
         Ok(())
     })
-}
-
-#[export]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc__open_mp(
-    path: *const c_char,
-    mode: c_int,
-    basepe: c_int,
-    chunksizehintp: *mut usize,
-    ncidp: *mut c_int,
-) -> c_int {
-    super::route::route_path!(false, nc__open_mp(path, mode, basepe, chunksizehintp, ncidp): (*const c_char, c_int, c_int, *mut usize, *mut c_int), claim ncidp);
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe {
-        let _ = basepe;
-        nc__open(path, mode, chunksizehintp, ncidp)
-    }
 }
 
 #[export]
@@ -221,18 +187,17 @@ pub unsafe extern "C" fn nc_open_memio(path: *const c_char, mode: c_int, info: *
     })
 }
 
-#[export(by_hand)]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc_close_memio(ncid: c_int, info: *mut super::consts::NC_memio) -> c_int {
+/// `nc_close_memio` of anything but an aggregation writer.
+///
+/// # Safety
+/// As `nc_close_memio`'s: `info` NULL or writable.
+pub(crate) unsafe fn close_memio(ncid: c_int, info: *mut super::consts::NC_memio) -> c_int {
     // A netCDF object's bytes are the library's, never the caller's: a plain close (with
     // the store), and `info` says there is no image.
     if super::route::is_foreign(ncid) && super::objects::is_object(ncid) {
         // SAFETY: optional out-pointer.
         unsafe { put(info, super::consts::NC_memio { size: 0, memory: std::ptr::null_mut(), flags: 0 }) };
         return super::objects::close(ncid);
-    }
-    if super::cfa::write::is_writer(ncid) {
-        return super::cfa::write::close(ncid);
     }
     route!(nc_close_memio(ncid, info): (c_int, *mut super::consts::NC_memio) => |status| super::route::release_real(status, ncid));
     // No dataset of ours lives in memory: this is a plain close and `info` is left
@@ -258,33 +223,21 @@ pub unsafe extern "C" fn nc__enddef(ncid: c_int, h_minfree: usize, v_align: usiz
     with(ncid, |ds, gid| ds.end_define(gid))
 }
 
-#[export(by_hand)]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc_sync(ncid: c_int) -> c_int {
-    if super::cfa::write::is_writer(ncid) {
-        return super::cfa::write::sync(ncid);
-    }
+/// `nc_sync` of anything but an aggregation writer.
+pub(crate) fn sync(ncid: c_int) -> c_int {
     // A netCDF object on S3 is stored as the real library left the file.
     route!(nc_sync(ncid): (c_int) => |status| super::objects::after_sync(ncid, status));
     api!("nc_sync", (ncid), { with(ncid, |ds, gid| ds.sync_group(gid)) })
 }
 
-#[export(by_hand)]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc_close(ncid: c_int) -> c_int {
-    if super::cfa::write::is_writer(ncid) {
-        return super::cfa::write::close(ncid);
-    }
+/// `nc_close` of anything but an aggregation writer.
+pub(crate) fn close(ncid: c_int) -> c_int {
     route!(nc_close(ncid): (c_int) => |status| super::objects::after_close(ncid, status));
     api!("nc_close", (ncid), { registry::remove(ncid)?.close() })
 }
 
-#[export(by_hand)]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc_abort(ncid: c_int) -> c_int {
-    if super::cfa::write::is_writer(ncid) {
-        return super::cfa::write::abort(ncid);
-    }
+/// `nc_abort` of anything but an aggregation writer.
+pub(crate) fn abort(ncid: c_int) -> c_int {
     route!(nc_abort(ncid): (c_int) => |status| super::objects::after_abort(ncid, status));
     api!("nc_abort", (ncid), { registry::remove(ncid)?.abort() })
 }

@@ -27,6 +27,7 @@ pub mod file;
 pub mod filters;
 pub mod group;
 pub mod library;
+mod lifecycle;
 mod objects;
 pub mod par;
 pub mod route;

@@ -83,9 +83,7 @@ pub unsafe fn open(call: &str, path: *const c_char, mode: c_int, ncidp: *mut c_i
         Err(e) => return Some(fail(call, name, e)),
     };
     // SAFETY: the caller's ncid out-pointer.
-    let status = unsafe { serve(call, name, file, mode, ncidp) };
-    // SAFETY: as above; an aggregated master becomes our dataset.
-    Some(unsafe { super::cfa::after_open(status, path, mode, ncidp) })
+    Some(unsafe { serve(call, name, file, mode, ncidp) })
 }
 
 /// Fetches the netCDF object `name` names, for a read-only open later (`serve`): the part of

@@ -332,7 +332,7 @@ pub unsafe fn path_ptr_is_ours(path: *const c_char, creating: bool) -> bool {
 /// Passthrough for the path-taking exports: a name that is not ours goes to the real library
 /// unchanged (when there is one), and an ncid it hands back is claimed for it.
 macro_rules! route_path {
-    ($creating:expr, $name:ident($path:expr $(, $arg:expr)*): ($($ty:ty),*) $(, claim $ncidp:expr)? $(, aggregate($caller_path:expr, $mode:expr, $ncidp2:expr))?) => {
+    ($creating:expr, $name:ident($path:expr $(, $arg:expr)*): ($($ty:ty),*) $(, claim $ncidp:expr)?) => {
         if $crate::ffi::route::passthrough()
             // SAFETY: the export's own contract: a dataset name is NULL or NUL-terminated.
             && !unsafe { $crate::ffi::route::path_ptr_is_ours($path, $creating) }
@@ -341,8 +341,6 @@ macro_rules! route_path {
             let status = $crate::ffi::route::real_call!($name($path $(, $arg)*): ($($ty),*)).unwrap_or_else(|missing| missing);
             // SAFETY: the ncid out-pointer the caller passed (checked for NULL there).
             $( let status = unsafe { $crate::ffi::route::claim_real(status, $ncidp, $creating) }; )?
-            // SAFETY: as above; an aggregated master becomes our dataset.
-            $( let status = unsafe { $crate::ffi::cfa::after_open(status, $caller_path, $mode, $ncidp2) }; )?
             return status;
         }
     };

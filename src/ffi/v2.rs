@@ -44,7 +44,7 @@ fn shown(p: *const c_char) -> String {
 pub unsafe extern "C" fn nccreate(path: *const c_char, cmode: c_int) -> c_int {
     let mut id = -1;
     // SAFETY: see above.
-    let s = unsafe { super::file::nc_create(path, cmode, &mut id) };
+    let s = unsafe { super::lifecycle::nc_create(path, cmode, &mut id) };
     v2(c"nccreate", s, id, || format!("filename \"{}\"", shown(path)))
 }
 
@@ -53,7 +53,7 @@ pub unsafe extern "C" fn nccreate(path: *const c_char, cmode: c_int) -> c_int {
 pub unsafe extern "C" fn ncopen(path: *const c_char, mode: c_int) -> c_int {
     let mut id = -1;
     // SAFETY: see above.
-    let s = unsafe { super::file::nc_open(path, mode, &mut id) };
+    let s = unsafe { super::lifecycle::nc_open(path, mode, &mut id) };
     v2(c"ncopen", s, id, || format!("filename \"{}\"", shown(path)))
 }
 
@@ -84,21 +84,21 @@ pub unsafe extern "C" fn ncendef(ncid: c_int) -> c_int {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncsync(ncid: c_int) -> c_int {
     // SAFETY: no pointers.
-    v2(c"ncsync", unsafe { super::file::nc_sync(ncid) }, 0, at(ncid))
+    v2(c"ncsync", unsafe { super::lifecycle::nc_sync(ncid) }, 0, at(ncid))
 }
 
 #[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncabort(ncid: c_int) -> c_int {
     // SAFETY: no pointers.
-    v2(c"ncabort", unsafe { super::file::nc_abort(ncid) }, 0, at(ncid))
+    v2(c"ncabort", unsafe { super::lifecycle::nc_abort(ncid) }, 0, at(ncid))
 }
 
 #[export(on_panic = -1)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ncclose(ncid: c_int) -> c_int {
     // SAFETY: no pointers.
-    v2(c"ncclose", unsafe { super::file::nc_close(ncid) }, 0, at(ncid))
+    v2(c"ncclose", unsafe { super::lifecycle::nc_close(ncid) }, 0, at(ncid))
 }
 
 #[export(on_panic = -1)]

@@ -45,18 +45,16 @@ pub(super) fn write(ours: c_int, writer: &Writer) -> Result<()> {
     let c = cname(&target)?;
     let mut m = 0;
     // SAFETY: NUL-terminated name; valid out-pointer.
-    ok(unsafe { super::super::file::nc_create(c.as_ptr(), writer.master_mode, &mut m) }, "creating the master")?;
+    ok(unsafe { super::super::file::create(c.as_ptr(), writer.master_mode, &mut m) }, "creating the master")?;
     let filled = fill(ours, m, writer);
     if let Err(e) = filled {
-        // SAFETY: a plain ncid call.
-        unsafe { super::super::file::nc_abort(m) };
+        super::super::file::abort(m);
         if final_path.is_some() {
             let _ = std::fs::remove_file(&target);
         }
         return Err(e);
     }
-    // SAFETY: as above.
-    ok(unsafe { super::super::file::nc_close(m) }, "storing the master")?;
+    ok(super::super::file::close(m), "storing the master")?;
     if let Some(path) = final_path {
         std::fs::rename(&target, &path).map_err(|e| Error::new(Kind::Io, format!("{path}: {e}")))?;
     }

@@ -184,8 +184,7 @@ pub unsafe fn after_open(status: c_int, path: *const c_char, mode: c_int, ncidp:
         },
     );
     // The master is read; its real-library dataset goes either way.
-    // SAFETY: a plain ncid call.
-    unsafe { super::file::nc_close(real) };
+    super::file::close(real);
     built
 }
 
@@ -397,8 +396,7 @@ fn build(real: c_int, name: &str, version: &str, mode: c_int) -> Result<c_int> {
         (Ok(vars), true) => Some(write::array_infos(ours, vars)),
         _ => None,
     };
-    // SAFETY: plain ncid calls (ours).
-    let closed = unsafe { super::file::nc_close(ours) };
+    let closed = super::file::close(ours);
     let vars = result?;
     ok(closed, "writing the aggregated dataset's metadata")?;
     if let Some(infos) = infos {
@@ -803,14 +801,13 @@ impl FragmentReader for Fragments {
             // SAFETY: a valid out-pointer.
             Some(file) => unsafe { super::objects::serve("nc_open", &f.file, file, NC_NOWRITE, &mut ncid) },
             // SAFETY: NUL-terminated name; valid out-pointer.
-            None => unsafe { super::file::nc_open(path.as_ptr(), NC_NOWRITE, &mut ncid) },
+            None => unsafe { super::file::open(path.as_ptr(), path.as_ptr(), NC_NOWRITE, &mut ncid) },
         };
         if st != NC_NOERR {
             return Err(fail(st, "cannot open"));
         }
         let result = read_open(ncid, f, xtype, start, count, out).map_err(|(st, what)| fail(st, &what));
-        // SAFETY: a plain ncid call.
-        unsafe { super::file::nc_close(ncid) };
+        super::file::close(ncid);
         result
     }
 }

@@ -293,14 +293,13 @@ impl FragmentFiles {
         let c = cname(&stored.name)?;
         let mut ncid = 0;
         // SAFETY: NUL-terminated name; valid out-pointer.
-        check(unsafe { super::super::file::nc_open(c.as_ptr(), NC_WRITE, &mut ncid) }, &stored.name, "cannot reopen")?;
+        check(unsafe { super::super::file::open(c.as_ptr(), c.as_ptr(), NC_WRITE, &mut ncid) }, &stored.name, "cannot reopen")?;
         let v = cname(&stored.ncvar)?;
         let mut varid = 0;
         // SAFETY: as above.
         let st = unsafe { super::super::var::nc_inq_varid(ncid, v.as_ptr(), &mut varid) };
         if st != NC_NOERR {
-            // SAFETY: a plain ncid call.
-            unsafe { super::super::file::nc_close(ncid) };
+            super::super::file::close(ncid);
             return Err(fragment_error(&stored.name, st, &format!("no variable {}", stored.ncvar)));
         }
         let bytes = (stored.shape.iter().product::<usize>() * array.nctype.size()) as u64;
@@ -326,14 +325,13 @@ impl FragmentFiles {
         let c = cname(&name)?;
         let mut ncid = 0;
         // SAFETY: NUL-terminated name; valid out-pointer.
-        check(unsafe { super::super::file::nc_create(c.as_ptr(), NC_NETCDF4 | NC_CLOBBER, &mut ncid) }, &name, "cannot create")?;
+        check(unsafe { super::super::file::create(c.as_ptr(), NC_NETCDF4 | NC_CLOBBER, &mut ncid) }, &name, "cannot create")?;
         let ncvar = files.stored.get(id).map_or(array.name.clone(), |s| s.ncvar.clone());
         let defined = define_fragment(ncid, array, &ncvar, count).map_err(|(st, what)| fragment_error(&name, st, &what));
         let varid = match defined {
             Ok(v) => v,
             Err(e) => {
-                // SAFETY: a plain ncid call.
-                unsafe { super::super::file::nc_abort(ncid) };
+                super::super::file::abort(ncid);
                 return Err(e);
             }
         };
@@ -348,8 +346,7 @@ impl FragmentFiles {
     /// Closes (stores) one open fragment.
     fn close_one(&self, files: &mut Files, id: &FragmentId) -> Result<()> {
         let Some(f) = files.open.remove(id) else { return Ok(()) };
-        // SAFETY: a plain ncid call.
-        let st = unsafe { super::super::file::nc_close(f.ncid) };
+        let st = super::super::file::close(f.ncid);
         let name = files.stored.get(id).map_or(String::new(), |s| s.name.clone());
         check(st, &name, "cannot store")
     }
@@ -388,8 +385,7 @@ impl FragmentFiles {
         let mut files = self.lock();
         let _real = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         for (_, f) in files.open.drain() {
-            // SAFETY: a plain ncid call.
-            unsafe { super::super::file::nc_abort(f.ncid) };
+            super::super::file::abort(f.ncid);
         }
     }
 
@@ -817,8 +813,7 @@ pub fn sync(ncid: c_int) -> c_int {
 pub fn close(ncid: c_int) -> c_int {
     let Some(writer) = writers().remove(&slot(ncid)) else { return super::super::consts::NC_EBADID };
     let stored = super::super::call("nc_close", || format!("ncid={ncid:#x} (aggregated)"), || store_all(ncid, &writer));
-    // SAFETY: a plain ncid call on our dataset (no longer a writer: a plain close).
-    let closed = unsafe { super::super::file::nc_close(ncid) };
+    let closed = super::super::file::close(ncid);
     if stored != NC_NOERR {
         writer.files.abort_open();
         return stored;
@@ -832,8 +827,7 @@ pub fn close(ncid: c_int) -> c_int {
 pub fn abort(ncid: c_int) -> c_int {
     let Some(writer) = writers().remove(&slot(ncid)) else { return super::super::consts::NC_EBADID };
     writer.files.abort();
-    // SAFETY: a plain ncid call on our dataset.
-    unsafe { super::super::file::nc_abort(ncid) }
+    super::super::file::abort(ncid)
 }
 
 #[cfg(test)]

@@ -1,0 +1,146 @@
+//! Datasets made, opened, stored and closed: the exports an aggregated (CFA) dataset takes
+//! part in. Each gives aggregation its turn (a `cfa` mode makes a writer; a real-library file
+//! that is a master becomes our logical dataset; a writer's sync and close write its master),
+//! then does the plain call of `file.rs`. The aggregation code itself uses the plain calls
+//! for its masters and fragments, so it never comes back here.
+
+use super::cfa;
+use super::file;
+use super::route::is_foreign;
+use nczarr_macros::export;
+use std::ffi::{c_char, c_int};
+
+#[export]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_create(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> c_int {
+    // SAFETY: this export's own contract.
+    if let Some(status) = unsafe { cfa::write::create("nc_create", path, cmode, ncidp) } {
+        return status;
+    }
+    // SAFETY: as above.
+    unsafe { file::create(path, cmode, ncidp) }
+}
+
+#[export]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc__create(
+    path: *const c_char,
+    cmode: c_int,
+    initialsz: usize,
+    chunksizehintp: *mut usize,
+    ncidp: *mut c_int,
+) -> c_int {
+    // SAFETY: this export's own contract.
+    if let Some(status) = unsafe { cfa::write::create("nc__create", path, cmode, ncidp) } {
+        return status;
+    }
+    // SAFETY: as above.
+    unsafe { file::create_with_hints(path, cmode, initialsz, chunksizehintp, ncidp) }
+}
+
+/// A successful open by the real library (directly or of a netCDF object): when the file is an
+/// aggregation master, our logical dataset takes its place.
+///
+/// # Safety
+/// `path` is NULL or NUL-terminated; `ncidp` is NULL or the caller's `int*`.
+unsafe fn aggregate(status: c_int, path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int {
+    // SAFETY: checked for NULL; the ncid the open just wrote.
+    if status != 0 || ncidp.is_null() || !is_foreign(unsafe { *ncidp }) {
+        return status;
+    }
+    // SAFETY: the caller's pointers.
+    unsafe { cfa::after_open(status, path, mode, ncidp) }
+}
+
+#[export]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int {
+    // `#mode=nocfa` is ours to read: the real library is given the name without it.
+    // SAFETY: this export's own contract.
+    let stripped = unsafe { cfa::without_cfa_words(path) };
+    let real_path = stripped.as_ref().map_or(path, |c| c.as_ptr());
+    // SAFETY: as above.
+    unsafe { aggregate(file::open(path, real_path, mode, ncidp), path, mode, ncidp) }
+}
+
+#[export]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc__open(path: *const c_char, mode: c_int, chunksizehintp: *mut usize, ncidp: *mut c_int) -> c_int {
+    // SAFETY: this export's own contract.
+    let stripped = unsafe { cfa::without_cfa_words(path) };
+    let real_path = stripped.as_ref().map_or(path, |c| c.as_ptr());
+    // SAFETY: as above.
+    unsafe { aggregate(file::open_with_hints(path, real_path, mode, chunksizehintp, ncidp), path, mode, ncidp) }
+}
+
+#[export(by_hand)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_sync(ncid: c_int) -> c_int {
+    if cfa::write::is_writer(ncid) {
+        return cfa::write::sync(ncid);
+    }
+    file::sync(ncid)
+}
+
+#[export(by_hand)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_close(ncid: c_int) -> c_int {
+    if cfa::write::is_writer(ncid) {
+        return cfa::write::close(ncid);
+    }
+    file::close(ncid)
+}
+
+#[export(by_hand)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_abort(ncid: c_int) -> c_int {
+    if cfa::write::is_writer(ncid) {
+        return cfa::write::abort(ncid);
+    }
+    file::abort(ncid)
+}
+
+#[export(by_hand)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_close_memio(ncid: c_int, info: *mut super::consts::NC_memio) -> c_int {
+    if cfa::write::is_writer(ncid) {
+        return cfa::write::close(ncid);
+    }
+    // SAFETY: this export's own contract.
+    unsafe { file::close_memio(ncid, info) }
+}
+
+#[export]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc__create_mp(
+    path: *const c_char,
+    cmode: c_int,
+    initialsz: usize,
+    basepe: c_int,
+    chunksizehintp: *mut usize,
+    ncidp: *mut c_int,
+) -> c_int {
+    super::route::route_path!(true, nc__create_mp(path, cmode, initialsz, basepe, chunksizehintp, ncidp): (*const c_char, c_int, usize, c_int, *mut usize, *mut c_int), claim ncidp);
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe {
+        let _ = basepe;
+        nc__create(path, cmode, initialsz, chunksizehintp, ncidp)
+    }
+}
+
+#[export]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc__open_mp(
+    path: *const c_char,
+    mode: c_int,
+    basepe: c_int,
+    chunksizehintp: *mut usize,
+    ncidp: *mut c_int,
+) -> c_int {
+    super::route::route_path!(false, nc__open_mp(path, mode, basepe, chunksizehintp, ncidp): (*const c_char, c_int, c_int, *mut usize, *mut c_int), claim ncidp);
+    // SAFETY: forwards the caller's pointers under this function's own contract.
+    unsafe {
+        let _ = basepe;
+        nc__open(path, mode, chunksizehintp, ncidp)
+    }
+}
