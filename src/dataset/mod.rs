@@ -17,7 +17,7 @@ use crate::nc::types::NcType;
 use crate::nc::values::Values;
 use crate::trace;
 use crate::url::{Driver, Flavor, OpenSpec, probe};
-use crate::zmap::{Key, Zmap, file::FileStore, zip::ZipStore};
+use crate::zmap::{Key, Zmap};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -114,60 +114,19 @@ pub struct Dataset {
     written: std::collections::HashSet<(usize, usize)>,
 }
 
-/// `format`: the format a create writes (its zip layout differs); opens pass `None`.
-fn open_store(spec: &OpenSpec, create: bool, format: ZarrFormat) -> Result<(Box<dyn Zmap>, Driver)> {
-    let driver = match spec.driver {
-        Some(d) => d,
-        None if create => Driver::File,
-        None => match probe(&spec.path) {
-            Some(d) => d,
-            None if !spec.path.exists() && spec.is_explicit() => {
-                return err(Kind::NoObject, format!("{} does not exist", spec.path.display()));
-            }
-            None if !spec.path.exists() => return err(Kind::Errno(libc::ENOENT), format!("{} does not exist", spec.path.display())),
-            None => return err(Kind::NotNetcdf, format!("{} is not a Zarr store", spec.path.display())),
-        },
-    };
-    trace::emit(2, &format!("storage: {} {:?} {}", if create { "create" } else { "open" }, driver, spec.path.display()));
-    let store: Box<dyn Zmap> = match (driver, create) {
-        (Driver::File, false) => Box::new(FileStore::open(&spec.path)?),
-        (Driver::File, true) => Box::new(FileStore::create(&spec.path)?),
-        (Driver::Zip, false) => Box::new(ZipStore::open(&spec.path)?),
-        (Driver::Zip, true) => Box::new(ZipStore::create(&spec.path, format.zip_in_folder())?),
-        (Driver::S3, create) => {
-            let target = spec.s3.as_ref().ok_or_else(|| crate::error::Error::new(Kind::Invalid, "S3 driver without an S3 URL"))?;
-            let store = crate::zmap::s3::S3Store::new(target, &spec.params)?;
-            if create {
-                // netcdf-c's clobber: every object under the root key goes first (and a
-                // missing bucket is created).
-                store.create_root()?;
-            }
-            Box::new(store)
-        }
-    };
-    let store: Box<dyn Zmap> = if trace::enabled(2) { Box::new(crate::zmap::traced::Traced(store)) } else { store };
-    Ok((store, driver))
-}
-
 impl Dataset {
     pub fn create(spec: OpenSpec, cmode: OpenFlags) -> Result<Dataset> {
         if cmode.unsupported_for_create() {
             return err(Kind::Invalid, "mode flag not supported for Zarr datasets");
         }
-        if cmode.noclobber() {
-            let exists = match &spec.s3 {
-                Some(target) => crate::zmap::s3::S3Store::new(target, &spec.params)?.exists()?,
-                None => std::fs::symlink_metadata(&spec.path).is_ok(),
-            };
-            if exists {
-                return err(Kind::Exists, format!("{} exists", spec.path.display()));
-            }
+        if cmode.noclobber() && crate::zmap::open::exists(&spec)? {
+            return err(Kind::Exists, format!("{} exists", spec.path.display()));
         }
         let format = ZarrFormat::from_number(spec.create_format());
         if !format.has_shards() && spec.shard != crate::url::ShardRequest::None {
             return err(Kind::Invalid, "shard= needs mode v3");
         }
-        let (store, _) = open_store(&spec, true, format)?;
+        let (store, _) = crate::zmap::open::open(&spec, true, format.zip_in_folder())?;
         Dataset::create_on(spec, cmode, store, format)
     }
 
@@ -212,7 +171,7 @@ impl Dataset {
         if omode.unsupported_for_open() {
             return err(Kind::Invalid, "mode flag not supported for Zarr datasets");
         }
-        let (store, _) = open_store(&spec, false, ZarrFormat::V2)?;
+        let (store, _) = crate::zmap::open::open(&spec, false, false)?;
         Dataset::open_on(spec, omode, store)
     }
 

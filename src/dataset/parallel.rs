@@ -74,7 +74,7 @@ impl Dataset {
     /// A rank other than 0 joining the dataset rank 0 has just created.
     fn attach_created(spec: OpenSpec, cmode: OpenFlags) -> Result<Dataset> {
         let format = ZarrFormat::from_number(spec.create_format());
-        let (store, _) = open_store(&spec, false, format)?;
+        let (store, _) = crate::zmap::open::open(&spec, false, format.zip_in_folder())?;
         let mut ds = Dataset::fresh(spec, cmode, store, format);
         // Rank 0 wrote the root group; what this rank would render now is what it wrote.
         let opts = ds.render_options();

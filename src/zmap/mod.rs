@@ -9,6 +9,7 @@ pub mod cfa;
 pub mod file;
 mod key;
 pub mod memory;
+pub mod open;
 pub mod s3;
 pub mod s3conf;
 pub mod shard;
