@@ -50,7 +50,7 @@ use consts::{NC_EINTERNAL, NC_NOERR};
 /// Test hook (reliability.md A10): `NCZARR_TEST_PANIC=<function>[:<n>]`, read at the first
 /// call, makes the n-th call (default the first) of that exported function panic inside the
 /// boundary, so a test can check that the panic becomes NC_EINTERNAL and later calls work.
-static PANIC_AT: once_cell::sync::Lazy<Option<(String, usize)>> = once_cell::sync::Lazy::new(crate::config::test_panic);
+static PANIC_AT: std::sync::LazyLock<Option<(String, usize)>> = std::sync::LazyLock::new(crate::config::test_panic);
 static PANIC_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 fn test_panic_hook(name: &str) {

@@ -15,7 +15,7 @@ use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::{Arc, Mutex};
 
 /// The open objects, by the file slot of their ncid.
-static OPEN: once_cell::sync::Lazy<Mutex<HashMap<u32, Arc<ObjectFile>>>> = once_cell::sync::Lazy::new(Default::default);
+static OPEN: std::sync::LazyLock<Mutex<HashMap<u32, Arc<ObjectFile>>>> = std::sync::LazyLock::new(Default::default);
 
 fn slot(ncid: c_int) -> u32 {
     ncid as u32 >> 16

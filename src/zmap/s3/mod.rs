@@ -36,17 +36,21 @@ use std::time::Duration;
 
 // ---- runtime --------------------------------------------------------------------------------
 
-static RUNTIME: once_cell::sync::OnceCell<tokio::runtime::Runtime> = once_cell::sync::OnceCell::new();
+static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
 
 fn runtime() -> Result<&'static tokio::runtime::Runtime> {
-    RUNTIME.get_or_try_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("nczarr-s3")
-            .enable_all()
-            .build()
-            .map_err(|e| Error::new(Kind::S3, format!("cannot start the S3 runtime: {e}")))
-    })
+    if let Some(rt) = RUNTIME.get() {
+        return Ok(rt);
+    }
+    // A failure to start is reported and tried again by the next call. Two first callers may
+    // both build one; the loser's is dropped unused.
+    let built = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("nczarr-s3")
+        .enable_all()
+        .build()
+        .map_err(|e| Error::new(Kind::S3, format!("cannot start the S3 runtime: {e}")))?;
+    Ok(RUNTIME.get_or_init(|| built))
 }
 
 /// Runs a future to completion on our runtime, from any caller (one inside another tokio
@@ -326,8 +330,8 @@ struct ClientKey {
 /// program that opens dataset after dataset on one server (a loop over files, nccopy, a
 /// reopen) reuses warm connections instead of paying TCP (and TLS) set-up on every open.
 fn shared_client(key: ClientKey, make: impl FnOnce() -> Client) -> Result<Client> {
-    static CLIENTS: once_cell::sync::Lazy<std::sync::Mutex<std::collections::HashMap<ClientKey, Client>>> =
-        once_cell::sync::Lazy::new(Default::default);
+    static CLIENTS: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<ClientKey, Client>>> =
+        std::sync::LazyLock::new(Default::default);
     let mut clients = CLIENTS.lock().map_err(|_| Error::new(Kind::Internal, "S3 client table poisoned"))?;
     Ok(clients.entry(key).or_insert_with(make).clone())
 }
