@@ -21,6 +21,7 @@
 //!   upload is aborted, leaving no partial object.
 
 pub mod object;
+mod settings;
 
 use super::s3conf;
 use super::{ByteRange, Caps, Key, Ranges, Zmap, validate_key};
@@ -67,8 +68,6 @@ where
         Ok(rt.block_on(f))
     }
 }
-
-use crate::config::{number as env_number, rc_seconds};
 
 // ---- errors ---------------------------------------------------------------------------------
 
@@ -342,17 +341,10 @@ impl S3Store {
         let settings = s3conf::resolve(target, params);
         crate::trace::emit(2, &format!("s3: {} region {} credentials from {}", target.describe(), settings.region, settings.source));
         // An alias's own backend timeouts apply to that alias only.
-        let alias = target.alias_timeouts;
-        let connect = rc_seconds("HTTP.CONNECTTIMEOUT")
-            .or(alias.connect.map(|d| d.as_secs_f64()))
-            .unwrap_or_else(|| env_number("NCZARR_S3_CONNECT_TIMEOUT", 5.0));
-        let attempt = rc_seconds("HTTP.TIMEOUT")
-            .or(alias.read.map(|d| d.as_secs_f64()))
-            .unwrap_or_else(|| env_number("NCZARR_S3_ATTEMPT_TIMEOUT", 60.0));
-        let operation = env_number("NCZARR_S3_OPERATION_TIMEOUT", 300.0);
+        let knobs = settings::Knobs::read(&target.alias_timeouts);
+        let (connect, attempt, operation) = (knobs.connect, knobs.attempt, knobs.operation);
         crate::trace::emit(2, &format!("s3: timeouts connect {connect}s attempt {attempt}s operation {operation}s"));
-        let attempts = env_number("NCZARR_S3_MAX_ATTEMPTS", 5.0) as u32;
-        let backoff = env_number("NCZARR_S3_BACKOFF_MS", 200.0);
+        let (attempts, backoff) = (knobs.attempts, knobs.backoff_ms);
         let retry = aws_sdk_s3::config::retry::RetryConfig::standard()
             .with_max_attempts(attempts.max(1))
             .with_initial_backoff(Duration::from_secs_f64(backoff / 1000.0))
@@ -388,9 +380,7 @@ impl S3Store {
             Some(k) => b.credentials_provider(Credentials::new(&k.access, &k.secret, k.token.clone(), None, "nczarr")),
             None => b.allow_no_auth(),
         };
-        let in_flight = InFlight {
-            fixed: std::env::var("NCZARR_S3_CONCURRENCY").ok().map(|_| (env_number("NCZARR_S3_CONCURRENCY", 32.0) as usize).max(1)),
-        };
+        let in_flight = InFlight { fixed: knobs.concurrency };
         let same_client = ClientKey {
             endpoint,
             region: settings.region.clone(),
@@ -403,11 +393,11 @@ impl S3Store {
             target: target.clone(),
             region: settings.region.clone(),
             in_flight,
-            multipart_threshold: (env_number("NCZARR_S3_MULTIPART_MB", 64.0) * 1048576.0) as usize,
-            part_size: ((env_number("NCZARR_S3_PART_MB", 16.0) * 1048576.0) as usize).max(5 << 20),
+            multipart_threshold: knobs.multipart_threshold,
+            part_size: knobs.part_size,
             stall: Duration::from_secs_f64(attempt),
-            sign_payload: env_number("NCZARR_S3_SIGN_PAYLOAD", 0.0) != 0.0,
-            uploads: Uploads::new(in_flight, env_number("NCZARR_S3_WRITE_BEHIND_MB", 256.0)),
+            sign_payload: knobs.sign_payload,
+            uploads: Uploads::new(in_flight, knobs.write_behind_mb),
         })
     }
 
