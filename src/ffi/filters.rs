@@ -234,14 +234,11 @@ pub unsafe extern "C" fn nc_inq_var_blosc(
 
 // ---- the plugin path (netcdf-c 4.9.3+) -------------------------------------------------------
 
-/// The directories of a caller's plugin list (NULL entries refused: netcdf-c would keep them
-/// and fail later).
+/// The entries of a caller's plugin list, NULL ones as None.
 ///
 /// # Safety
-/// `dirs` is NULL or points to a list whose `dirs` holds `ndirs` NUL-terminated strings.
-unsafe fn plugin_list(dirs: *const NCPluginList) -> crate::error::Result<Vec<String>> {
-    // SAFETY: NULL checked; the caller's list.
-    let Some(list) = (unsafe { dirs.as_ref() }) else { return err(Kind::Invalid, "NULL plugin list") };
+/// `list.dirs` holds `list.ndirs` entries, each NULL or NUL-terminated.
+pub(super) unsafe fn plugin_entries(list: &NCPluginList) -> crate::error::Result<Vec<Option<String>>> {
     if list.ndirs == 0 {
         return Ok(Vec::new());
     }
@@ -250,11 +247,21 @@ unsafe fn plugin_list(dirs: *const NCPluginList) -> crate::error::Result<Vec<Str
     }
     // SAFETY: `ndirs` entries (the caller's contract).
     let entries = unsafe { std::slice::from_raw_parts(list.dirs, list.ndirs) };
-    entries
-        .iter()
-        // SAFETY: each entry NULL or NUL-terminated.
-        .map(|&d| unsafe { super::cstr(d) }.map(|b| String::from_utf8_lossy(b).into_owned()))
-        .collect()
+    // SAFETY: each entry NULL or NUL-terminated.
+    Ok(entries.iter().map(|&d| (!d.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(d) }.to_string_lossy().into_owned())).collect())
+}
+
+/// The directories of a caller's plugin list (NULL entries refused: netcdf-c would keep them
+/// and fail later).
+///
+/// # Safety
+/// `dirs` is NULL or points to a list whose `dirs` holds `ndirs` NUL-terminated strings.
+unsafe fn plugin_list(dirs: *const NCPluginList) -> crate::error::Result<Vec<String>> {
+    // SAFETY: NULL checked; the caller's list.
+    let Some(list) = (unsafe { dirs.as_ref() }) else { return err(Kind::Invalid, "NULL plugin list") };
+    // SAFETY: the caller's list.
+    let entries = unsafe { plugin_entries(list) }?;
+    entries.into_iter().map(|d| d.ok_or_else(|| Error::new(Kind::Invalid, "NULL plugin directory"))).collect()
 }
 
 /// Fills a caller's plugin list with `dirs` (netcdf-c's contract: a NULL `dirs` vector is
@@ -306,8 +313,5 @@ pub unsafe extern "C" fn nc_plugin_path_set(dirs: *mut NCPluginList) -> c_int {
     crate::trace::emit(1, &format!("plugin path set to {list:?}"));
     codec::plugin::set_path(list);
     // Both libraries search plugins (passthrough.md §9); Debian's 4.9.0 has no such call.
-    match super::route::also_real!(nc_plugin_path_set(dirs): (*mut NCPluginList)) {
-        Some(status) if status != 0 => Err(Error::from_code(status)),
-        _ => Ok(()),
-    }
+    super::route::real_share(super::route::also_real!(nc_plugin_path_set(dirs): (*mut NCPluginList)))
 }

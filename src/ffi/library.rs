@@ -38,7 +38,7 @@ pub unsafe extern "C" fn nc_rc_set(key: *const c_char, value: *const c_char) -> 
     let v = if value.is_null() { String::new() } else { String::from_utf8_lossy(unsafe { cstr(value) }?).into_owned() };
     crate::config::rc_set(k, v);
     // Both libraries hold rc keys (passthrough.md §9); Debian's 4.9.0 has no nc_rc_set.
-    real_share(super::route::also_real!(nc_rc_set(key, value): (*const c_char, *const c_char)))
+    super::route::real_share(super::route::also_real!(nc_rc_set(key, value): (*const c_char, *const c_char)))
 }
 
 #[export]
@@ -52,14 +52,6 @@ pub unsafe extern "C" fn nc_rc_get(key: *const c_char) -> *mut c_char {
     match crate::config::rc_get(&k) {
         Some(v) => malloc_string(v.as_bytes()).unwrap_or(std::ptr::null_mut()),
         None => std::ptr::null_mut(),
-    }
-}
-
-/// A global setter's share for the real library: its failure becomes ours.
-fn real_share(status: Option<c_int>) -> crate::error::Result<()> {
-    match status {
-        Some(status) if status != 0 => Err(crate::error::Error::from_code(status)),
-        _ => Ok(()),
     }
 }
 
@@ -83,7 +75,7 @@ pub unsafe extern "C" fn nc_set_default_format(format: c_int, old_formatp: *mut 
     }
     // The real library creates plain paths with it; the old value reported is ours.
     let mut real_old = 0;
-    real_share(super::route::also_real!(nc_set_default_format(format, &mut real_old): (c_int, *mut c_int)))
+    super::route::real_share(super::route::also_real!(nc_set_default_format(format, &mut real_old): (c_int, *mut c_int)))
 }
 
 #[export(trace(size, nelems, preemption))]
@@ -93,7 +85,7 @@ pub unsafe extern "C" fn nc_set_chunk_cache(size: usize, nelems: usize, preempti
         return err(Kind::Invalid, "preemption outside [0, 1]");
     }
     *crate::dataset::CACHE_DEFAULTS.lock().unwrap_or_else(|p| p.into_inner()) = crate::model::ChunkCache { size, nelems, preemption };
-    real_share(super::route::also_real!(nc_set_chunk_cache(size, nelems, preemption): (usize, usize, f32)))
+    super::route::real_share(super::route::also_real!(nc_set_chunk_cache(size, nelems, preemption): (usize, usize, f32)))
 }
 
 #[export(trace(sizep, nelemsp, preemptionp))]

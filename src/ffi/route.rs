@@ -306,6 +306,14 @@ macro_rules! also_real {
 }
 pub(crate) use also_real;
 
+/// A global setter's share for the real library: its failure becomes ours.
+pub(crate) fn real_share(status: Option<c_int>) -> crate::error::Result<()> {
+    match status {
+        Some(status) if status != 0 => Err(crate::error::Error::from_code(status)),
+        _ => Ok(()),
+    }
+}
+
 // ---- paths ----------------------------------------------------------------------------------
 
 /// Is this dataset name ours (passthrough.md §4)? `creating`: a plain path is never ours.

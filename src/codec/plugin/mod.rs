@@ -58,7 +58,6 @@ type LocalKey = (Vec<u32>, NcType, bool, Vec<u64>);
 pub struct Plugin {
     pub id: u32,
     pub name: String,
-    pub path: PathBuf,
     pub encoder: bool,
     pub decoder: bool,
     /// The filter has HDF5's `set_local` callback: the parameters a program gives are changed by
@@ -215,7 +214,7 @@ fn load(path: &Path) -> std::result::Result<Library, String> {
     }
     // SAFETY: a live handle to the library just loaded, which stays loaded if it holds codecs.
     let codecs: Vec<&'static CodecPlugin> = unsafe { codec_lib::codecs_of(handle) }.into_iter().map(|c| &*Box::leak(Box::new(c))).collect();
-    let filter = match filter_of(handle, path) {
+    let filter = match filter_of(handle) {
         Ok(p) => Some(&*Box::leak(Box::new(p))),
         Err(_) if !codecs.is_empty() => None,
         Err(why) => {
@@ -228,7 +227,7 @@ fn load(path: &Path) -> std::result::Result<Library, String> {
 }
 
 /// The HDF5 filter plugin in a loaded library.
-fn filter_of(handle: *mut c_void, path: &Path) -> std::result::Result<Plugin, String> {
+fn filter_of(handle: *mut c_void) -> std::result::Result<Plugin, String> {
     // SAFETY: a live handle and NUL-terminated symbol names.
     let (kind, info) =
         unsafe { (libc::dlsym(handle, c"H5PLget_plugin_type".as_ptr()), libc::dlsym(handle, c"H5PLget_plugin_info".as_ptr())) };
@@ -267,7 +266,6 @@ fn filter_of(handle: *mut c_void, path: &Path) -> std::result::Result<Plugin, St
     Ok(Plugin {
         id: class.id as u32,
         name,
-        path: path.to_path_buf(),
         encoder: class.encoder_present != 0,
         decoder: class.decoder_present != 0,
         set_local: class.set_local.is_some(),

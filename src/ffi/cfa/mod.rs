@@ -224,29 +224,29 @@ fn var_dimids(ncid: c_int, varid: c_int) -> Result<Vec<c_int>> {
     Ok(ids[..n.clamp(0, NC_MAX_VAR_DIMS) as usize].to_vec())
 }
 
-/// A variable's shape.
+/// Ids an inquiry returns as a count, then into a buffer of that size (`nc_inq_unlimdims`,
+/// `nc_inq_grps`).
+fn counted_ids(what: &str, inquire: impl Fn(*mut c_int, *mut c_int) -> c_int) -> Result<Vec<c_int>> {
+    let mut n = 0;
+    ok(inquire(&mut n, std::ptr::null_mut()), what)?;
+    let mut ids = vec![0 as c_int; n.max(0) as usize];
+    ok(inquire(&mut n, ids.as_mut_ptr()), what)?;
+    Ok(ids)
+}
+
 /// The ids of a group's unlimited dimensions.
 fn unlimited_dims(ncid: c_int) -> Result<Vec<c_int>> {
-    let mut n = 0;
-    // SAFETY: a count first, then the ids into a buffer of that size.
-    ok(unsafe { super::file::nc_inq_unlimdims(ncid, &mut n, std::ptr::null_mut()) }, "unlimited dimensions")?;
-    let mut ids = vec![0 as c_int; n.max(0) as usize];
-    // SAFETY: as above.
-    ok(unsafe { super::file::nc_inq_unlimdims(ncid, &mut n, ids.as_mut_ptr()) }, "unlimited dimensions")?;
-    Ok(ids)
+    // SAFETY: `counted_ids` passes a count pointer and NULL, then a buffer of that count.
+    counted_ids("unlimited dimensions", |n, ids| unsafe { super::file::nc_inq_unlimdims(ncid, n, ids) })
 }
 
 /// The ncids of a group's child groups.
 fn child_groups(ncid: c_int) -> Result<Vec<c_int>> {
-    let mut n = 0;
-    // SAFETY: a count first, then the ids into a buffer of that size.
-    ok(unsafe { super::group::nc_inq_grps(ncid, &mut n, std::ptr::null_mut()) }, "groups")?;
-    let mut ids = vec![0 as c_int; n.max(0) as usize];
-    // SAFETY: as above.
-    ok(unsafe { super::group::nc_inq_grps(ncid, &mut n, ids.as_mut_ptr()) }, "groups")?;
-    Ok(ids)
+    // SAFETY: as for `unlimited_dims`.
+    counted_ids("groups", |n, ids| unsafe { super::group::nc_inq_grps(ncid, n, ids) })
 }
 
+/// A variable's shape.
 fn var_shape(ncid: c_int, varid: c_int) -> Result<Vec<usize>> {
     var_dimids(ncid, varid)?
         .into_iter()

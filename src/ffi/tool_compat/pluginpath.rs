@@ -6,7 +6,7 @@
 use super::text;
 use crate::error::{Kind, Result, err};
 use crate::ffi::consts::NCPluginList;
-use crate::ffi::filters::fill_plugin_list;
+use crate::ffi::filters::{fill_plugin_list, plugin_entries};
 use nczarr_macros::export;
 use std::ffi::{c_char, c_int, c_void};
 
@@ -15,21 +15,13 @@ fn separator(sep: c_char) -> char {
     if sep == 0 { ':' } else { sep as u8 as char }
 }
 
-/// The names of a list, NULL entries as empty ones.
+/// The names of a list, NULL entries as empty ones (netcdf-c joins them so).
 ///
 /// # Safety
 /// `list.dirs` holds `list.ndirs` entries, each NULL or NUL-terminated.
 unsafe fn names(list: &NCPluginList) -> Result<Vec<String>> {
-    if list.ndirs == 0 {
-        return Ok(Vec::new());
-    }
-    if list.dirs.is_null() {
-        return err(Kind::Invalid, "plugin list with no directories vector");
-    }
     // SAFETY: the caller's contract.
-    let entries = unsafe { std::slice::from_raw_parts(list.dirs, list.ndirs) };
-    // SAFETY: each entry NULL or NUL-terminated.
-    Ok(entries.iter().map(|&d| unsafe { text(d) }.map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default()).collect())
+    Ok(unsafe { plugin_entries(list) }?.into_iter().map(Option::unwrap_or_default).collect())
 }
 
 /// Parses `path` into `dirs` (its vector allocated when NULL, else the caller's written).
