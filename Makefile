@@ -145,8 +145,8 @@ check: all
 check-rust:
 	python3 tools/check_layers.py
 	$(CARGO) fmt --check
-	$(CARGO) clippy --release --lib --tests -- -D warnings
-	$(CARGO) test --release --lib
+	$(CARGO) clippy --release --all-targets -- -D warnings
+	$(CARGO) test --release --lib --tests
 
 check-c: all
 	python3 tools/check_headers.py

@@ -19,12 +19,18 @@ impl Dataset {
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
         let layout = self.chunk_layout(gid, varid.index()?)?;
         let key = (gid, varid.index()?);
-        let range =
-            crate::zmap::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, layout.stored_limit(), |store| {
+        let range = crate::zmap::adapter::shard::through(
+            self.store.as_ref(),
+            &self.shard_indexes,
+            var,
+            &layout.key,
+            layout.stored_limit(),
+            |store| {
                 let range = self.chunks.get(store, key, &layout, &shape, sel, mem)?;
                 self.chunks.trim(store, key, &layout, budget)?;
                 Ok(range)
-            })?;
+            },
+        )?;
         if range && !unchecked { err(Kind::Range, "value out of range for the memory type") } else { Ok(()) }
     }
 
@@ -83,10 +89,14 @@ impl Dataset {
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
         let layout = self.chunk_layout(gid, varid.index()?)?;
         let key = (gid, varid.index()?);
-        let range =
-            crate::zmap::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, layout.stored_limit(), |store| {
-                self.chunks.put(store, key, &layout, &shape, sel, mem, budget)
-            })?;
+        let range = crate::zmap::adapter::shard::through(
+            self.store.as_ref(),
+            &self.shard_indexes,
+            var,
+            &layout.key,
+            layout.stored_limit(),
+            |store| self.chunks.put(store, key, &layout, &shape, sel, mem, budget),
+        )?;
         if range && !unchecked { err(Kind::Range, "value out of range for the variable type") } else { Ok(()) }
     }
 }

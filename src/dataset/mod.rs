@@ -106,7 +106,7 @@ pub struct Dataset {
     /// v2 or v3: supplies every rule that differs between them.
     format: ZarrFormat,
     /// Shard indexes read so far, by shard key (zarr-v3.md §7.3).
-    shard_indexes: crate::zmap::shard::IndexCache,
+    shard_indexes: crate::zmap::adapter::shard::IndexCache,
     /// The MPI ranks sharing this dataset (`nc_create_par`/`nc_open_par`).
     par: Option<parallel::ParState>,
     /// Variables (group, varid) written to since the dataset was opened: netcdf-c's
@@ -459,31 +459,5 @@ impl Dataset {
 
     pub fn layout(&self) -> Layout {
         self.layout
-    }
-}
-
-/// Deletes a dataset by name (`nc_delete`).
-pub fn delete(spec: &OpenSpec) -> Result<()> {
-    if let Some(target) = &spec.s3 {
-        let store = crate::zmap::s3::S3Store::new(target, &spec.params)?;
-        if !store.exists()? {
-            return err(Kind::NoObject, format!("{} does not exist", target.describe()));
-        }
-        return store.clear();
-    }
-    let path = &spec.path;
-    match std::fs::symlink_metadata(path) {
-        Err(_) => err(Kind::NoObject, format!("{} does not exist", path.display())),
-        Ok(m) if m.is_dir() => {
-            if probe(path).is_none() {
-                return err(Kind::NotNetcdf, "not a Zarr store");
-            }
-            std::fs::remove_dir_all(path)?;
-            Ok(())
-        }
-        Ok(_) => {
-            std::fs::remove_file(path)?;
-            Ok(())
-        }
     }
 }

@@ -231,9 +231,14 @@ impl Dataset {
         for ((gid, varid), chunks) in by_var {
             let layout = self.chunk_layout(gid, varid)?;
             let var = self.model.var(gid, VarRef::Var(varid))?;
-            crate::zmap::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, layout.stored_limit(), |store| {
-                crate::engine::merge(store, &layout, chunks.into_iter().collect())
-            })?;
+            crate::zmap::adapter::shard::through(
+                self.store.as_ref(),
+                &self.shard_indexes,
+                var,
+                &layout.key,
+                layout.stored_limit(),
+                |store| crate::engine::merge(store, &layout, chunks.into_iter().collect()),
+            )?;
         }
         Ok(())
     }

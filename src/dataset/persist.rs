@@ -28,9 +28,14 @@ impl Dataset {
         for (gid, varid) in self.chunks.dirty_vars() {
             let layout = self.chunk_layout(gid, varid)?;
             let var = self.model.var(gid, VarRef::Var(varid))?;
-            crate::zmap::shard::through(self.store.as_ref(), &self.shard_indexes, var, &layout.key, layout.stored_limit(), |store| {
-                self.chunks.flush_var(store, (gid, varid), &layout)
-            })?;
+            crate::zmap::adapter::shard::through(
+                self.store.as_ref(),
+                &self.shard_indexes,
+                var,
+                &layout.key,
+                layout.stored_limit(),
+                |store| self.chunks.flush_var(store, (gid, varid), &layout),
+            )?;
         }
         self.flush_metadata()?;
         if self.store.wants_arrays() {

@@ -248,7 +248,7 @@ pub unsafe extern "C" fn nc_delete(path: *const c_char) -> c_int {
     super::route::route_path!(false, nc_delete(path): (*const c_char));
     api!("nc_delete", (path), {
         let spec = spec_for(path, false)?;
-        crate::dataset::delete(&spec)
+        crate::zmap::open::delete(&spec)
     })
 }
 

@@ -530,7 +530,7 @@ mod tests {
     fn conformance() {
         let dir = tempfile::tempdir().unwrap();
         let store = FileStore::create(&dir.path().join("x.file")).unwrap();
-        super::super::conformance::run(&store);
+        crate::zmap::conformance::run(&store);
     }
 
     #[test]

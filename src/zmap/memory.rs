@@ -1,18 +1,24 @@
-//! In-memory store for tests.
+//! In-memory store, for tests: clones share their objects, so a test keeps one clone to look
+//! at (or tamper with) what a dataset stored through another, and reopens it afterwards.
 
 use super::{Key, Zmap};
 use crate::error::Result;
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct MemoryStore {
-    objects: Mutex<BTreeMap<String, Vec<u8>>>,
+    objects: Arc<Mutex<BTreeMap<String, Vec<u8>>>>,
 }
 
 impl MemoryStore {
     pub fn new() -> MemoryStore {
         MemoryStore::default()
+    }
+
+    /// Every key stored, in order.
+    pub fn keys(&self) -> Vec<String> {
+        self.objects().keys().cloned().collect()
     }
 
     fn objects(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Vec<u8>>> {
@@ -59,6 +65,6 @@ impl Zmap for MemoryStore {
 mod tests {
     #[test]
     fn conformance() {
-        super::super::conformance::run(&super::MemoryStore::new());
+        crate::zmap::conformance::run(&super::MemoryStore::new());
     }
 }

@@ -6,9 +6,9 @@ use crate::error::{Error, Kind, Result, err};
 use crate::trace;
 use crate::url::{Driver, OpenSpec, probe};
 use crate::zmap::Zmap;
+use crate::zmap::adapter::traced::Traced;
 use crate::zmap::file::FileStore;
 use crate::zmap::s3::S3Store;
-use crate::zmap::traced::Traced;
 use crate::zmap::zip::ZipStore;
 
 /// The store of `spec`, created (`create`) or opened, and the driver it took.
@@ -52,5 +52,31 @@ pub fn exists(spec: &OpenSpec) -> Result<bool> {
     match &spec.s3 {
         Some(target) => S3Store::new(target, &spec.params)?.exists(),
         None => Ok(std::fs::symlink_metadata(&spec.path).is_ok()),
+    }
+}
+
+/// Deletes a dataset by name (`nc_delete`).
+pub fn delete(spec: &OpenSpec) -> Result<()> {
+    if let Some(target) = &spec.s3 {
+        let store = S3Store::new(target, &spec.params)?;
+        if !store.exists()? {
+            return err(Kind::NoObject, format!("{} does not exist", target.describe()));
+        }
+        return store.clear();
+    }
+    let path = &spec.path;
+    match std::fs::symlink_metadata(path) {
+        Err(_) => err(Kind::NoObject, format!("{} does not exist", path.display())),
+        Ok(m) if m.is_dir() => {
+            if probe(path).is_none() {
+                return err(Kind::NotNetcdf, "not a Zarr store");
+            }
+            std::fs::remove_dir_all(path)?;
+            Ok(())
+        }
+        Ok(_) => {
+            std::fs::remove_file(path)?;
+            Ok(())
+        }
     }
 }

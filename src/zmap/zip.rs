@@ -721,7 +721,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ints.zip");
         let store = ZipStore::create(&path, true).unwrap();
-        super::super::conformance::run(&store);
+        crate::zmap::conformance::run(&store);
         store.put(&Key::new(".zgroup").unwrap(), b"{}").unwrap();
         store.flush().unwrap();
         let again = ZipStore::open(&path).unwrap();

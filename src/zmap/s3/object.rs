@@ -6,7 +6,10 @@
 //! `enable_multipart_upload`, `maximum_part_size`, `maximum_parts`); otherwise parts are
 //! `NCZARR_S3_PART_MB` and in flight as the store's own rules say.
 
-use super::{PutCtx, S3Store, block_on, is_not_found, map_err, put_object};
+use super::S3Store;
+use super::errors::{is_not_found, map_err};
+use super::requests::{PutCtx, put_object};
+use super::runtime::block_on;
 use crate::error::{Error, Kind, Result, err};
 use crate::nc::magic::{self, FileFormat};
 use crate::url::s3::S3Target;
@@ -55,8 +58,10 @@ impl S3Object {
         let mut store = S3Store::new(target, params)?;
         let transfer = target.alias_transfer;
         let part_size = transfer.part_size.map_or(store.part_size, |n| usize::try_from(n).unwrap_or(usize::MAX).max(5 << 20));
-        let parts_in_flight =
-            transfer.max_parts.map_or_else(|| store.in_flight.limit(Some(part_size)), |n| n as usize).clamp(1, super::InFlight::MOST);
+        let parts_in_flight = transfer
+            .max_parts
+            .map_or_else(|| store.in_flight.limit(Some(part_size)), |n| n as usize)
+            .clamp(1, super::uploads::InFlight::MOST);
         // An alias's part size is also where multipart starts (S3netCDF4's rule).
         if transfer.part_size.is_some() {
             store.multipart_threshold = part_size;

@@ -1,9 +1,9 @@
 //! A store wrapper that logs every storage operation (NCTRACING ≥ 2). Installed only when
 //! tracing is on, so untraced programs pay nothing.
 
-use super::{ByteRange, Caps, Key, Ranges, Zmap};
 use crate::error::Result;
 use crate::trace;
+use crate::zmap::{ByteRange, Caps, Key, Limit, Ranges, Zmap};
 
 pub struct Traced(pub Box<dyn Zmap>);
 
@@ -37,7 +37,7 @@ impl Zmap for Traced {
         r
     }
 
-    fn get_many_limited(&self, keys: &[Key], limit: super::Limit) -> Result<Vec<Option<Vec<u8>>>> {
+    fn get_many_limited(&self, keys: &[Key], limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
         let r = self.0.get_many_limited(keys, limit);
         trace::emit(2, &format!("storage: get_many {keys:?} -> {}", outcome(&r, |v| format!("{} present", v.iter().flatten().count()))));
         r
@@ -149,11 +149,20 @@ impl Zmap for Traced {
         self.0.wants_arrays()
     }
 
-    fn note_arrays(&self, arrays: Vec<super::ArrayInfo>) -> Result<()> {
+    fn note_arrays(&self, arrays: Vec<crate::zmap::ArrayInfo>) -> Result<()> {
         self.0.note_arrays(arrays)
     }
 
     fn describe(&self) -> String {
         self.0.describe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Forwarding changes no answer: the shared suite through the wrapper.
+    #[test]
+    fn conformance() {
+        crate::zmap::conformance::run(&super::Traced(Box::new(crate::zmap::memory::MemoryStore::new())));
     }
 }

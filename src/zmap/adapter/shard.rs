@@ -7,9 +7,9 @@
 //! collected per shard and `finish` stores each touched shard exactly once, copying the
 //! encoded bytes of untouched inner chunks from the old shard (no decode, no re-encode).
 
-use super::{ByteRange, Caps, Key, Limit, Ranges, Zmap};
 use crate::error::{Error, Kind, Result, err};
 use crate::model::{ShardIndex, Var, join_key};
+use crate::zmap::{ByteRange, Caps, Key, Limit, Ranges, Zmap};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -392,25 +392,25 @@ impl Zmap for ShardStore<'_> {
     }
 
     fn get_many_limited(&self, keys: &[Key], limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
-        super::within_limit(keys, self.get_many(keys)?, limit)
+        crate::zmap::within_limit(keys, self.get_many(keys)?, limit)
     }
 
     // Inner chunks are assembled whole from their shard; parts of one are cut from that.
     fn read_into(&self, key: &Key, out: &mut [u8]) -> Result<bool> {
-        super::copy_exact(key, self.get(key)?, out)
+        crate::zmap::copy_exact(key, self.get(key)?, out)
     }
 
     fn read_scatter(&self, key: &Key, parts: &mut [&mut [u8]]) -> Result<bool> {
-        super::scatter_exact(key, self.get(key)?, parts)
+        crate::zmap::scatter_exact(key, self.get(key)?, parts)
     }
 
     // One batch of shards, the inner chunks cut from them.
     fn read_many_into(&self, keys: &[Key], outs: Vec<&mut [u8]>) -> Result<Vec<bool>> {
-        keys.iter().zip(self.get_many(keys)?).zip(outs).map(|((k, got), out)| super::copy_exact(k, got, out)).collect()
+        keys.iter().zip(self.get_many(keys)?).zip(outs).map(|((k, got), out)| crate::zmap::copy_exact(k, got, out)).collect()
     }
 
     fn get_ranges(&self, key: &Key, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
-        super::cut_ranges(key, self.get(key)?, ranges, size)
+        crate::zmap::cut_ranges(key, self.get(key)?, ranges, size)
     }
 
     fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
@@ -446,7 +446,7 @@ impl Zmap for ShardStore<'_> {
         self.inner.wants_arrays()
     }
 
-    fn note_arrays(&self, arrays: Vec<super::ArrayInfo>) -> Result<()> {
+    fn note_arrays(&self, arrays: Vec<crate::zmap::ArrayInfo>) -> Result<()> {
         self.inner.note_arrays(arrays)
     }
 

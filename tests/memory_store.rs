@@ -1,0 +1,187 @@
+//! The core without C or disk: datasets written to and read from the memory store through
+//! `Dataset::create_on`/`open_on`, the metadata readers fed hostile objects, and the chunk
+//! cache counted at the store. Run one with `cargo test --release --test memory_store NAME`.
+
+use netcdf::dataset::Dataset;
+use netcdf::engine::{Mem, MemType, Request};
+use netcdf::error::{Kind, Result};
+use netcdf::format::ZarrFormat;
+use netcdf::nc::modes::{OpenFlags, Storage, VarRef};
+use netcdf::nc::types::NcType;
+use netcdf::nc::values::Values;
+use netcdf::url::OpenSpec;
+use netcdf::zmap::memory::MemoryStore;
+use netcdf::zmap::{ByteRange, Key, Limit, Ranges, Zmap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const NC_FLOAT: i32 = 5;
+const NC_WRITE: i32 = 1;
+
+/// A dataset of a 4×6 float field `t(time, x)` (time unlimited), chunks 2×3, zlib, an
+/// attribute, all values written; returns the values.
+fn write_field(store: &MemoryStore, format: ZarrFormat) -> Vec<f32> {
+    let spec = OpenSpec::in_memory("mem");
+    let mut ds = Dataset::create_on(spec, OpenFlags::from_bits(NC_WRITE), Box::new(store.clone()), format).unwrap();
+    let time = ds.def_dim(0, b"time", 0).unwrap() as i32;
+    let x = ds.def_dim(0, b"x", 6).unwrap() as i32;
+    let v = ds.def_var(0, b"t", NC_FLOAT, Some(&[time, x]), 2).unwrap();
+    ds.def_var_chunking(0, VarRef::Var(v), Storage::Chunked, Some(vec![2, 3])).unwrap();
+    ds.def_var_deflate(0, VarRef::Var(v), true, true, 4).unwrap();
+    ds.put_att(0, VarRef::Var(v), b"units", 2, Values::Char(b"K".to_vec())).unwrap();
+    ds.enddef().unwrap();
+    let values: Vec<f32> = (0..24).map(|i| 270.0 + i as f32 * 0.5).collect();
+    let mut bytes: Vec<u8> = values.iter().flat_map(|f| f.to_ne_bytes()).collect();
+    write(&mut ds, v, &[0, 0], &[4, 6], &mut bytes).unwrap();
+    ds.close().unwrap();
+    values
+}
+
+fn request<'a>(start: &'a [usize], count: &'a [usize]) -> Request<'a> {
+    Request { start: Some(start), count: Some(count), stride: None, imap: None }
+}
+
+fn write(ds: &mut Dataset, v: usize, start: &[usize], count: &[usize], bytes: &mut [u8]) -> Result<()> {
+    let sel = ds.select(0, VarRef::Var(v), &request(start, count), true)?;
+    ds.write(0, VarRef::Var(v), &sel, Mem::Bytes(bytes, MemType::Num(NcType::Float)))
+}
+
+fn read(ds: &mut Dataset, v: usize, start: &[usize], count: &[usize]) -> Result<Vec<f32>> {
+    let sel = ds.select(0, VarRef::Var(v), &request(start, count), false)?;
+    let mut bytes = vec![0u8; count.iter().product::<usize>() * 4];
+    ds.read(0, VarRef::Var(v), &sel, Mem::Bytes(&mut bytes, MemType::Num(NcType::Float)))?;
+    Ok(bytes.chunks(4).map(|b| f32::from_ne_bytes(b.try_into().unwrap())).collect())
+}
+
+fn open(store: impl Zmap + 'static) -> Result<Dataset> {
+    Dataset::open_on(OpenSpec::in_memory("mem"), OpenFlags::from_bits(0), Box::new(store))
+}
+
+#[test]
+fn v2_dataset_round_trips_and_stores_its_layout() {
+    let store = MemoryStore::new();
+    let values = write_field(&store, ZarrFormat::V2);
+    let keys = store.keys();
+    for k in [".zgroup", ".zattrs", "t/.zarray", "t/.zattrs", "t/0.0", "t/1.1"] {
+        assert!(keys.iter().any(|s| s == k), "{k} missing from {keys:?}");
+    }
+    assert_eq!(keys.iter().filter(|k| k.starts_with("t/") && !k.contains(".z")).count(), 4, "2×2 chunks");
+    let mut ds = open(store).unwrap();
+    assert_eq!(read(&mut ds, 0, &[0, 0], &[4, 6]).unwrap(), values);
+    assert_eq!(read(&mut ds, 0, &[1, 2], &[2, 3]).unwrap(), [8, 9, 10, 14, 15, 16].map(|i| values[i]));
+    assert_eq!(ds.get_att(0, VarRef::Var(0), "units").unwrap().value, Values::Char(b"K".to_vec()));
+}
+
+#[test]
+fn v3_dataset_round_trips() {
+    let store = MemoryStore::new();
+    let values = write_field(&store, ZarrFormat::V3);
+    assert!(store.keys().iter().any(|k| k == "t/zarr.json"), "{:?}", store.keys());
+    let mut ds = open(store).unwrap();
+    assert_eq!(read(&mut ds, 0, &[0, 0], &[4, 6]).unwrap(), values);
+}
+
+#[test]
+fn hostile_metadata_is_a_clean_error() {
+    let cases: [(&str, &[u8]); 5] = [
+        ("t/.zarray", b"{"),
+        ("t/.zarray", b"[]"),
+        ("t/.zarray", br#"{"zarr_format":2,"shape":[4,6],"chunks":[0,3],"dtype":"<f4","compressor":null,"fill_value":null,"order":"C","filters":null}"#),
+        ("t/.zarray", br#"{"zarr_format":2,"shape":[4],"chunks":[2,3],"dtype":"<f4","compressor":null,"fill_value":null,"order":"C","filters":null}"#),
+        (".zgroup", b"\xff\xfe"),
+    ];
+    for (key, bytes) in cases {
+        let store = MemoryStore::new();
+        write_field(&store, ZarrFormat::V2);
+        store.put(&Key::new(key).unwrap(), bytes).unwrap();
+        let outcome = open(store.clone()).and_then(|mut ds| read(&mut ds, 0, &[0, 0], &[4, 6]));
+        let e = outcome.expect_err(&format!("{key} = {:?} was accepted", String::from_utf8_lossy(bytes)));
+        assert!(matches!(e.kind, Kind::NcZarr | Kind::NotNetcdf), "{key}: {e:?}");
+    }
+}
+
+#[test]
+fn truncated_chunk_is_nc_enczarr_or_a_filter_error() {
+    let store = MemoryStore::new();
+    write_field(&store, ZarrFormat::V2);
+    let key = Key::new("t/0.1").unwrap();
+    let chunk = store.get(&key).unwrap().unwrap();
+    store.put(&key, &chunk[..chunk.len() / 2]).unwrap();
+    let mut ds = open(store).unwrap();
+    let e = read(&mut ds, 0, &[0, 0], &[4, 6]).unwrap_err();
+    assert!(matches!(e.kind, Kind::NcZarr | Kind::Filter), "{e:?}");
+    // The chunks that are whole still read.
+    assert_eq!(read(&mut ds, 0, &[0, 0], &[2, 3]).unwrap().len(), 6);
+}
+
+/// Counts the chunk reads a store serves, whichever method the engine picks.
+struct Counting {
+    inner: MemoryStore,
+    chunk_reads: Arc<AtomicUsize>,
+}
+
+impl Counting {
+    fn count(&self, keys: &[Key]) {
+        let is_chunk = |k: &&Key| k.as_str().rsplit('/').next().is_some_and(|last| last.starts_with(|c: char| c.is_ascii_digit()));
+        let chunks = keys.iter().filter(is_chunk).count();
+        self.chunk_reads.fetch_add(chunks, Ordering::SeqCst);
+    }
+}
+
+impl Zmap for Counting {
+    fn get(&self, key: &Key) -> Result<Option<Vec<u8>>> {
+        self.count(std::slice::from_ref(key));
+        self.inner.get(key)
+    }
+    fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.count(keys);
+        self.inner.get_many(keys)
+    }
+    fn get_many_limited(&self, keys: &[Key], limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
+        self.count(keys);
+        self.inner.get_many_limited(keys, limit)
+    }
+    fn read_into(&self, key: &Key, out: &mut [u8]) -> Result<bool> {
+        self.count(std::slice::from_ref(key));
+        self.inner.read_into(key, out)
+    }
+    fn read_many_into(&self, keys: &[Key], outs: Vec<&mut [u8]>) -> Result<Vec<bool>> {
+        self.count(keys);
+        self.inner.read_many_into(keys, outs)
+    }
+    fn read_scatter(&self, key: &Key, parts: &mut [&mut [u8]]) -> Result<bool> {
+        self.count(std::slice::from_ref(key));
+        self.inner.read_scatter(key, parts)
+    }
+    fn get_ranges(&self, key: &Key, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
+        self.count(std::slice::from_ref(key));
+        self.inner.get_ranges(key, ranges, size)
+    }
+    fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
+        self.inner.put(key, value)
+    }
+    fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {
+        self.inner.list_dir(prefix)
+    }
+    fn delete_prefix(&self, prefix: &Key) -> Result<()> {
+        self.inner.delete_prefix(prefix)
+    }
+    fn describe(&self) -> String {
+        "counting memory".into()
+    }
+}
+
+#[test]
+fn chunk_cache_serves_repeated_reads() {
+    let store = MemoryStore::new();
+    let values = write_field(&store, ZarrFormat::V2);
+    let chunk_reads = Arc::new(AtomicUsize::new(0));
+    let mut ds = open(Counting { inner: store, chunk_reads: chunk_reads.clone() }).unwrap();
+    assert_eq!(read(&mut ds, 0, &[0, 0], &[4, 6]).unwrap(), values);
+    let first = chunk_reads.load(Ordering::SeqCst);
+    assert_eq!(first, 4, "each of the 4 chunks is read once");
+    // Compressed chunks stay decoded in the cache: reading them again costs the store nothing.
+    assert_eq!(read(&mut ds, 0, &[0, 0], &[4, 6]).unwrap(), values);
+    assert_eq!(read(&mut ds, 0, &[3, 5], &[1, 1]).unwrap(), [values[23]]);
+    assert_eq!(chunk_reads.load(Ordering::SeqCst), first);
+}
