@@ -8,54 +8,23 @@
 //! are copied again at `flush`, which appends the small objects (metadata, kept in memory
 //! because they are rewritten), the unchanged entries of the original and the central
 //! directory. Archives written by zarr-python (`ZipStore`, entries at the root) open too.
+//!
+//! Files: `state` (what is pending between flushes), `read` (entries by offset or inflated),
+//! `writer` (the next archive and `ZipStore::rewrite`), `temp_file` (the file it goes to).
+
+mod read;
+mod state;
+mod temp_file;
+mod writer;
 
 use super::{ByteRange, Key, Ranges, Zmap, validate_key};
 use crate::error::{Error, Kind, Result, err};
+use read::Entry;
+use state::{SPILL_AT, State};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
-use zip::write::SimpleFileOptions;
-
-struct State {
-    archive: Option<zip::ZipArchive<File>>,
-    /// key (relative to the dataset prefix) → entry index, in archive order.
-    index: BTreeMap<String, usize>,
-    order: Vec<String>,
-    /// Pending small changes: `Some(bytes)` written, `None` deleted. A key is in at most one of
-    /// `staged` and the spill: whichever was written last.
-    staged: BTreeMap<String, Option<Vec<u8>>>,
-    /// The next archive, once a big object was put.
-    spill: Option<Spill>,
-    /// Writing the next archive failed (what it held is lost): `flush` reports it.
-    failed: Option<Error>,
-    dirty: bool,
-}
-
-/// Objects at least this big go straight into the next archive when put; smaller ones
-/// (metadata, rewritten as a dataset is defined) wait in memory for `flush`.
-const SPILL_AT: usize = 64 << 10;
-
-/// The next archive, begun at the first big put. Its entries cannot be removed (a zip writer
-/// appends), so a spilled object that is replaced or deleted makes it `stale`: `flush` then
-/// copies the live entries into a fresh archive instead of finishing this one.
-struct Spill {
-    writer: zip::ZipWriter<QuietAfterError>,
-    /// The writer's position in the file: where an entry's data begins after its header.
-    pos: Arc<AtomicU64>,
-    tmp: PathBuf,
-    /// Live objects written here: key → (data offset, length), read back with `pread`.
-    at: BTreeMap<String, (u64, u64)>,
-    /// Directory entries written (netcdf-c's layout has one per folder).
-    dirs: BTreeSet<String>,
-    /// Every object name written into this archive, live or not: a zip writer refuses a name
-    /// twice, so an object replaced after it was put waits in memory instead.
-    names: BTreeSet<String>,
-    stale: bool,
-}
 
 pub struct ZipStore {
     path: PathBuf,
@@ -63,7 +32,7 @@ pub struct ZipStore {
     state: Mutex<State>,
 }
 
-fn zip_error(e: zip::result::ZipError) -> Error {
+pub(super) fn zip_error(e: zip::result::ZipError) -> Error {
     match e {
         zip::result::ZipError::Io(io) => io.into(),
         other => Error::new(Kind::NotNetcdf, format!("zip: {other}")),
@@ -71,7 +40,7 @@ fn zip_error(e: zip::result::ZipError) -> Error {
 }
 
 /// Largest object we will inflate from an archive entry (guards against zip bombs).
-const MAX_ENTRY: u64 = 1 << 34;
+pub(super) const MAX_ENTRY: u64 = 1 << 34;
 
 impl ZipStore {
     /// `top_folder`: netcdf-c's layout (entries under one folder named after the archive);
@@ -160,116 +129,6 @@ impl ZipStore {
     fn full(&self, key: &str) -> String {
         super::join(&self.prefix, key)
     }
-
-    /// The folder of the archive and the start of its temp archives' names
-    /// (`.<archive>.nczarr-tmp-<pid>-<n>`, names readers skip).
-    fn temp_stem(&self) -> (PathBuf, String) {
-        let dir = self.path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
-        let name = self.path.file_name().and_then(|n| n.to_str()).unwrap_or("zip");
-        (dir, format!(".{name}.nczarr-tmp-"))
-    }
-
-    /// A fresh temp archive beside the original. The temp archives a killed writer left behind
-    /// (its process is gone) are removed first: with big objects written as they are put, one
-    /// can be as big as the data written before the kill.
-    fn temp_writer(&self) -> Result<(zip::ZipWriter<QuietAfterError>, Arc<AtomicU64>, PathBuf)> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let (dir, stem) = self.temp_stem();
-        remove_orphan_temps(&dir, &stem);
-        let tmp = dir.join(format!("{stem}{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
-        let out = QuietAfterError::new(File::create(&tmp)?);
-        let pos = out.pos.clone();
-        Ok((zip::ZipWriter::new(out), pos, tmp))
-    }
-
-    /// The directory entries above `key` not yet in the archive being written (netcdf-c's
-    /// layout has them; zarr-python's root layout has none).
-    fn add_dirs(&self, writer: &mut zip::ZipWriter<QuietAfterError>, dirs: &mut BTreeSet<String>, key: &str) -> Result<()> {
-        if self.prefix.is_empty() {
-            return Ok(());
-        }
-        let full = self.full(key);
-        let mut acc = String::new();
-        let segs: Vec<&str> = full.split('/').collect();
-        for seg in &segs[..segs.len() - 1] {
-            acc.push_str(seg);
-            acc.push('/');
-            if dirs.insert(acc.clone()) {
-                writer.add_directory(acc.clone(), stored()).map_err(zip_error)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Writes a big object into the next archive now. A key already written there cannot be
-    /// written again (no duplicate entries): its new bytes wait in memory and the next
-    /// archive is rebuilt at `flush`.
-    fn spill_put(&self, st: &mut State, key: &Key, parts: &[&[u8]]) -> Result<()> {
-        // Written into the next archive before (and since replaced, deleted or not): the new
-        // bytes wait in memory and flush rebuilds the archive without the old entry.
-        if st.spill.as_ref().is_some_and(|s| s.names.contains(key.as_str())) {
-            st.stage(key, parts.concat());
-            if let Some(spill) = st.spill.as_mut() {
-                spill.stale = true;
-            }
-            return Ok(());
-        }
-        st.dirty = true;
-        if st.spill.is_none() {
-            let (writer, pos, tmp) = self.temp_writer()?;
-            st.spill = Some(Spill { writer, pos, tmp, at: BTreeMap::new(), dirs: BTreeSet::new(), names: BTreeSet::new(), stale: false });
-        }
-        st.staged.remove(key.as_str());
-        let spill = st.spill.as_mut().expect("made above");
-        let len: u64 = parts.iter().map(|p| p.len() as u64).sum();
-        let written = (|| -> Result<u64> {
-            self.add_dirs(&mut spill.writer, &mut spill.dirs, key)?;
-            start_stored(&mut spill.writer, self.full(key), len)?;
-            let start = spill.pos.load(Ordering::Relaxed);
-            for part in parts {
-                spill.writer.write_all(part)?;
-            }
-            Ok(start)
-        })();
-        match written {
-            Ok(start) => {
-                spill.at.insert(key.to_string(), (start, len));
-                spill.names.insert(key.to_string());
-                Ok(())
-            }
-            Err(e) => {
-                // The next archive is unusable now: what it held since the last flush is lost
-                // (the archive on disk still holds the last flushed state), and flush says so.
-                let _ = std::fs::remove_file(&spill.tmp);
-                st.spill = None;
-                st.failed = Some(e.clone());
-                Err(e)
-            }
-        }
-    }
-}
-
-/// Removes the files in `dir` named `<stem><pid>-<n>` whose process no longer exists. Another
-/// live writer's temp archive (this process's included) is left alone.
-fn remove_orphan_temps(dir: &Path, stem: &str) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) =
-            name.to_str().and_then(|n| n.strip_prefix(stem)).and_then(|rest| rest.split('-').next()).and_then(|p| p.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if pid <= 0 || pid as u32 == std::process::id() {
-            continue;
-        }
-        // SAFETY: signal 0 only asks whether the process exists; nothing is sent.
-        let gone = unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        if gone {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
 }
 
 /// A dataset closed without `flush` (aborted, or after an error) leaves no temp archive.
@@ -280,131 +139,6 @@ impl Drop for ZipStore {
             let tmp = spill.tmp.clone();
             drop(spill);
             let _ = std::fs::remove_file(tmp);
-        }
-    }
-}
-
-/// Entries are stored uncompressed, as netcdf-c writes them (chunks carry their own codecs).
-fn stored() -> SimpleFileOptions {
-    SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored).large_file(false)
-}
-
-/// Begins a stored entry of `len` bytes (ZIP64 from 4 GiB on).
-fn start_stored(writer: &mut zip::ZipWriter<QuietAfterError>, name: String, len: u64) -> Result<()> {
-    writer.start_file(name, stored().large_file(len >= 0xffff_ffff)).map_err(zip_error)
-}
-
-fn read_entry(archive: &mut zip::ZipArchive<File>, idx: usize, limit: super::Limit) -> Result<Vec<u8>> {
-    let entry = archive.by_index(idx).map_err(zip_error)?;
-    let declared = entry.size();
-    if declared > MAX_ENTRY {
-        return err(Kind::NoMem, "zip entry larger than the object ceiling");
-    }
-    limit.check(entry.name(), declared)?;
-    let mut buf = Vec::with_capacity(declared.min(1 << 26) as usize);
-    entry.take(declared + 1).read_to_end(&mut buf)?;
-    if buf.len() as u64 != declared {
-        return err(Kind::NcZarr, "zip entry size differs from its declared size");
-    }
-    Ok(buf)
-}
-
-/// Where an object's bytes are: staged in memory, or an entry stored uncompressed at a file
-/// offset of the archive or of the next archive (compressed entries are inflated whole).
-enum Entry {
-    Absent,
-    Bytes(Vec<u8>),
-    Stored(PathBuf, u64, u64),
-}
-
-/// `len` bytes at `offset` of the file at `path`.
-fn read_at(path: &Path, offset: u64, len: u64) -> Result<Vec<u8>> {
-    use std::os::unix::fs::FileExt;
-    let mut buf = super::zeroed(len)?;
-    File::open(path)?.read_exact_at(&mut buf, offset)?;
-    Ok(buf)
-}
-
-impl ZipStore {
-    /// An object of at most `limit` bytes; an entry declaring more is refused unread.
-    fn get_limited(&self, key: &Key, limit: super::Limit) -> Result<Option<Vec<u8>>> {
-        let mut st = self.state();
-        if let Some(staged) = st.staged.get(key.as_str()) {
-            return Ok(staged.clone());
-        }
-        if let Some(spill) = &st.spill
-            && let Some(&(offset, len)) = spill.at.get(key.as_str())
-        {
-            limit.check(key, len)?;
-            return read_at(&spill.tmp, offset, len).map(Some);
-        }
-        let Some(&idx) = st.index.get(key.as_str()) else { return Ok(None) };
-        let archive = st.archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive not open"))?;
-        read_entry(archive, idx, limit).map(Some)
-    }
-
-    /// An entry to read ranges of: stored entries by position, compressed ones inflated
-    /// (refused unread when they declare more than `limit`).
-    fn stored_entry(&self, key: &Key, limit: super::Limit) -> Result<Entry> {
-        let mut st = self.state();
-        if let Some(staged) = st.staged.get(key.as_str()) {
-            return Ok(staged.clone().map_or(Entry::Absent, Entry::Bytes));
-        }
-        if let Some(spill) = &st.spill
-            && let Some(&(offset, len)) = spill.at.get(key.as_str())
-        {
-            return Ok(Entry::Stored(spill.tmp.clone(), offset, len));
-        }
-        let Some(&idx) = st.index.get(key.as_str()) else { return Ok(Entry::Absent) };
-        let archive = st.archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive not open"))?;
-        let (stored, start, size) = {
-            let e = archive.by_index_raw(idx).map_err(zip_error)?;
-            (e.compression() == zip::CompressionMethod::Stored, e.data_start(), e.size())
-        };
-        if stored {
-            return Ok(Entry::Stored(self.path.clone(), start, size));
-        }
-        read_entry(archive, idx, limit).map(Entry::Bytes)
-    }
-}
-
-impl State {
-    /// Nothing pending: the archive as `open` found it (or none yet, for `create`).
-    fn new(archive: Option<zip::ZipArchive<File>>, index: BTreeMap<String, usize>, order: Vec<String>, dirty: bool) -> State {
-        State { archive, index, order, staged: BTreeMap::new(), spill: None, failed: None, dirty }
-    }
-
-    /// Keeps `bytes` in memory as `key`'s newest value until `flush`.
-    fn stage(&mut self, key: &str, bytes: Vec<u8>) {
-        self.unspill(key);
-        self.staged.insert(key.to_string(), Some(bytes));
-        self.dirty = true;
-    }
-
-    fn spilled(&self, key: &str) -> bool {
-        self.spill.as_ref().is_some_and(|s| s.at.contains_key(key))
-    }
-
-    /// The original archive's entries that are neither replaced nor deleted.
-    fn unchanged_keys(&self) -> Vec<String> {
-        self.order.iter().filter(|k| !self.staged.contains_key(*k) && !self.spilled(k)).cloned().collect()
-    }
-
-    fn live_keys(&self) -> Vec<String> {
-        let mut keys = self.unchanged_keys();
-        if let Some(spill) = &self.spill {
-            keys.extend(spill.at.keys().cloned());
-        }
-        keys.extend(self.staged.iter().filter(|(_, v)| v.is_some()).map(|(k, _)| k.clone()));
-        keys
-    }
-
-    /// Marks `key` deleted or replaced by staged bytes: out of the spill if it was there.
-    fn unspill(&mut self, key: &str) {
-        if let Some(spill) = self.spill.as_mut()
-            && spill.at.remove(key).is_some()
-        {
-            spill.stale = true;
         }
     }
 }
@@ -528,149 +262,13 @@ impl Zmap for ZipStore {
         Ok(())
     }
 
-    /// Finishes the next archive (begun by big puts, or begun here) with the small objects,
-    /// the original's unchanged entries and the central directory, and renames it over the
-    /// archive. A stale spill (an entry in it replaced or deleted) is first copied, live
-    /// entries only, into a fresh one.
+    /// Finishes the next archive and renames it over the archive (`ZipStore::rewrite`).
     fn flush(&self) -> Result<()> {
-        let mut st = self.state();
-        // What the failed write held is gone: finishing the archive without it would lose data
-        // silently, so every later flush fails too (the archive keeps its last flushed state).
-        if let Some(e) = &st.failed {
-            return Err(Error::new(e.kind, format!("an earlier write to {} failed: {}", self.path.display(), e.context)));
-        }
-        if !st.dirty {
-            return Ok(());
-        }
-        let mut temps: Vec<PathBuf> = Vec::new();
-        // Taken before the spill is: an original entry rewritten into the spill is not
-        // unchanged, and copying it too would make a duplicate name the archive refuses.
-        let unchanged = st.unchanged_keys();
-        let result = (|| -> Result<()> {
-            let (mut writer, mut dirs, tmp) = match st.spill.take() {
-                Some(spill) if !spill.stale => {
-                    temps.push(spill.tmp.clone());
-                    (spill.writer, spill.dirs, spill.tmp)
-                }
-                Some(spill) => {
-                    temps.push(spill.tmp.clone());
-                    spill.writer.finish().map_err(zip_error)?;
-                    let mut old = zip::ZipArchive::new(File::open(&spill.tmp)?).map_err(zip_error)?;
-                    let (mut writer, _, tmp) = self.temp_writer()?;
-                    temps.push(tmp.clone());
-                    let mut dirs = BTreeSet::new();
-                    for key in spill.at.keys() {
-                        self.add_dirs(&mut writer, &mut dirs, key)?;
-                        let idx = old.index_for_name(&self.full(key)).ok_or_else(|| Error::new(Kind::Internal, "spilled entry missing"))?;
-                        let entry = old.by_index_raw(idx).map_err(zip_error)?;
-                        writer.raw_copy_file_rename(entry, self.full(key)).map_err(zip_error)?;
-                    }
-                    (writer, dirs, tmp)
-                }
-                None => {
-                    let (writer, _, tmp) = self.temp_writer()?;
-                    temps.push(tmp.clone());
-                    (writer, BTreeSet::new(), tmp)
-                }
-            };
-            // An unchanged entry is copied as it is stored (no inflate, no re-deflate).
-            for key in unchanged {
-                self.add_dirs(&mut writer, &mut dirs, &key)?;
-                let State { archive, index, .. } = &mut *st;
-                let archive = archive.as_mut().ok_or_else(|| Error::new(Kind::Internal, "zip archive"))?;
-                let entry = archive.by_index_raw(index[&key]).map_err(zip_error)?;
-                writer.raw_copy_file_rename(entry, self.full(&key)).map_err(zip_error)?;
-            }
-            for (key, bytes) in &st.staged {
-                let Some(bytes) = bytes else { continue };
-                self.add_dirs(&mut writer, &mut dirs, key)?;
-                start_stored(&mut writer, self.full(key), bytes.len() as u64)?;
-                writer.write_all(bytes)?;
-            }
-            writer.finish().map_err(zip_error)?;
-            std::fs::rename(&tmp, &self.path)?;
-            temps.retain(|t| t != &tmp);
-            Ok(())
-        })();
-        for t in &temps {
-            let _ = std::fs::remove_file(t);
-        }
-        result?;
-        let reopened = ZipStore::open(&self.path)?;
-        std::mem::swap(&mut *st, &mut *reopened.state());
-        Ok(())
+        self.rewrite()
     }
 
     fn describe(&self) -> String {
         self.path.display().to_string()
-    }
-}
-
-/// The temporary archive's file. After its first I/O error (a full disk, a size limit) it
-/// stands in for a file without touching the disk: the error has already reached `flush`,
-/// which deletes the file, and the zip writer's destructor then finishes quietly instead of
-/// printing to stderr. Positions are tracked so the writer's offset arithmetic stays sane.
-struct QuietAfterError {
-    file: File,
-    failed: bool,
-    /// The position, shared with the spill that reads entries' data offsets from it.
-    pos: Arc<AtomicU64>,
-    end: u64,
-}
-
-impl QuietAfterError {
-    fn new(file: File) -> QuietAfterError {
-        QuietAfterError { file, failed: false, pos: Arc::new(AtomicU64::new(0)), end: 0 }
-    }
-
-    fn at(&self) -> u64 {
-        self.pos.load(Ordering::Relaxed)
-    }
-
-    fn set(&mut self, at: u64) {
-        self.pos.store(at, Ordering::Relaxed);
-        self.end = self.end.max(at);
-    }
-
-    fn advance(&mut self, n: usize) -> usize {
-        self.set(self.at() + n as u64);
-        n
-    }
-}
-
-impl Write for QuietAfterError {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if self.failed {
-            return Ok(self.advance(buf.len()));
-        }
-        match self.file.write(buf) {
-            Ok(n) => Ok(self.advance(n)),
-            Err(e) => {
-                self.failed = true;
-                Err(e)
-            }
-        }
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        if self.failed { Ok(()) } else { self.file.flush() }
-    }
-}
-
-impl std::io::Seek for QuietAfterError {
-    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
-        use std::io::SeekFrom;
-        if !self.failed {
-            let at = self.file.seek(to)?;
-            self.set(at);
-            return Ok(at);
-        }
-        let at = match to {
-            SeekFrom::Start(n) => n,
-            SeekFrom::Current(d) => self.at().saturating_add_signed(d),
-            SeekFrom::End(d) => self.end.saturating_add_signed(d),
-        };
-        self.set(at);
-        Ok(at)
     }
 }
 
