@@ -11,8 +11,9 @@
 //!
 //! A local master is written beside its final name and renamed over it once complete.
 
-use super::write::{Convention, Writer};
-use super::{cname, names, ok, text_att, var_dimids, var_shape};
+use super::calls::{child_groups, cname, names, ok, text_att, unlimited_dims, var_dimids, var_shape};
+use super::fragment_files::Writer;
+use super::place::Convention;
 use crate::error::{Error, Kind, Result};
 use crate::zmap::ArrayInfo;
 use crate::zmap::cfa::write::is_aggregated;
@@ -125,7 +126,7 @@ fn define_group(
     let mut dimids = vec![0 as c_int; ndims.max(0) as usize];
     // SAFETY: `dimids` holds the group's own dimensions.
     ok(unsafe { super::super::group::nc_inq_dimids(src, &mut ndims, dimids.as_mut_ptr(), 0) }, "dimensions")?;
-    let unlimited = super::unlimited_dims(src)?;
+    let unlimited = unlimited_dims(src)?;
     for d in &dimids {
         let mut buf = [0 as c_char; NC_MAX_NAME as usize + 1];
         let mut len = 0usize;
@@ -168,7 +169,7 @@ fn define_group(
             None => copies.push(DataCopy { src: (src, v), dst: (dst, id), xtype, shape: var_shape(src, v)? }),
         }
     }
-    for g in super::child_groups(src)? {
+    for g in child_groups(src)? {
         let mut buf = [0 as c_char; NC_MAX_NAME as usize + 1];
         // SAFETY: NC_MAX_NAME+1 bytes.
         ok(unsafe { super::super::group::nc_inq_grpname(g, buf.as_mut_ptr()) }, "group name")?;
