@@ -10,6 +10,10 @@ Inside the modules, the same references (`crate::a::b`, `super::x`, `self::y`, b
 included; test modules left out) make a graph of files; a circle in it (a strongly connected
 component of more than one file) fails, except the ones listed in KNOWN_CYCLES, which may only
 shrink. `use super::<sibling>::*` fails: it hides which items a file takes from the other.
+
+Sizes a newcomer can read: no source file over MAX_FILE_LINES lines (generated files named in
+GENERATED excepted), and no function in the metadata readers and writers (src/format/) over
+MAX_FORMAT_FN_LINES lines; a long one is split into its phases.
 """
 import pathlib
 import re
@@ -153,9 +157,33 @@ for c in cycles:
     if not any(c <= known for known in KNOWN_CYCLES):
         problems.append(f"files import each other in a circle: {', '.join(sorted(c))}")
 
+# ---- sizes --------------------------------------------------------------------------------
+
+MAX_FILE_LINES = 700
+MAX_FORMAT_FN_LINES = 80
+# Written by tools/gen_ffi_matrix.py: one export per type and shape, never edited by hand.
+GENERATED = {"ffi/data_matrix.rs"}
+for path in sorted(src.rglob("*.rs")):
+    rel = path.relative_to(src).as_posix()
+    lines = path.read_text().splitlines()
+    if rel not in GENERATED and len(lines) > MAX_FILE_LINES:
+        problems.append(f"src/{rel}: {len(lines)} lines (at most {MAX_FILE_LINES}); split it by concern")
+    if not rel.startswith("format/"):
+        continue
+    for n, line in enumerate(lines):
+        if line.startswith("#[cfg(test)]"):
+            break
+        m = re.match(r"^(\s*)(?:pub(?:\([a-z]+\))? )?fn (\w+)", line)
+        if not m or line.rstrip().endswith(";"):
+            continue
+        end = next((k for k in range(n + 1, len(lines)) if lines[k] == m.group(1) + "}"), n)
+        if end - n + 1 > MAX_FORMAT_FN_LINES:
+            problems.append(f"src/{rel}:{n + 1}: fn {m.group(2)} has {end - n + 1} lines (at most {MAX_FORMAT_FN_LINES}); split it into phases")
+
 for p in problems:
     print(p)
 if problems:
-    sys.exit(f"check_layers: {len(problems)} problem(s): imports against the layer table in src/lib.rs, circles of files or sibling globs")
+    sys.exit(f"check_layers: {len(problems)} problem(s): imports against the layer table in src/lib.rs, circles of files, sibling globs or sizes")
 print(f"check_layers: {len(layer_of) - len(macro_owner)} modules, every import points down; "
-      f"{len(modules)} files, {len(cycles)} circle(s) of files, all known ({sum(len(c) for c in cycles)} files; KNOWN_CYCLES)")
+      f"{len(modules)} files, {len(cycles)} circle(s) of files, all known ({sum(len(c) for c in cycles)} files; KNOWN_CYCLES); "
+      f"no file over {MAX_FILE_LINES} lines, no format/ function over {MAX_FORMAT_FN_LINES}")

@@ -100,3 +100,28 @@ pub(crate) fn pure_dims(model: &mut Model, gid: usize, what: &str, shape: &[u64]
     }
     Ok(ids)
 }
+
+/// The dimensions an NCZarr array references by full name; an unlimited one grows to the
+/// array's length, a fixed one must match it.
+pub(crate) fn referenced_dims(model: &mut Model, what: &str, refs: &[String], shape: &[u64]) -> Result<Vec<usize>> {
+    if refs.len() != shape.len() {
+        return err(Kind::NcZarr, format!("{what}: {} dimension references for rank {}", refs.len(), shape.len()));
+    }
+    let mut ids = Vec::new();
+    for (r, &len) in refs.iter().zip(shape) {
+        for seg in r.split('/').filter(|s| !s.is_empty()) {
+            names::check_stored(seg)?;
+        }
+        let d = model.dim_by_fqn(r)?;
+        let dim = &model.dims[d];
+        if !(dim.len == len || dim.unlimited && len <= dim.len) {
+            if dim.unlimited {
+                model.dims[d].len = len;
+            } else {
+                return err(Kind::NcZarr, format!("{what}: shape {len} differs from dimension {r} = {}", dim.len));
+            }
+        }
+        ids.push(d);
+    }
+    Ok(ids)
+}

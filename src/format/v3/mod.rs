@@ -404,6 +404,9 @@ fn zero_fill(t: NcType) -> Value {
     }
 }
 
+/// A shard's inner chunk shape, inner pipeline and index layout.
+type ShardSpec = (Vec<u64>, Box<Pipeline>, ShardIndex);
+
 /// An array's codec pipeline, normalised (§6.1).
 #[derive(Default)]
 struct Pipeline {
@@ -414,7 +417,7 @@ struct Pipeline {
     filters: Vec<Filter>,
     /// Bytes-to-bytes codecs applied to whole shards.
     outer: Vec<Filter>,
-    shard: Option<(Vec<u64>, Box<Pipeline>, ShardIndex)>,
+    shard: Option<ShardSpec>,
 }
 
 fn codec_name(c: &Value) -> Result<(&str, Option<&Map<String, Value>>)> {
@@ -460,33 +463,10 @@ fn pipeline(list: &Value, rank: usize, what: &str) -> Result<std::result::Result
                 if p.perm.as_ref().is_some_and(|o| o.iter().enumerate().any(|(i, &x)| i != x)) {
                     return Ok(Err("transpose of whole shards".into()));
                 }
-                let conf = conf.ok_or_else(|| nczarr_err(what, "sharding without configuration"))?;
-                let inner_shape = conf
-                    .get("chunk_shape")
-                    .and_then(Value::as_array)
-                    .and_then(|a| a.iter().map(|x| x.as_u64().filter(|v| *v >= 1)).collect::<Option<Vec<u64>>>())
-                    .filter(|s| s.len() == rank)
-                    .ok_or_else(|| nczarr_err(what, "sharding chunk_shape"))?;
-                let inner = match pipeline(conf.get("codecs").unwrap_or(&json!([{"name": "bytes"}])), rank, what)? {
-                    Ok(i) if i.shard.is_none() => i,
-                    Ok(_) => return Ok(Err("nested sharding".into())),
+                match sharding(conf, rank, what)? {
+                    Ok(shard) => p.shard = Some(shard),
                     Err(m) => return Ok(Err(m)),
-                };
-                let mut index = ShardIndex::default();
-                for (i, ic) in conf.get("index_codecs").and_then(Value::as_array).cloned().unwrap_or_default().iter().enumerate() {
-                    let (n, c) = codec_name(ic).map_err(|e| nczarr_err(what, e.context))?;
-                    match (i, n) {
-                        (0, "bytes") => index.big_endian = c.and_then(|c| c.get("endian")).and_then(Value::as_str) == Some("big"),
-                        (1, "crc32c") => index.crc = true,
-                        _ => return Err(nczarr_err(what, format!("shard index codec {n:?}"))),
-                    }
                 }
-                index.at_start = match conf.get("index_location").and_then(Value::as_str) {
-                    None | Some("end") => false,
-                    Some("start") => true,
-                    Some(other) => return Err(nczarr_err(what, format!("index_location {other:?}"))),
-                };
-                p.shard = Some((inner_shape, Box::new(inner), index));
                 stage = 1;
             }
             (0, other) if other.starts_with("numcodecs.vlen") || other == "vlen-bytes" => return Ok(Err(format!("codec {other}"))),
@@ -505,6 +485,43 @@ fn pipeline(list: &Value, rank: usize, what: &str) -> Result<std::result::Result
         return Err(nczarr_err(what, "no array-to-bytes codec"));
     }
     Ok(Ok(p))
+}
+
+/// A `sharding_indexed` codec's configuration: the inner chunk shape, the inner pipeline and
+/// the index layout. `Ok(Err)`: valid but unsupported (nested sharding, an unknown codec).
+#[allow(clippy::type_complexity)]
+fn sharding(
+    conf: Option<&Map<String, Value>>,
+    rank: usize,
+    what: &str,
+) -> Result<std::result::Result<(Vec<u64>, Box<Pipeline>, ShardIndex), String>> {
+    let conf = conf.ok_or_else(|| nczarr_err(what, "sharding without configuration"))?;
+    let inner_shape = conf
+        .get("chunk_shape")
+        .and_then(Value::as_array)
+        .and_then(|a| a.iter().map(|x| x.as_u64().filter(|v| *v >= 1)).collect::<Option<Vec<u64>>>())
+        .filter(|s| s.len() == rank)
+        .ok_or_else(|| nczarr_err(what, "sharding chunk_shape"))?;
+    let inner = match pipeline(conf.get("codecs").unwrap_or(&json!([{"name": "bytes"}])), rank, what)? {
+        Ok(i) if i.shard.is_none() => i,
+        Ok(_) => return Ok(Err("nested sharding".into())),
+        Err(m) => return Ok(Err(m)),
+    };
+    let mut index = ShardIndex::default();
+    for (i, ic) in conf.get("index_codecs").and_then(Value::as_array).cloned().unwrap_or_default().iter().enumerate() {
+        let (n, c) = codec_name(ic).map_err(|e| nczarr_err(what, e.context))?;
+        match (i, n) {
+            (0, "bytes") => index.big_endian = c.and_then(|c| c.get("endian")).and_then(Value::as_str) == Some("big"),
+            (1, "crc32c") => index.crc = true,
+            _ => return Err(nczarr_err(what, format!("shard index codec {n:?}"))),
+        }
+    }
+    index.at_start = match conf.get("index_location").and_then(Value::as_str) {
+        None | Some("end") => false,
+        Some("start") => true,
+        Some(other) => return Err(nczarr_err(what, format!("index_location {other:?}"))),
+    };
+    Ok(Ok((inner_shape, Box::new(inner), index)))
 }
 
 #[cfg(test)]
