@@ -8,7 +8,9 @@
 #   build/libnczarr_mpi_preload.so   for LD_PRELOAD in front of Debian's parallel netcdf-c
 #
 #   make            build both libraries and the config files
+#   make deps       install what the tests drive (apt, pip, cargo); make check runs it first
 #   make check      every test: Rust units, C tests, real clients, Python interop, CMake consumer
+#   make headers    render include/*.h from the C ABI crate (headers/; committed, checked in CI)
 #   make demo       create a dataset on local storage and show it with ncdump and zarr-python
 #   make fuzz       thousands of differential sequences and hostile stores, and the parser fuzz targets
 #   make install PREFIX=/usr/local
@@ -17,7 +19,8 @@ PREFIX  ?= /usr/local
 CARGO   ?= cargo
 CC      ?= cc
 PYTHON  ?= python3
-VERSION := 4.9.2
+# The emulated netcdf-c version, defined once in core/src/nc/version.rs (via netcdf_meta.h).
+VERSION := $(shell sed -n 's/^\#define NC_VERSION "\(.*\)"/\1/p' include/netcdf_meta.h)
 SOVERSION := 19
 BUILD   := build
 TARGET  := target/release
@@ -39,7 +42,7 @@ TOOL_HELPERS := H5get_libversion Cdh2e NC__testurl NC_shellUnescape NCpathcanoni
   nclog ncsetlogging ncsetloglevel ncuriappendfragmentkey ncuribuild ncurifree ncuriparse strlcat
 C_SYMBOLS := ncerr ncopts nc_advise nclog
 
-.PHONY: all cargo check check-rust check-c check-fuzz fuzz check-compat check-clients check-passthrough check-s3 check-cfa check-plugins check-python check-v3 check-cmake check-mpi demo install clean bench
+.PHONY: all cargo deps headers check check-rust check-c check-fuzz fuzz check-compat check-clients check-passthrough check-s3 check-cfa check-plugins check-python check-v3 check-cmake check-mpi demo install clean bench
 
 all: $(DROPIN) $(PRELOAD) $(STATIC) $(BUILD)/nc-config $(BUILD)/netcdf.pc
 ifeq ($(HAVE_MPI),yes)
@@ -137,16 +140,22 @@ install: all
 	  sed -e 's|@VERSION@|$(VERSION)|g' cmake/netCDFConfigVersion.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/netCDF_mpi/netCDFConfigVersion.cmake; \
 	fi
 
-check: all
+deps:
 	sh ctests/ensure_deps.sh
+
+headers:
+	$(CARGO) run --release -q -p nczarr-headers
+
+check: deps all
 	$(MAKE) --no-print-directory check-rust check-c check-fuzz check-compat check-clients check-passthrough check-s3 check-cfa check-plugins check-python check-v3 check-cmake check-mpi
 	@echo "make check: all suites passed"
 
 check-rust:
 	python3 tools/check_layers.py
-	$(CARGO) fmt --check
-	$(CARGO) clippy --release --all-targets -- -D warnings
-	$(CARGO) test --release --lib --tests
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	$(CARGO) run --release -q -p nczarr-headers -- --check
+	$(CARGO) test --release --workspace --lib --tests
 
 check-c: all
 	python3 tools/check_headers.py
@@ -165,7 +174,7 @@ fuzz: all
 	@echo "make fuzz: $(FUZZ_COUNT) sequences and $(FUZZ_COUNT) hostile stores from seed $(FUZZ_SEED)"
 	python3 ctests/fuzz/difftest.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
 	python3 ctests/fuzz/hostile.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
-	PROPTEST_CASES=2000 $(CARGO) test --release --lib fuzz_
+	PROPTEST_CASES=2000 $(CARGO) test --release --workspace --lib fuzz_
 
 check-compat: all
 	sh ctests/run_compat.sh

@@ -1,45 +1,22 @@
-//! nczarr-rs: a drop-in `libnetcdf` whose storage engine is NCZarr.
-//!
-//! Comments cite the specifications in `doc/spec/` by file and section (`zarr-v3.md §7.4`,
-//! `reliability.md C2`).
+//! nczarr-rs: a drop-in `libnetcdf` whose storage engine is NCZarr. This crate is the C ABI
+//! (`libnetcdf.so`, `libnczarr_preload.so`, `libnetcdf.a`): netcdf-c's exports, the ncid
+//! registry and the passthrough to a real netcdf-c. Everything they call is the safe core,
+//! `nczarr_core` (`core/`), whose modules are re-exported here under their own names so that
+//! `crate::dataset` in an export is the core's `dataset`.
 //!
 //! # Layers
-//! Each module may import only modules of a lower layer (and its own submodules); modules of
-//! one layer never import each other. `tools/check_layers.py` reads this table and fails
-//! `make check` on any import against it.
+//! The core's modules (layers 0–9, see `core/src/lib.rs`) sit under these two; each module
+//! may import only modules of a lower layer. `tools/check_layers.py` reads both tables.
 //!
 //! | layer | modules | what they hold |
 //! |---|---|---|
 //! | 11 | `ffi` | the exported C API: converts arguments, calls the core, maps errors; passthrough routing |
 //! | 10 | `registry` | ncid ↔ open dataset, slot ownership (ours / the real netcdf-c's / free) |
-//! | 9 | `dataset` | what each call does to an open dataset: define mode, inquiries, data, persistence |
-//! | 8 | `format` `engine` | Zarr metadata ↔ model (every layout netcdf-c wrote; v2 and v3); the chunk data path |
-//! | 7 | `zmap` | storage drivers (directory, zip, S3, memory), tracing, v3 shards as a store adapter |
-//! | 6 | `url` | dataset names, `#mode=` fragments, S3 URL forms |
-//! | 5 | `model` | one dataset's netCDF-4 model: groups, dims, vars, atts; plain data |
-//! | 4 | `codec` | filters and Zarr codecs: ids, JSON, encode/decode |
-//! | 3 | `nc` `json` | netCDF vocabulary (types, names, values, quantize); JSON as Zarr writers write it |
-//! | 2 | `trace` | `NCTRACING` output |
-//! | 1 | `config` `parallel` `collective` | `.ncrc` and environment settings; the per-process worker pool; MPI ranks as a C vtable |
-//! | 0 | `error` `bytes` | the one error type and its `NC_*` codes; byte copies into caller memory |
 
-pub mod bytes;
-pub mod codec;
-pub mod collective;
-pub mod config;
-pub mod dataset;
-pub mod engine;
-pub mod error;
+pub use nczarr_core::{bytes, codec, collective, config, dataset, engine, error, format, json, model, nc, parallel, trace, url, zmap};
+
 pub mod ffi;
-pub mod format;
-pub mod json;
-pub mod model;
-pub mod nc;
-pub mod parallel;
 pub mod registry;
-pub mod trace;
-pub mod url;
-pub mod zmap;
 
 /// Rust-side allocations (metadata parsing is allocation-heavy) use mimalloc; memory handed to
 /// C callers is always allocated with libc `malloc`, so this choice never crosses the ABI.

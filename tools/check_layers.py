@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Fails when a module imports against the layer table at the top of src/lib.rs, when files
-import each other in a circle, or when a file glob-imports a sibling.
+"""Fails when a module imports against the layer tables at the top of core/src/lib.rs (the
+core crate) and src/lib.rs (the C ABI crate), when files import each other in a circle, or when
+a file glob-imports a sibling.
 
-A module (a top-level file or folder of src/) may name `crate::X` only when X sits in a lower
-layer, or is the module itself. Every reference counts, not only `use` lines, so a path
+A module (a top-level file or folder of a crate's src/) may name `crate::X` only when X sits
+in a lower layer, or is the module itself. The ABI crate re-exports the core's modules under
+their own names, so one table of layers covers both crates. Every reference counts, not only `use` lines, so a path
 written inline in a function body is checked too.
 
 Inside the modules, the same references (`crate::a::b`, `super::x`, `self::y`, brace lists
@@ -19,155 +21,177 @@ import pathlib
 import re
 import sys
 
-src = pathlib.Path(__file__).resolve().parent.parent / "src"
+top = pathlib.Path(__file__).resolve().parent.parent
+CRATES = [top / "core" / "src", top / "src"]
 layer_of = {}
-for line in (src / "lib.rs").read_text().splitlines():
-    m = re.match(r"^//! \| (\d+) \| ([^|]+) \|", line)
-    if m:
-        for name in re.findall(r"`([a-z_0-9]+)`", m.group(2)):
-            layer_of[name] = int(m.group(1))
+for src in CRATES:
+    for line in (src / "lib.rs").read_text().splitlines():
+        m = re.match(r"^//! \| (\d+) \| ([^|]+) \|", line)
+        if m:
+            for name in re.findall(r"`([a-z_0-9]+)`", m.group(2)):
+                layer_of[name] = int(m.group(1))
 macro_owner = {}
 if not layer_of:
-    sys.exit("check_layers: no layer table found in src/lib.rs")
-
-# `#[macro_export]` macros live at the crate root but belong to the module that defines them.
-for path in src.rglob("*.rs"):
-    owner = path.relative_to(src).parts[0].removesuffix(".rs")
-    for name in re.findall(r"#\[macro_export\]\s*macro_rules!\s*([a-z_0-9]+)", path.read_text()):
-        if owner in layer_of:
-            layer_of.setdefault(name, layer_of[owner])
-            macro_owner[name] = owner
-
-declared = set(re.findall(r"^pub mod ([a-z_0-9]+);", (src / "lib.rs").read_text(), re.M))
-problems = [f"src/lib.rs: module `{m}` has no layer in the table" for m in sorted(declared - set(layer_of))]
-
-for path in sorted(src.rglob("*.rs")):
-    rel = path.relative_to(src)
-    if rel.as_posix() == "lib.rs":
-        continue
-    me = rel.parts[0].removesuffix(".rs")
-    text = path.read_text()
-    for n, line in enumerate(text.splitlines(), 1):
-        code = line.split("//", 1)[0]
-        if re.search(r"\bcrate::\{", code):
-            problems.append(f"src/{rel}:{n}: `use crate::{{..}}` hides which modules are imported; import each one by path")
-        for other in re.findall(r"\bcrate::([a-z_0-9]+)", code):
-            if other == me or macro_owner.get(other) == me or other not in layer_of:
-                continue
-            if layer_of[other] >= layer_of.get(me, -1):
-                problems.append(f"src/{rel}:{n}: `{me}` (layer {layer_of.get(me)}) imports `{other}` (layer {layer_of[other]})")
-# ---- file-level cycles and sibling globs --------------------------------------------------
-
-# Circles not yet taken apart (review-3, step 2); a circle may lose files, never gain any.
-KNOWN_CYCLES = [
-    # Empty: every folder's files import in one direction. A circle added here must say why,
-    # and the list may only shrink.
-]
-
-modules = {}
-for path in src.rglob("*.rs"):
-    parts = list(path.relative_to(src).parts)
-    if parts[-1] == "lib.rs":
-        parts = []
-    elif parts[-1] == "mod.rs":
-        parts = parts[:-1]
-    else:
-        parts[-1] = parts[-1][:-3]
-    modules[tuple(parts)] = path
+    sys.exit("check_layers: no layer table found in core/src/lib.rs or src/lib.rs")
+problems = []
+file_count, cycle_files, cycles_all = 0, 0, []
 
 
-def module_of(segments):
-    """The deepest module a path names (items inside a file belong to the file)."""
-    for k in range(len(segments), 0, -1):
-        if tuple(segments[:k]) in modules:
-            return tuple(segments[:k])
-    return None
+def show(path):
+    return path.relative_to(top).as_posix()
 
 
-graph = {}
-for mod, path in modules.items():
-    text = path.read_text()
-    tests = re.search(r"#\[cfg\(test\)\]\s*mod tests", text)
-    if tests:
-        text = text[: tests.start()]
-    text = re.sub(r"//[^\n]*", "", text)
-    is_dir = path.name in ("mod.rs", "lib.rs")
-    rel = path.relative_to(src).as_posix()
-    for n, line in enumerate(text.splitlines(), 1):
-        m = re.match(r"\s*(pub(\([a-z]+\))? )?use super::([a-z_0-9]+)::\*;", line)
-        if m and module_of(list(mod[:-1] if not is_dir else mod[:-1]) + [m.group(3)]) is not None:
-            problems.append(f"src/{rel}:{n}: `use super::{m.group(3)}::*` hides what this file takes from its sibling; name the items")
-    edges = set()
-    siblings_root = mod[:-1] if is_dir else mod[:-1]
+def check_crate(src):
+    global file_count
 
-    def add(base, rest):
-        segments = list(base) + [x for x in rest.split("::") if x and x != "*"]
-        target = module_of(segments)
-        if target is not None and target != mod:
-            edges.add(target)
+    # `#[macro_export]` macros live at the crate root but belong to the module that defines them.
+    for path in src.rglob("*.rs"):
+        owner = path.relative_to(src).parts[0].removesuffix(".rs")
+        for name in re.findall(r"#\[macro_export\]\s*macro_rules!\s*([a-z_0-9]+)", path.read_text()):
+            if owner in layer_of:
+                layer_of.setdefault(name, layer_of[owner])
+                macro_owner[name] = owner
 
-    for m in re.finditer(r"\b(crate|super|self)::(\{[^}]*\}|[A-Za-z_0-9:]+)", text):
-        head, rest = m.group(1), m.group(2)
-        base = () if head == "crate" else (mod if head == "self" else siblings_root)
-        while rest.startswith("super::"):
-            base, rest = base[:-1], rest[len("super::"):]
-        if rest.startswith("{"):
-            for item in rest[1:-1].split(","):
-                if item.strip():
-                    add(base, item.strip().split(" as ")[0])
+    declared = set(re.findall(r"^pub mod ([a-z_0-9]+);", (src / "lib.rs").read_text(), re.M))
+    problems.extend(f"{show(src / 'lib.rs')}: module `{m}` has no layer in the table" for m in sorted(declared - set(layer_of)))
+
+    for path in sorted(src.rglob("*.rs")):
+        rel = path.relative_to(src)
+        if rel.as_posix() == "lib.rs":
+            continue
+        me = rel.parts[0].removesuffix(".rs")
+        text = path.read_text()
+        for n, line in enumerate(text.splitlines(), 1):
+            code = line.split("//", 1)[0]
+            if re.search(r"\bcrate::\{", code):
+                problems.append(f"{show(src)}/{rel}:{n}: `use crate::{{..}}` hides which modules are imported; import each one by path")
+            for other in re.findall(r"\bcrate::([a-z_0-9]+)", code):
+                if other == me or macro_owner.get(other) == me or other not in layer_of:
+                    continue
+                if layer_of[other] >= layer_of.get(me, -1):
+                    problems.append(f"{show(src)}/{rel}:{n}: `{me}` (layer {layer_of.get(me)}) imports `{other}` (layer {layer_of[other]})")
+    # ---- file-level cycles and sibling globs --------------------------------------------------
+
+    # Circles not yet taken apart (review-3, step 2); a circle may lose files, never gain any.
+    KNOWN_CYCLES = [
+        # Empty: every folder's files import in one direction. A circle added here must say why,
+        # and the list may only shrink.
+    ]
+
+    modules = {}
+    for path in src.rglob("*.rs"):
+        parts = list(path.relative_to(src).parts)
+        if parts[-1] == "lib.rs":
+            parts = []
+        elif parts[-1] == "mod.rs":
+            parts = parts[:-1]
         else:
-            add(base, rest)
-    graph[mod] = edges
+            parts[-1] = parts[-1][:-3]
+        modules[tuple(parts)] = path
 
-# Tarjan's strongly connected components, iteratively.
-index, low, on_stack, stack, cycles = {}, {}, set(), [], []
-for root in graph:
-    if root in index:
-        continue
-    work = [(root, iter(sorted(graph[root])))]
-    index[root] = low[root] = len(index)
-    stack.append(root)
-    on_stack.add(root)
-    while work:
-        v, children = work[-1]
-        for w in children:
-            if w not in index:
-                index[w] = low[w] = len(index)
-                stack.append(w)
-                on_stack.add(w)
-                work.append((w, iter(sorted(graph.get(w, ())))))
-                break
-            if w in on_stack:
-                low[v] = min(low[v], index[w])
-        else:
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                component = set()
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    component.add("::".join(w) or "crate")
-                    if w == v:
-                        break
-                if len(component) > 1:
-                    cycles.append(component)
-for c in cycles:
-    if not any(c <= known for known in KNOWN_CYCLES):
-        problems.append(f"files import each other in a circle: {', '.join(sorted(c))}")
+
+    def module_of(segments):
+        """The deepest module a path names (items inside a file belong to the file)."""
+        for k in range(len(segments), 0, -1):
+            if tuple(segments[:k]) in modules:
+                return tuple(segments[:k])
+        return None
+
+
+    graph = {}
+    for mod, path in modules.items():
+        text = path.read_text()
+        tests = re.search(r"#\[cfg\(test\)\]\s*mod tests", text)
+        if tests:
+            text = text[: tests.start()]
+        text = re.sub(r"//[^\n]*", "", text)
+        is_dir = path.name in ("mod.rs", "lib.rs")
+        rel = path.relative_to(src).as_posix()
+        for n, line in enumerate(text.splitlines(), 1):
+            m = re.match(r"\s*(pub(\([a-z]+\))? )?use super::([a-z_0-9]+)::\*;", line)
+            if m and module_of(list(mod[:-1] if not is_dir else mod[:-1]) + [m.group(3)]) is not None:
+                problems.append(f"{show(src)}/{rel}:{n}: `use super::{m.group(3)}::*` hides what this file takes from its sibling; name the items")
+        edges = set()
+        siblings_root = mod[:-1] if is_dir else mod[:-1]
+
+        def add(base, rest):
+            segments = list(base) + [x for x in rest.split("::") if x and x != "*"]
+            target = module_of(segments)
+            if target is not None and target != mod:
+                edges.add(target)
+
+        for m in re.finditer(r"\b(crate|super|self)::(\{[^}]*\}|[A-Za-z_0-9:]+)", text):
+            head, rest = m.group(1), m.group(2)
+            base = () if head == "crate" else (mod if head == "self" else siblings_root)
+            while rest.startswith("super::"):
+                base, rest = base[:-1], rest[len("super::"):]
+            if rest.startswith("{"):
+                for item in rest[1:-1].split(","):
+                    if item.strip():
+                        add(base, item.strip().split(" as ")[0])
+            else:
+                add(base, rest)
+        graph[mod] = edges
+
+    # Tarjan's strongly connected components, iteratively.
+    index, low, on_stack, stack, cycles = {}, {}, set(), [], []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            for w in children:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    component = set()
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        component.add("::".join(w) or "crate")
+                        if w == v:
+                            break
+                    if len(component) > 1:
+                        cycles.append(component)
+    for c in cycles:
+        if not any(c <= known for known in KNOWN_CYCLES):
+            problems.append(f"files import each other in a circle: {', '.join(sorted(c))}")
+
+
+    file_count += len(modules)
+    cycles_all.extend(cycles)
+
+
+for crate_src in CRATES:
+    check_crate(crate_src)
+cycles = cycles_all
 
 # ---- sizes --------------------------------------------------------------------------------
 
 MAX_FILE_LINES = 700
 MAX_FORMAT_FN_LINES = 80
 # Written by tools/gen_ffi_matrix.py: one export per type and shape, never edited by hand.
-GENERATED = {"ffi/data_matrix.rs"}
-for path in sorted(src.rglob("*.rs")):
+GENERATED = {"src/ffi/data_matrix.rs"}
+for path in sorted(p for crate_src in CRATES for p in crate_src.rglob("*.rs")):
+    src = next(c for c in CRATES if c in path.parents)
     rel = path.relative_to(src).as_posix()
     lines = path.read_text().splitlines()
-    if rel not in GENERATED and len(lines) > MAX_FILE_LINES:
-        problems.append(f"src/{rel}: {len(lines)} lines (at most {MAX_FILE_LINES}); split it by concern")
+    if show(path) not in GENERATED and len(lines) > MAX_FILE_LINES:
+        problems.append(f"{show(path)}: {len(lines)} lines (at most {MAX_FILE_LINES}); split it by concern")
     if not rel.startswith("format/"):
         continue
     for n, line in enumerate(lines):
@@ -178,12 +202,12 @@ for path in sorted(src.rglob("*.rs")):
             continue
         end = next((k for k in range(n + 1, len(lines)) if lines[k] == m.group(1) + "}"), n)
         if end - n + 1 > MAX_FORMAT_FN_LINES:
-            problems.append(f"src/{rel}:{n + 1}: fn {m.group(2)} has {end - n + 1} lines (at most {MAX_FORMAT_FN_LINES}); split it into phases")
+            problems.append(f"{show(path)}:{n + 1}: fn {m.group(2)} has {end - n + 1} lines (at most {MAX_FORMAT_FN_LINES}); split it into phases")
 
 for p in problems:
     print(p)
 if problems:
-    sys.exit(f"check_layers: {len(problems)} problem(s): imports against the layer table in src/lib.rs, circles of files, sibling globs or sizes")
+    sys.exit(f"check_layers: {len(problems)} problem(s): imports against the layer tables, circles of files, sibling globs or sizes")
 print(f"check_layers: {len(layer_of) - len(macro_owner)} modules, every import points down; "
-      f"{len(modules)} files, {len(cycles)} circle(s) of files, all known ({sum(len(c) for c in cycles)} files; KNOWN_CYCLES); "
+      f"{file_count} files, {len(cycles)} circle(s) of files, all known ({sum(len(c) for c in cycles)} files; KNOWN_CYCLES); "
       f"no file over {MAX_FILE_LINES} lines, no format/ function over {MAX_FORMAT_FN_LINES}")

@@ -71,7 +71,9 @@ fn panic_value(name: &str, ret: &ReturnType, on_panic: Option<&syn::Expr>) -> sy
         ReturnType::Type(_, t) => match &**t {
             Type::Ptr(p) if p.mutability.is_some() => Ok(quote!(::std::ptr::null_mut())),
             Type::Ptr(_) => Ok(quote!(::std::ptr::null())),
-            _ if returns_c_int(ret) && (name.starts_with("nc_") || name.starts_with("nczarr_")) => Ok(quote!(crate::ffi::consts::NC_EINTERNAL)),
+            _ if returns_c_int(ret) && (name.starts_with("nc_") || name.starts_with("nczarr_")) => {
+                Ok(quote!(crate::ffi::consts::NC_EINTERNAL))
+            }
             _ => Err(syn::Error::new_spanned(t, "#[export]: say what a panic returns with on_panic = <value>")),
         },
     }

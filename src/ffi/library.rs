@@ -19,7 +19,10 @@ pub unsafe extern "C" fn nc_strerror(ncerr1: c_int) -> *const c_char {
 }
 
 /// First word a netcdf-c version (netCDF4-python parses it); our identity follows.
-const LIBVERS: &CStr = c"4.9.2 of Nov 20 2026 00:00:00 $ nczarr-rs";
+static LIBVERS: std::sync::LazyLock<std::ffi::CString> = std::sync::LazyLock::new(|| {
+    let text = format!("{} of Nov 20 2026 00:00:00 $ nczarr-rs", crate::nc::version::NETCDF);
+    std::ffi::CString::new(text).unwrap_or_default()
+});
 
 #[export]
 #[unsafe(no_mangle)]

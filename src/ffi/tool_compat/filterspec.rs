@@ -3,6 +3,7 @@
 #![allow(non_snake_case, non_camel_case_types, clippy::upper_case_acronyms)]
 
 use super::text;
+use crate::codec;
 use nczarr_macros::export;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
@@ -63,13 +64,13 @@ pub unsafe extern "C" fn ncaux_h5filterspec_parselist(
         let id = match id_text.parse::<u32>() {
             Ok(id) => id,
             Err(_) => match id_text.to_ascii_lowercase().as_str() {
-                "deflate" | "zlib" => 1,
-                "shuffle" => 2,
-                "fletcher32" => 3,
-                "szip" => 4,
-                "bzip2" | "bz2" => 307,
-                "zstd" | "zstandard" => 32015,
-                "blosc" => 32001,
+                "deflate" | "zlib" => codec::DEFLATE,
+                "shuffle" => codec::SHUFFLE,
+                "fletcher32" => codec::FLETCHER32,
+                "szip" => codec::SZIP,
+                "bzip2" | "bz2" => codec::BZIP2,
+                "zstd" | "zstandard" => codec::ZSTD,
+                "blosc" => codec::BLOSC,
                 _ => return -132,
             },
         };

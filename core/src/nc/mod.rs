@@ -7,3 +7,4 @@ pub mod names;
 pub mod quantize;
 pub mod types;
 pub mod values;
+pub mod version;

@@ -1,17 +1,17 @@
 //! The core without C or disk: datasets written to and read from the memory store through
 //! `Dataset::create_on`/`open_on`, the metadata readers fed hostile objects, and the chunk
-//! cache counted at the store. Run one with `cargo test --release --test memory_store NAME`.
+//! cache counted at the store. Run one with `cargo test --release -p nczarr-core --test memory_store NAME`.
 
-use netcdf::dataset::Dataset;
-use netcdf::engine::{Mem, MemType, Request};
-use netcdf::error::{Kind, Result};
-use netcdf::format::ZarrFormat;
-use netcdf::nc::modes::{OpenFlags, Storage, VarRef};
-use netcdf::nc::types::NcType;
-use netcdf::nc::values::Values;
-use netcdf::url::OpenSpec;
-use netcdf::zmap::memory::MemoryStore;
-use netcdf::zmap::{ByteRange, Key, Limit, Ranges, Zmap};
+use nczarr_core::dataset::Dataset;
+use nczarr_core::engine::{Mem, MemType, Request};
+use nczarr_core::error::{Kind, Result};
+use nczarr_core::format::ZarrFormat;
+use nczarr_core::nc::modes::{OpenFlags, Storage, VarRef};
+use nczarr_core::nc::types::NcType;
+use nczarr_core::nc::values::Values;
+use nczarr_core::url::OpenSpec;
+use nczarr_core::zmap::memory::MemoryStore;
+use nczarr_core::zmap::{ByteRange, Key, Limit, Ranges, Zmap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -49,13 +49,25 @@ pub fn is_object_codec(f: &Filter) -> bool {
     f.raw.as_ref().and_then(|r| r.get("id")).and_then(|v| v.as_str()).is_some_and(|id| id == "vlen-utf8" || id == "vlen-bytes")
 }
 
-pub(crate) const DEFLATE: u32 = 1;
-pub(crate) const SHUFFLE: u32 = 2;
-pub(crate) const FLETCHER32: u32 = 3;
-pub(crate) const SZIP: u32 = 4;
-pub(crate) const BZIP2: u32 = 307;
-pub(crate) const BLOSC: u32 = 32001;
-pub(crate) const ZSTD: u32 = 32015;
+// HDF5 filter ids (registered with The HDF Group), defined here only: the header generator
+// writes `FILTER_IDS` into netcdf_filter.h as `H5Z_FILTER_<name>`.
+pub const DEFLATE: u32 = 1;
+pub const SHUFFLE: u32 = 2;
+pub const FLETCHER32: u32 = 3;
+pub const SZIP: u32 = 4;
+pub const BZIP2: u32 = 307;
+pub const BLOSC: u32 = 32001;
+pub const ZSTD: u32 = 32015;
+/// Every id above with its netcdf_filter.h name.
+pub const FILTER_IDS: &[(&str, u32)] = &[
+    ("DEFLATE", DEFLATE),
+    ("SHUFFLE", SHUFFLE),
+    ("FLETCHER32", FLETCHER32),
+    ("SZIP", SZIP),
+    ("BZIP2", BZIP2),
+    ("ZSTD", ZSTD),
+    ("BLOSC", BLOSC),
+];
 
 /// Filters this library implements itself.
 pub(crate) const AVAILABLE: &[u32] = &[DEFLATE, SHUFFLE, FLETCHER32, BZIP2, BLOSC, ZSTD];

@@ -35,7 +35,9 @@ pub use inquire::{GroupCounts, VarSummary};
 mod persist;
 
 /// The provenance string written into new datasets' `_NCProperties`.
-pub(crate) const NC_PROPERTIES: &str = concat!("version=2,netcdf=4.9.2,nczarr=2.0.0,nczarr-rs=", env!("CARGO_PKG_VERSION"));
+pub(crate) static NC_PROPERTIES: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!("version=2,netcdf={},nczarr=2.0.0,nczarr-rs={}", crate::nc::version::NETCDF, env!("CARGO_PKG_VERSION"))
+});
 
 /// Attribute names netcdf-c reserves: not settable, not deletable, hidden from listings.
 pub const RESERVED_ATTS: &[&str] = &[

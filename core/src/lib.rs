@@ -1,0 +1,40 @@
+//! nczarr-core: the safe Rust core of nczarr-rs. The netCDF-4 data model over NCZarr and Zarr
+//! (v2 and v3) stores on a directory, a zip archive or S3; no C ABI, no `unsafe` pointer from
+//! a caller. The `netcdf` crate (the repository root) is its C API.
+//!
+//! Comments cite the specifications in `doc/spec/` by file and section (`zarr-v3.md §7.4`,
+//! `reliability.md C2`).
+//!
+//! # Layers
+//! Each module may import only modules of a lower layer (and its own submodules); modules of
+//! one layer never import each other. `tools/check_layers.py` reads this table and fails
+//! `make check` on any import against it.
+//!
+//! | layer | modules | what they hold |
+//! |---|---|---|
+//! | 9 | `dataset` | what each call does to an open dataset: define mode, inquiries, data, persistence |
+//! | 8 | `format` `engine` | Zarr metadata ↔ model (every layout netcdf-c wrote; v2 and v3); the chunk data path |
+//! | 7 | `zmap` | storage drivers (directory, zip, S3, memory), tracing, v3 shards as a store adapter |
+//! | 6 | `url` | dataset names, `#mode=` fragments, S3 URL forms |
+//! | 5 | `model` | one dataset's netCDF-4 model: groups, dims, vars, atts; plain data |
+//! | 4 | `codec` | filters and Zarr codecs: ids, JSON, encode/decode |
+//! | 3 | `nc` `json` | netCDF vocabulary (types, names, values, quantize); JSON as Zarr writers write it |
+//! | 2 | `trace` | `NCTRACING` output |
+//! | 1 | `config` `parallel` `collective` | `.ncrc` and environment settings; the per-process worker pool; MPI ranks as a C vtable |
+//! | 0 | `error` `bytes` | the one error type and its `NC_*` codes; byte copies into caller memory |
+
+pub mod bytes;
+pub mod codec;
+pub mod collective;
+pub mod config;
+pub mod dataset;
+pub mod engine;
+pub mod error;
+pub mod format;
+pub mod json;
+pub mod model;
+pub mod nc;
+pub mod parallel;
+pub mod trace;
+pub mod url;
+pub mod zmap;
