@@ -14,7 +14,7 @@ component of more than one file) fails, except the ones listed in KNOWN_CYCLES, 
 shrink. `use super::<sibling>::*` fails: it hides which items a file takes from the other.
 
 Sizes a newcomer can read: no source file over MAX_FILE_LINES lines (generated files named in
-GENERATED excepted), and no function in the metadata readers and writers (src/format/) over
+GENERATED excepted), and no function in the metadata readers and writers (core/src/format/) over
 MAX_FORMAT_FN_LINES lines; a long one is split into its phases.
 """
 import pathlib

@@ -74,7 +74,8 @@ pub trait Zmap: Send + Sync {
         cut_ranges(key, self.get(key)?, ranges, size)
     }
 
-    /// Several objects, all stored on return; drivers with latency or parallel I/O override this.
+    /// Several objects, all stored on return; a key given twice ends with its later value.
+    /// Drivers with latency or parallel I/O override this.
     fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
         items.iter().try_for_each(|(k, v)| self.put(k, v))
     }

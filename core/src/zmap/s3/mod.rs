@@ -201,6 +201,8 @@ impl Zmap for S3Store {
     fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
         // A metadata wave: stored after everything handed over before it (`Uploads`).
         items.iter().try_for_each(|(k, _)| validate_key(k))?;
+        // Its PUTs run at once, in no order: a key given twice keeps only its later value.
+        let items = last_of_each_key(items);
         self.uploads.take_failure()?;
         let ctx = self.put_ctx();
         let keys: Vec<String> = items.iter().map(|(k, _)| self.object_key(k)).collect();
@@ -295,6 +297,15 @@ impl Zmap for S3Store {
         // limit of sizeable objects.
         Caps { batch_size: self.in_flight.limit(Some(1 << 20)).max(16) * 2, latency_bound: true, concurrent_puts: false }
     }
+}
+
+/// `items` with each key once, at its last value, in the order of those last values.
+fn last_of_each_key(items: Vec<(Key, Vec<u8>)>) -> Vec<(Key, Vec<u8>)> {
+    let mut last = std::collections::HashMap::new();
+    for (i, (k, _)) in items.iter().enumerate() {
+        last.insert(k.to_string(), i);
+    }
+    items.into_iter().enumerate().filter(|(i, (k, _))| last.get(k.as_str()) == Some(i)).map(|(_, item)| item).collect()
 }
 
 #[cfg(test)]
