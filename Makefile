@@ -10,6 +10,8 @@
 #   make            build both libraries and the config files
 #   make deps       install what the tests drive (apt, pip, cargo); make check runs it first
 #   make check      every test: Rust units, C tests, real clients, Python interop, CMake consumer
+#   make check-<suite> T=<text>   one suite, only its cases whose name contains <text>
+#                   (e.g. make check-c T=t_atts, make check-s3 T=faults); one line per check
 #   make headers    render include/*.h from the C ABI crate (headers/; committed, checked in CI)
 #   make demo       create a dataset on local storage and show it with ncdump and zarr-python
 #   make fuzz       thousands of differential sequences and hostile stores, and the parser fuzz targets

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Aggregated datasets (CFA-netCDF 0.4/0.5 masters written by S3netCDF4, in
-# ../shared/fixtures/s3netcdf4) read through the preload library in front of Debian's
+# ctests/fixtures/s3netcdf4) read through the preload library in front of Debian's
 # netcdf-c: ncdump of each master equals the logical dataset S3netCDF4's own reader returns;
 # the C API's view (inquiries, hyperslabs and strides across fragments, conversions) equals
 # the fragment files read directly; nocfa opens a master raw; missing and wrong fragments;
@@ -12,7 +12,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 for tool in ncdump nccopy python3; do
     command -v $tool > /dev/null || { echo "missing tool: $tool (sh ctests/ensure_deps.sh)"; exit 1; }
 done
-fix="$top/../shared/fixtures/s3netcdf4"
+fix="$top/ctests/fixtures/s3netcdf4"
 [ -d "$fix" ] || { echo "missing fixtures: $fix"; exit 1; }
 cp -r "$fix" "$scratch/fx"
 F="$scratch/fx"
@@ -27,15 +27,15 @@ for case in "cfa3_v04 3 18 12" "cfa4_v04 6 9 36" "cfa4_v05 4 9 18"; do
     [ -s "$scratch/err.txt" ] && { bad "$m: messages on stderr"; head -5 "$scratch/err.txt"; } || ok
     LD_PRELOAD="$pre" "$scratch/t_cfa" "$F/$m.nca" "$F/$m/$m" $2 $3 $4 > "$scratch/o.txt" 2>&1 && ok || { bad "t_cfa $m"; cat "$scratch/o.txt"; }
     # By absolute path, from another directory (fragments resolve against the master).
-    LD_PRELOAD="$pre" ncdump "$F/$m.nca" | sed 1d | cmp -s - "$scratch/$m.want.cdl" && ok || bad "$m by absolute path"
+    LD_PRELOAD="$pre" ncdump "$F/$m.nca" | sed 1d | cmp -s - "$scratch/$m.want.cdl" && ok "$m by absolute path" || bad "$m by absolute path"
     # Raw: the bookkeeping is visible again.
-    LD_PRELOAD="$pre" ncdump -h "file://$F/$m.nca#mode=nocfa" | grep -q 'cf_role = "cfa_variable"' && ok || bad "$m with #mode=nocfa"
-    NCZARR_CFA=0 LD_PRELOAD="$pre" ncdump -h "$F/$m.nca" | grep -q 'cf_role = "cfa_variable"' && ok || bad "$m with NCZARR_CFA=0"
+    LD_PRELOAD="$pre" ncdump -h "file://$F/$m.nca#mode=nocfa" | grep -q 'cf_role = "cfa_variable"' && ok "$m with #mode=nocfa" || bad "$m with #mode=nocfa"
+    NCZARR_CFA=0 LD_PRELOAD="$pre" ncdump -h "$F/$m.nca" | grep -q 'cf_role = "cfa_variable"' && ok "$m with NCZARR_CFA=0" || bad "$m with NCZARR_CFA=0"
     # nccopy materialises the logical dataset: as netCDF-4, and as NCZarr.
-    LD_PRELOAD="$pre" nccopy -k nc4 "$F/$m.nca" "$scratch/$m.nc" && ok || bad "nccopy $m to netCDF-4"
-    ncdump "$scratch/$m.nc" | sed 1d | cmp -s - "$scratch/$m.want.cdl" && ok || bad "nccopy $m to netCDF-4: values"
-    LD_PRELOAD="$pre" nccopy "$F/$m.nca" "file://$scratch/$m.zarr#mode=nczarr,file" && ok || bad "nccopy $m to NCZarr"
-    LD_PRELOAD="$pre" ncdump "file://$scratch/$m.zarr#mode=nczarr,file" | sed 1d | cmp -s - "$scratch/$m.want.cdl" && ok || bad "nccopy $m to NCZarr: values"
+    LD_PRELOAD="$pre" nccopy -k nc4 "$F/$m.nca" "$scratch/$m.nc" && ok "nccopy $m to netCDF-4" || bad "nccopy $m to netCDF-4"
+    ncdump "$scratch/$m.nc" | sed 1d | cmp -s - "$scratch/$m.want.cdl" && ok "nccopy $m to netCDF-4: values" || bad "nccopy $m to netCDF-4: values"
+    LD_PRELOAD="$pre" nccopy "$F/$m.nca" "file://$scratch/$m.zarr#mode=nczarr,file" && ok "nccopy $m to NCZarr" || bad "nccopy $m to NCZarr"
+    LD_PRELOAD="$pre" ncdump "file://$scratch/$m.zarr#mode=nczarr,file" | sed 1d | cmp -s - "$scratch/$m.want.cdl" && ok "nccopy $m to NCZarr: values" || bad "nccopy $m to NCZarr: values"
 done
 
 # A fragment file that is gone: the read fails (ENOENT) and the log names the fragment.
@@ -43,7 +43,7 @@ cp -r "$F" "$scratch/gone"
 rm "$scratch/gone/cfa4_v04/cfa4_v04.tas.1.1.0.nc"
 (cd "$scratch/gone" && NCTRACING=1 LD_PRELOAD="$pre" ncdump -v tas cfa4_v04.nca) > /dev/null 2> "$scratch/gone.txt" && bad "a missing fragment file must fail the read" || ok
 grep -q "fragment ./cfa4_v04/cfa4_v04.tas.1.1.0.nc\|fragment .*cfa4_v04.tas.1.1.0.nc: cannot open" "$scratch/gone.txt" && ok || { bad "the missing fragment is named"; tail -3 "$scratch/gone.txt"; }
-(cd "$scratch/gone" && LD_PRELOAD="$pre" ncdump -v pr cfa4_v04.nca) > /dev/null 2>&1 && ok || bad "the other variable still reads"
+(cd "$scratch/gone" && LD_PRELOAD="$pre" ncdump -v pr cfa4_v04.nca) > /dev/null 2>&1 && ok "the other variable still reads" || bad "the other variable still reads"
 # A fragment of the wrong shape: a clear error, never wrong data.
 cp -r "$F" "$scratch/shape"
 cp "$F/cfa4_v04/cfa4_v04.tas.0.0.0.nc" "$scratch/shape/cfa4_v05/cfa4_v05.tas.0.0.0.nc"
@@ -99,7 +99,7 @@ out=$(LD_PRELOAD="$pre" "$scratch/hole_read" "$scratch/hole/cfa4_v05.nca")
 want=$(python3 -c "
 import netCDF4
 with netCDF4.Dataset('$F/cfa4_v05/cfa4_v05.tas.0.0.1.nc') as ds: print('-999 -999 %g' % ds['tas'][0, 0, 0])")
-[ "$out" = "$want" ] && ok || bad "a partition without a file reads as the fill value ($out, want $want)"
+[ "$out" = "$want" ] && ok "a partition without a file reads as the fill value ($out, want $want)" || bad "a partition without a file reads as the fill value ($out, want $want)"
 
 # CF aggregation (CF-1.12+) files written by cfdm, with relative and absolute file:// URIs:
 # netCDF4-python reads them through us as cfdm itself reads them, bookkeeping hidden.
@@ -107,8 +107,8 @@ python3 -c "import cfdm" 2> /dev/null || { echo "missing Python package: cfdm (s
 mkdir -p "$scratch/cf"
 python3 "$top/ctests/cfa/cfdm_files.py" make "$scratch/cf" > "$scratch/o.txt" 2>&1 && ok || { bad "cfdm writes aggregation files"; cat "$scratch/o.txt"; }
 LD_PRELOAD="$pre" python3 "$top/ctests/cfa/cfdm_files.py" read "$scratch/cf" > "$scratch/o.txt" 2>&1 && ok || { bad "CF aggregation files read"; cat "$scratch/o.txt"; }
-LD_PRELOAD="$pre" nccopy -k nc4 "$scratch/cf/agg_rel.nc" "$scratch/cf/flat.nc" && ok || bad "nccopy of a CF aggregation file"
-ncdump -h "$scratch/cf/flat.nc" | grep -q "double q(lat, lon)" && ok || bad "nccopy materialised q(lat, lon)"
+LD_PRELOAD="$pre" nccopy -k nc4 "$scratch/cf/agg_rel.nc" "$scratch/cf/flat.nc" && ok "nccopy of a CF aggregation file" || bad "nccopy of a CF aggregation file"
+ncdump -h "$scratch/cf/flat.nc" | grep -q "double q(lat, lon)" && ok "nccopy materialised q(lat, lon)" || bad "nccopy materialised q(lat, lon)"
 # CF unique_values fragments are constants; a missing value is a missing fragment.
 python3 - "$scratch/cf/uv.nc" << 'PY' || bad "writing a unique_values aggregation"
 import sys, netCDF4, numpy as np
@@ -125,10 +125,10 @@ with netCDF4.Dataset(sys.argv[1], "w") as ds:
     u[:] = np.ma.masked_equal(np.array([[1.5], [-1.0], [3.25]], dtype="f4"), -1.0)
 PY
 LD_PRELOAD="$pre" ncdump -v v "$scratch/cf/uv.nc" | tr -d ' \n' | grep -q "v=1.5,1.5,1.5,1.5,1.5,1.5,1.5,1.5,_,_,_,_,_,_,_,_,3.25,3.25,3.25,3.25,3.25,3.25,3.25,3.25;" \
-    && ok || bad "unique_values fragments"
+    && ok "unique_values fragments" || bad "unique_values fragments"
 # A file that names CF-1.12 but aggregates nothing is left alone.
 ncdump -h "$scratch/cf/frag0.nc" > "$scratch/plain.cdl"
-LD_PRELOAD="$pre" ncdump -h "$scratch/cf/frag0.nc" | cmp -s - "$scratch/plain.cdl" && ok || bad "a plain CF file is not touched"
+LD_PRELOAD="$pre" ncdump -h "$scratch/cf/frag0.nc" | cmp -s - "$scratch/plain.cdl" && ok "a plain CF file is not touched" || bad "a plain CF file is not touched"
 
 # ---- Writing (#mode=cfa): the C API's view of what it wrote, the fragment files themselves, an
 # abort, NC_NOCLOBBER, and 200 fragments under a budget of 8 open files with a descriptor limit
@@ -154,7 +154,7 @@ python3 "$top/ctests/cfa/cfdm_files.py" ours "$scratch/wcf/w.nca" "$scratch/wcf.
 # (cfdm reads them as missing data).
 for conv in cf 0.5 0.4; do
     case $conv in cf) q="";; *) q="\&cfa=$conv";; esac
-    LD_PRELOAD="$pre" nccopy -k nc4 "$F/cfa4_v05.nca" "file://$scratch/copy$conv.nca#mode=cfa$(printf "$q")" && ok || bad "nccopy into #mode=cfa ($conv)"
+    LD_PRELOAD="$pre" nccopy -k nc4 "$F/cfa4_v05.nca" "file://$scratch/copy$conv.nca#mode=cfa$(printf "$q")" && ok "nccopy into #mode=cfa ($conv)" || bad "nccopy into #mode=cfa ($conv)"
     LD_PRELOAD="$pre" ncdump "$scratch/copy$conv.nca" | sed 1d | grep -v ':Conventions = ' > "$scratch/copy.cdl"
     grep -v ':Conventions = ' "$scratch/cfa4_v05.want.cdl" | cmp -s - "$scratch/copy.cdl" && ok || { bad "nccopy into #mode=cfa ($conv): values"; diff "$scratch/cfa4_v05.want.cdl" "$scratch/copy.cdl" | head -5; }
 done
@@ -171,7 +171,7 @@ with netCDF4.Dataset(sys.argv[1]) as ds:
     assert got[2, 3] == 11.0 and got.mask[3:, :].all() and got.mask[:, 4:].all(), got
 PY
 # (CF aggregation has no missing fragments: the unwritten ones are files of fill values.)
-ls "$scratch/sparse" | wc -l | grep -qx 4 && ok || bad "every fragment is a file"
+ls "$scratch/sparse" | wc -l | grep -qx 4 && ok "every fragment is a file" || bad "every fragment is a file"
 LD_PRELOAD="$pre" python3 "$top/ctests/cfa/cfdm_files.py" dump "$scratch/sparse.nca" "$scratch/sparse.npz" > /dev/null 2>&1 || bad "dumping the sparse master"
 python3 "$top/ctests/cfa/cfdm_files.py" ours "$scratch/sparse.nca" "$scratch/sparse.npz" > "$scratch/o.txt" 2>&1 && ok || { bad "cfdm reads missing fragments as missing data"; cat "$scratch/o.txt"; }
 
@@ -236,7 +236,7 @@ except RuntimeError as e:
     sys.exit(0)
 sys.exit("no error")
 PY
-[ ! -e "$scratch/blocked/b.nca" ] && ok || bad "no master after a failed fragment"
+[ ! -e "$scratch/blocked/b.nca" ] && ok "no master after a failed fragment" || bad "no master after a failed fragment"
 
 echo "CFA tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -29,6 +29,7 @@ mpicc -I"$DEB_INC" -o "$scratch/t_par_hdf5" "$top/ctests/mpi/t_par_hdf5.c" -lnet
 mpif90 -I/usr/include -o "$scratch/fpar" "$top/ctests/mpi/fpar.f90" -lnetcdff > "$scratch/f.log" 2>&1 || { bad "fpar build"; cat "$scratch/f.log"; }
 
 # 1. Directory store, 1/2/4/7 ranks, then zarr-python compares with the serial copy.
+if case_ "1-directory-store-1"; then
 for np in 1 2 4 7; do
     d="$scratch/dir$np"; mkdir -p "$d"
     run -np $np "$scratch/t_par" "file://$d" "#mode=nczarr,file" > "$scratch/o.txt" 2>&1 && ok || { bad "t_par dir np=$np"; tail -20 "$scratch/o.txt"; }
@@ -36,8 +37,10 @@ for np in 1 2 4 7; do
     python3 "$top/ctests/mpi/py_read_par.py" "$d/par" "$d/serial" > "$scratch/py.txt" 2>&1 && ok || { bad "zarr-python np=$np"; cat "$scratch/py.txt"; }
 done
 tail -1 "$scratch/py.txt"
+fi
 
 # 2. S3 (moto), 1/2/4/7 ranks.
+if case_ "2-s3-moto-1"; then
 M=$(port); moto_server -H 127.0.0.1 -p "$M" > "$scratch/moto.log" 2>&1 & pids="$pids $!"
 for i in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$M/" && break; sleep 0.1; done
 export AWS_ACCESS_KEY_ID=AKIATESTKEY AWS_SECRET_ACCESS_KEY=test-secret NCZARR_S3_BACKOFF_MS=10
@@ -55,43 +58,55 @@ for name in ("a", "b", "u", "z", "t4", "t12", "g/gv"):
     assert np.array_equal(par[name][...], ser[name][...]), name
 print("zarr-python on S3: 7 arrays equal")
 PY
+fi
 
 # 3. Drop-in: the program built against Debian's parallel netcdf-c, run on ours.
+if case_ "3-drop-program-built"; then
 d="$scratch/deb"; mkdir -p "$d"
-LD_LIBRARY_PATH="$build" ldd "$scratch/t_par_deb" 2> /dev/null | grep -q "$build/libnetcdf_mpi.so.19" && ok || bad "drop-in resolves to ours"
+LD_LIBRARY_PATH="$build" ldd "$scratch/t_par_deb" 2> /dev/null | grep -q "$build/libnetcdf_mpi.so.19" && ok "drop-in resolves to ours" || bad "drop-in resolves to ours"
 run -np 4 -x LD_LIBRARY_PATH="$build" "$scratch/t_par_deb" "file://$d" "#mode=nczarr,file" > "$scratch/o.txt" 2>&1 && ok || { bad "Debian-built t_par on the drop-in"; tail -20 "$scratch/o.txt"; }
+fi
 
 # 4. Preload in front of Debian's parallel netcdf-c: HDF5 stays netcdf-c's, Zarr is ours.
+if case_ "4-preload-front-debian"; then
 run -np 2 "$scratch/t_par_hdf5" "$d/plain.nc" > "$scratch/o.txt" 2>&1 && ok || { bad "HDF5 on Debian's library"; tail "$scratch/o.txt"; }
 run -np 2 -x LD_PRELOAD="$build/libnczarr_mpi_preload.so" "$scratch/t_par_hdf5" "$d/h.nc" "file://$d/z#mode=nczarr,file" > "$scratch/o.txt" 2>&1 && ok || { bad "preload: HDF5 and Zarr"; tail "$scratch/o.txt"; }
-grep -q "h.nc format 2" "$scratch/o.txt" && grep -q "z#mode=nczarr,file format 10" "$scratch/o.txt" && ok || bad "preload routed HDF5 to netcdf-c and Zarr to us"
-[ -f "$d/h.nc" ] && head -c 4 "$d/h.nc" | grep -q "HDF" && ok || bad "preload: h.nc is an HDF5 file"
-[ -f "$d/z/.zgroup" ] && ok || bad "preload: z is a Zarr store"
+grep -q "h.nc format 2" "$scratch/o.txt" && grep -q "z#mode=nczarr,file format 10" "$scratch/o.txt" && ok "preload routed HDF5 to netcdf-c and Zarr to us" || bad "preload routed HDF5 to netcdf-c and Zarr to us"
+[ -f "$d/h.nc" ] && head -c 4 "$d/h.nc" | grep -q "HDF" && ok "preload: h.nc is an HDF5 file" || bad "preload: h.nc is an HDF5 file"
+[ -f "$d/z/.zgroup" ] && ok "preload: z is a Zarr store" || bad "preload: z is a Zarr store"
+fi
 
 # 5. A rank killed mid-write: the last synced state reads back.
+if case_ "5-rank-killed-mid"; then
 run -np 3 "$scratch/t_par_kill" write "file://$d/k#mode=nczarr,file" > "$scratch/o.txt" 2>&1 && bad "killed run must fail" || ok
 "$scratch/t_par_kill" verify "file://$d/k#mode=nczarr,file" 3 > "$scratch/o.txt" 2>&1 && ok || { bad "synced state after a kill"; cat "$scratch/o.txt"; }
+fi
 
 # 6. netcdf-fortran (Debian's, which links the serial libnetcdf.so.19): nf90_create_par and
 #    nf90_open_par reach the parallel library preloaded in front of it.
+if case_ "6-netcdf-fortran-debian"; then
 run -np 2 -x LD_PRELOAD="$mpi" "$scratch/fpar" "file://$d/f#mode=nczarr,file" > "$scratch/o.txt" 2>&1 && ok || { bad "fortran parallel"; tail "$scratch/o.txt"; }
-grep -q "fortran parallel (2 ranks): 0 failed" "$scratch/o.txt" && ok || bad "fortran result"
+grep -q "fortran parallel (2 ranks): 0 failed" "$scratch/o.txt" && ok "fortran result" || bad "fortran result"
+fi
 
 # 7. The serial libraries stay free of MPI.
+if case_ "7-serial-libraries-stay"; then
 for lib in "$build/libnetcdf.so.19" "$build/libnczarr_preload.so"; do
     objdump -p "$lib" | grep NEEDED | grep -q mpi && bad "$lib needs MPI" || ok
 done
-objdump -p "$mpi" | grep -q "SONAME *libnetcdf_mpi.so.19" && ok || bad "SONAME libnetcdf_mpi.so.19"
+objdump -p "$mpi" | grep -q "SONAME *libnetcdf_mpi.so.19" && ok "SONAME libnetcdf_mpi.so.19" || bad "SONAME libnetcdf_mpi.so.19"
+fi
 
 # 8. Installed like Debian's parallel package: netcdf_par.h, netcdf-mpi.pc, cmake/netCDF_mpi.
+if case_ "8-installed-like-debian"; then
 prefix="$scratch/prefix"
 make -C "$top" --no-print-directory install PREFIX="$prefix" > "$scratch/install.log" 2>&1 || { bad "install"; cat "$scratch/install.log"; }
 for f in lib/libnetcdf_mpi.so.19 lib/libnetcdf_mpi.so lib/libnczarr_mpi_preload.so include/netcdf_par.h \
          lib/pkgconfig/netcdf-mpi.pc lib/cmake/netCDF_mpi/netCDFConfig.cmake lib/cmake/netCDF_mpi/netCDFConfigVersion.cmake; do
-    [ -e "$prefix/$f" ] && ok || bad "installed $f"
+    [ -e "$prefix/$f" ] && ok "installed $f" || bad "installed $f"
 done
 flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs netcdf-mpi)
-echo "$flags" | grep -q -- "-lnetcdf_mpi" && ok || bad "pkg-config netcdf-mpi: $flags"
+echo "$flags" | grep -q -- "-lnetcdf_mpi" && ok "pkg-config netcdf-mpi: $flags" || bad "pkg-config netcdf-mpi: $flags"
 mkdir -p "$scratch/cm"
 cat > "$scratch/cm/CMakeLists.txt" << 'CM'
 cmake_minimum_required(VERSION 3.16)
@@ -103,10 +118,11 @@ add_executable(t_par ${SRC})
 target_link_libraries(t_par netCDF::netcdf MPI::MPI_C)
 CM
 cmake -S "$scratch/cm" -B "$scratch/cmb" -DnetCDF_DIR="$prefix/lib/cmake/netCDF_mpi" -DSRC="$top/ctests/mpi/t_par.c" > "$scratch/cmake.log" 2>&1 && ok || { bad "cmake netCDF_mpi configure"; cat "$scratch/cmake.log"; }
-grep -q "netCDF_HAS_PARALLEL=yes" "$scratch/cmake.log" && ok || bad "netCDF_HAS_PARALLEL"
+grep -q "netCDF_HAS_PARALLEL=yes" "$scratch/cmake.log" && ok "netCDF_HAS_PARALLEL" || bad "netCDF_HAS_PARALLEL"
 cmake --build "$scratch/cmb" > "$scratch/cmbuild.log" 2>&1 && ok || { bad "cmake build against netCDF_mpi"; cat "$scratch/cmbuild.log"; }
 mkdir -p "$scratch/cmrun"
 run -np 2 "$scratch/cmb/t_par" "file://$scratch/cmrun" "#mode=nczarr,file" > "$scratch/o.txt" 2>&1 && ok || { bad "cmake-built t_par"; tail "$scratch/o.txt"; }
+fi
 
 echo "MPI tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -28,14 +28,14 @@ ln -s /lib/x86_64-linux-gnu/libz.so.1 "$scratch/plugins/libz.so"
 echo "not a library" > "$scratch/plugins/libbroken.so"
 HDF5_PLUGIN_PATH="$scratch/plugins" NCTRACING=1 "$scratch/t_plugins" "$scratch" write 32004 > "$scratch/o.txt" 2> "$scratch/trace.txt" \
     && ok || { bad "round trips through the LZ4 plugin"; cat "$scratch/o.txt"; tail -5 "$scratch/trace.txt"; }
-grep -q "libbroken.so: skipped" "$scratch/trace.txt" && ok || bad "a broken library is skipped and said"
-grep -q "libz.so: skipped: not an HDF5 plugin" "$scratch/trace.txt" && ok || bad "a library that is no plugin is skipped and said"
-grep -q "libh5lz4.so: id 32004" "$scratch/trace.txt" && ok || bad "the LZ4 plugin is found"
+grep -q "libbroken.so: skipped" "$scratch/trace.txt" && ok "a broken library is skipped and said" || bad "a broken library is skipped and said"
+grep -q "libz.so: skipped: not an HDF5 plugin" "$scratch/trace.txt" && ok "a library that is no plugin is skipped and said" || bad "a library that is no plugin is skipped and said"
+grep -q "libh5lz4.so: id 32004" "$scratch/trace.txt" && ok "the LZ4 plugin is found" || bad "the LZ4 plugin is found"
 grep -q '"compressor":{"id":"hdf5","filter_id":32004,"parameters":\[\]}' "$scratch/p2.zarr/v/.zarray" && ok || { bad "v2 metadata names the filter"; cat "$scratch/p2.zarr/v/.zarray"; }
 grep -q '"name":"numcodecs.hdf5","configuration":{"parameters":\[\],"filter_id":32004}' "$scratch/p3.zarr/v/zarr.json" \
     && ok || { bad "v3 metadata names the filter"; cat "$scratch/p3.zarr/v/zarr.json"; }
 size=$(stat -c %s "$scratch/p2.zarr/v/0")
-[ "$size" -lt 4000 ] && ok || bad "chunks are compressed ($size bytes for 8192)"
+[ "$size" -lt 4000 ] && ok "chunks are compressed ($size bytes for 8192)" || bad "chunks are compressed ($size bytes for 8192)"
 # No plugin: the stores open and inquire; data is NC_ENOFILTER, never raw bytes.
 HDF5_PLUGIN_PATH="$scratch/none" "$scratch/t_plugins" "$scratch" missing 32004 > "$scratch/o.txt" 2>&1 \
     && ok || { bad "stores with no plugin"; cat "$scratch/o.txt"; }
@@ -48,9 +48,9 @@ if [ -f "$plugins/libh5zzfp.so" ]; then
     ln -s "$plugins/libh5zzfp.so" "$scratch/plugins/libh5zzfp.so"
     HDF5_PLUGIN_PATH="$scratch/plugins" NCTRACING=1 "$scratch/t_plugins" "$scratch" zfp 32013 > "$scratch/o.txt" 2> "$scratch/trace.txt" \
         && ok || { bad "ZFP round trips"; cat "$scratch/o.txt"; grep -i zfp "$scratch/trace.txt" | tail -3; }
-    grep -q "libh5zzfp.so: id 32013 .*with set_local" "$scratch/trace.txt" && ok || bad "ZFP's plugin is found with its set_local"
+    grep -q "libh5zzfp.so: id 32013 .*with set_local" "$scratch/trace.txt" && ok "ZFP's plugin is found with its set_local" || bad "ZFP's plugin is found with its set_local"
     size=$(du -sb "$scratch/zfp_acc.zarr/v" | cut -f1)
-    [ "$size" -lt 12000 ] && ok || bad "ZFP compressed the data ($size bytes for 16384)"
+    [ "$size" -lt 12000 ] && ok "ZFP compressed the data ($size bytes for 16384)" || bad "ZFP compressed the data ($size bytes for 16384)"
 else
     bad "missing ZFP plugin: $plugins/libh5zzfp.so (sh ctests/ensure_deps.sh)"
 fi
@@ -71,17 +71,17 @@ int main(int c, char **v) {
 }
 C
 cc -o "$scratch/mk" "$scratch/mk.c" -lnetcdf || bad "mk build"
-HDF5_PLUGIN_PATH="$plugins" "$scratch/mk" "$scratch/lz4.nc" && ok || bad "Debian's netcdf-c writes an LZ4-compressed file"
-HDF5_PLUGIN_PATH="$plugins" ncdump -hs "$scratch/lz4.nc" | grep -q '_Filter = "32004"' && ok || bad "the file's variable uses the LZ4 filter"
-HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" nccopy "$scratch/lz4.nc" "file://$scratch/c.zarr#mode=nczarr,file" && ok || bad "nccopy LZ4 netCDF-4 to NCZarr"
+HDF5_PLUGIN_PATH="$plugins" "$scratch/mk" "$scratch/lz4.nc" && ok "Debian's netcdf-c writes an LZ4-compressed file" || bad "Debian's netcdf-c writes an LZ4-compressed file"
+HDF5_PLUGIN_PATH="$plugins" ncdump -hs "$scratch/lz4.nc" | grep -q '_Filter = "32004"' && ok "the file's variable uses the LZ4 filter" || bad "the file's variable uses the LZ4 filter"
+HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" nccopy "$scratch/lz4.nc" "file://$scratch/c.zarr#mode=nczarr,file" && ok "nccopy LZ4 netCDF-4 to NCZarr" || bad "nccopy LZ4 netCDF-4 to NCZarr"
 HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" ncdump -hs "file://$scratch/c.zarr#mode=nczarr,file" | grep -q 'v:_Filter = "32004"' \
-    && ok || bad "nccopy kept the filter"
+    && ok "nccopy kept the filter" || bad "nccopy kept the filter"
 HDF5_PLUGIN_PATH="$plugins" ncdump "$scratch/lz4.nc" | sed 1d > "$scratch/want.cdl"
 HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" ncdump "file://$scratch/c.zarr#mode=nczarr,file" | sed 1d > "$scratch/got.cdl"
 same "the NCZarr copy reads as the file" "$scratch/want.cdl" "$scratch/got.cdl"
-HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" nccopy "file://$scratch/c.zarr#mode=nczarr,file" "$scratch/back.nc" && ok || bad "nccopy NCZarr back to netCDF-4"
-HDF5_PLUGIN_PATH="$plugins" ncdump -hs "$scratch/back.nc" | grep -q '_Filter = "32004"' && ok || bad "the filter survives the way back"
-HDF5_PLUGIN_PATH="$plugins" ncdump "$scratch/back.nc" | sed 1d | cmp -s - "$scratch/want.cdl" && ok || bad "the way back reads as the file"
+HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" nccopy "file://$scratch/c.zarr#mode=nczarr,file" "$scratch/back.nc" && ok "nccopy NCZarr back to netCDF-4" || bad "nccopy NCZarr back to netCDF-4"
+HDF5_PLUGIN_PATH="$plugins" ncdump -hs "$scratch/back.nc" | grep -q '_Filter = "32004"' && ok "the filter survives the way back" || bad "the filter survives the way back"
+HDF5_PLUGIN_PATH="$plugins" ncdump "$scratch/back.nc" | sed 1d | cmp -s - "$scratch/want.cdl" && ok "the way back reads as the file" || bad "the way back reads as the file"
 
 # szip through the netCDF4 wheel's plugin (netcdf-c's own H5Z szip): netcdf-c's codec JSON.
 wheel=$(python3 -c "import netCDF4, os; print(os.path.join(os.path.dirname(netCDF4.__file__), 'plugins'))" 2> /dev/null)
@@ -89,19 +89,19 @@ if [ -f "$wheel/lib__nch5szip.so" ]; then
     HDF5_PLUGIN_PATH="$wheel" NCTRACING=1 "$scratch/t_plugins" "$scratch" szip 4 > "$scratch/o.txt" 2> "$scratch/trace.txt" \
         && ok || { bad "szip round trip"; cat "$scratch/o.txt"; grep -i szip "$scratch/trace.txt" | tail -3; }
     grep -q '"compressor":{"id":"szip","mask":32,"pixels-per-block":32}' "$scratch/sz.zarr/v/.zarray" && ok || { bad "szip JSON"; cat "$scratch/sz.zarr/v/.zarray"; }
-    grep -q 'lib__nczhdf5filters.so: codec "szip" for HDF5 filter 4' "$scratch/trace.txt" && ok || bad "netcdf-c's codec library is found as codecs"
+    grep -q 'lib__nczhdf5filters.so: codec "szip" for HDF5 filter 4' "$scratch/trace.txt" && ok "netcdf-c's codec library is found as codecs" || bad "netcdf-c's codec library is found as codecs"
     grep -q "lib__nczhdf5filters.so: id" "$scratch/trace.txt" && bad "netcdf-c's codec library taken for a filter plugin" || ok
     # An szip netCDF-4 file (Debian's HDF5 has szip) into NCZarr through the wheel's plugin, in
     # a process whose global libhdf5 is Debian's, and back: equal.
     sed 's/nc_def_var_filter(ncid, var, 32004, 0, NULL)/nc_def_var_szip(ncid, var, 32, 32)/' "$scratch/mk.c" > "$scratch/mksz.c"
-    cc -o "$scratch/mksz" "$scratch/mksz.c" -lnetcdf && "$scratch/mksz" "$scratch/sz.nc" && ok || bad "Debian's netcdf-c writes an szip file"
+    cc -o "$scratch/mksz" "$scratch/mksz.c" -lnetcdf && "$scratch/mksz" "$scratch/sz.nc" && ok "Debian's netcdf-c writes an szip file" || bad "Debian's netcdf-c writes an szip file"
     ncdump "$scratch/sz.nc" | sed 1d > "$scratch/sz.cdl"
-    HDF5_PLUGIN_PATH="$wheel" LD_PRELOAD="$pre" nccopy "$scratch/sz.nc" "file://$scratch/szc.zarr#mode=nczarr,file" && ok || bad "nccopy szip netCDF-4 to NCZarr"
+    HDF5_PLUGIN_PATH="$wheel" LD_PRELOAD="$pre" nccopy "$scratch/sz.nc" "file://$scratch/szc.zarr#mode=nczarr,file" && ok "nccopy szip netCDF-4 to NCZarr" || bad "nccopy szip netCDF-4 to NCZarr"
     HDF5_PLUGIN_PATH="$wheel" LD_PRELOAD="$pre" ncdump "file://$scratch/szc.zarr#mode=nczarr,file" | sed 1d | cmp -s - "$scratch/sz.cdl" \
-        && ok || bad "the szip NCZarr copy reads as the file"
-    HDF5_PLUGIN_PATH="$wheel" LD_PRELOAD="$pre" nccopy "file://$scratch/szc.zarr#mode=nczarr,file" "$scratch/szback.nc" && ok || bad "nccopy szip NCZarr back"
-    ncdump -hs "$scratch/szback.nc" | grep -q '_Filter = "4,' && ok || bad "szip survives the way back"
-    ncdump "$scratch/szback.nc" | sed 1d | cmp -s - "$scratch/sz.cdl" && ok || bad "the szip way back reads as the file"
+        && ok "the szip NCZarr copy reads as the file" || bad "the szip NCZarr copy reads as the file"
+    HDF5_PLUGIN_PATH="$wheel" LD_PRELOAD="$pre" nccopy "file://$scratch/szc.zarr#mode=nczarr,file" "$scratch/szback.nc" && ok "nccopy szip NCZarr back" || bad "nccopy szip NCZarr back"
+    ncdump -hs "$scratch/szback.nc" | grep -q '_Filter = "4,' && ok "szip survives the way back" || bad "szip survives the way back"
+    ncdump "$scratch/szback.nc" | sed 1d | cmp -s - "$scratch/sz.cdl" && ok "the szip way back reads as the file" || bad "the szip way back reads as the file"
 else
     bad "missing the netCDF4 wheel's szip plugin: $wheel/lib__nch5szip.so (sh ctests/ensure_deps.sh)"
 fi
@@ -111,19 +111,19 @@ fi
 sed 's/nc_def_var_filter(ncid, var, 32004, 0, NULL)/nc_def_var_filter(ncid, var, 32013, 4, (unsigned[]){5, 0, 0, 0})/; s/int ncid, d, var, data\[4096\]/int ncid, d, var; float data[4096]/; s/NC_INT, 1/NC_FLOAT, 1/; s/nc_put_var_int/nc_put_var_float/' \
     "$scratch/mk.c" > "$scratch/mkzfp.c"
 cc -o "$scratch/mkzfp" "$scratch/mkzfp.c" -lnetcdf || bad "mkzfp build"
-HDF5_PLUGIN_PATH="$plugins" "$scratch/mkzfp" "$scratch/zfp.nc" && ok || bad "Debian's netcdf-c writes a ZFP file"
+HDF5_PLUGIN_PATH="$plugins" "$scratch/mkzfp" "$scratch/zfp.nc" && ok "Debian's netcdf-c writes a ZFP file" || bad "Debian's netcdf-c writes a ZFP file"
 HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" nccopy "$scratch/zfp.nc" "file://$scratch/zc.zarr#mode=nczarr,file" > "$scratch/o.txt" 2>&1 \
     && bad "copying set_local-made ZFP parameters to other chunks must be refused" || ok
 grep -q "Filter error" "$scratch/o.txt" && ok || { bad "the refusal says why"; cat "$scratch/o.txt"; }
 # With the program's own parameters (`nccopy -F`), ZFP copies into NCZarr and back, equal.
 HDF5_PLUGIN_PATH="$plugins" ncdump "$scratch/zfp.nc" | sed 1d > "$scratch/zfp.cdl"
 HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" nccopy -F 'v,32013,5,0,0,0' "$scratch/zfp.nc" "file://$scratch/zf.zarr#mode=nczarr,file" \
-    && ok || bad "nccopy -F of a ZFP file into NCZarr"
+    && ok "nccopy -F of a ZFP file into NCZarr" || bad "nccopy -F of a ZFP file into NCZarr"
 HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" ncdump "file://$scratch/zf.zarr#mode=nczarr,file" | sed 1d | cmp -s - "$scratch/zfp.cdl" \
-    && ok || bad "the ZFP NCZarr copy reads as the file"
-HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" nccopy "file://$scratch/zf.zarr#mode=nczarr,file" "$scratch/zback.nc" && ok || bad "nccopy ZFP NCZarr back to netCDF-4"
-HDF5_PLUGIN_PATH="$plugins" ncdump -hs "$scratch/zback.nc" | grep -q '_Filter = "32013,' && ok || bad "ZFP survives the way back"
-HDF5_PLUGIN_PATH="$plugins" ncdump "$scratch/zback.nc" | sed 1d | cmp -s - "$scratch/zfp.cdl" && ok || bad "the ZFP way back reads as the file"
+    && ok "the ZFP NCZarr copy reads as the file" || bad "the ZFP NCZarr copy reads as the file"
+HDF5_PLUGIN_PATH="$plugins" LD_PRELOAD="$pre" nccopy "file://$scratch/zf.zarr#mode=nczarr,file" "$scratch/zback.nc" && ok "nccopy ZFP NCZarr back to netCDF-4" || bad "nccopy ZFP NCZarr back to netCDF-4"
+HDF5_PLUGIN_PATH="$plugins" ncdump -hs "$scratch/zback.nc" | grep -q '_Filter = "32013,' && ok "ZFP survives the way back" || bad "ZFP survives the way back"
+HDF5_PLUGIN_PATH="$plugins" ncdump "$scratch/zback.nc" | sed 1d | cmp -s - "$scratch/zfp.cdl" && ok "the ZFP way back reads as the file" || bad "the ZFP way back reads as the file"
 
 # The plugin path API: HDF5_PLUGIN_PATH's two directories, then set, read and reset through
 # nc_plugin_path_* and the ncaux helpers.
@@ -139,7 +139,7 @@ cc -shared -fPIC -o "$scratch/codecs/libtest_codec.so" "$top/ctests/plugins/test
 ln -s "$plugins/libh5lz4.so" "$scratch/codecs/libh5lz4.so"
 HDF5_PLUGIN_PATH="$scratch/codecs" NCTRACING=1 "$scratch/t_plugins" "$scratch" write 32004 > "$scratch/o.txt" 2> "$scratch/trace.txt" \
     && ok || { bad "round trips named by a codec plugin"; cat "$scratch/o.txt"; }
-grep -q 'libtest_codec.so: codec "test_lz4" for HDF5 filter 32004' "$scratch/trace.txt" && ok || bad "the codec plugin is found"
+grep -q 'libtest_codec.so: codec "test_lz4" for HDF5 filter 32004' "$scratch/trace.txt" && ok "the codec plugin is found" || bad "the codec plugin is found"
 grep -q '"compressor":{"id":"test_lz4"}' "$scratch/p2.zarr/v/.zarray" && ok || { bad "v2 metadata by the codec plugin"; cat "$scratch/p2.zarr/v/.zarray"; }
 grep -q '"name":"numcodecs.test_lz4"' "$scratch/p3.zarr/v/zarr.json" && ok || { bad "v3 metadata by the codec plugin"; cat "$scratch/p3.zarr/v/zarr.json"; }
 rm "$scratch/codecs/libh5lz4.so"
@@ -155,20 +155,20 @@ if [ -f "$h5p/libh5bshuf.so" ]; then
     ln -s "$h5p/libh5bshuf.so" "$scratch/bshuf/libh5bshuf.so"
     HDF5_PLUGIN_PATH="$scratch/bshuf" NCTRACING=1 "$scratch/t_plugins" "$scratch" write 32008 0 2 > "$scratch/o.txt" 2> "$scratch/trace.txt" \
         && ok || { bad "bitshuffle+LZ4 round trips"; cat "$scratch/o.txt"; grep -i "bitshuffle\|libhdf5" "$scratch/trace.txt" | tail -3; }
-    grep -q "loaded .*libhdf5.* for plugins that link no libhdf5" "$scratch/trace.txt" && ok || bad "a libhdf5 loaded for hdf5plugin's plugin"
+    grep -q "loaded .*libhdf5.* for plugins that link no libhdf5" "$scratch/trace.txt" && ok "a libhdf5 loaded for hdf5plugin's plugin" || bad "a libhdf5 loaded for hdf5plugin's plugin"
     size=$(stat -c %s "$scratch/p2.zarr/v/0")
-    [ "$size" -lt 4000 ] && ok || bad "bitshuffle+LZ4 compressed the chunks ($size bytes for 8192)"
+    [ "$size" -lt 4000 ] && ok "bitshuffle+LZ4 compressed the chunks ($size bytes for 8192)" || bad "bitshuffle+LZ4 compressed the chunks ($size bytes for 8192)"
     sed 's/nc_def_var_filter(ncid, var, 32004, 0, NULL)/nc_def_var_filter(ncid, var, 32008, 2, (unsigned[]){0, 2})/' "$scratch/mk.c" > "$scratch/mkbs.c"
     cc -o "$scratch/mkbs" "$scratch/mkbs.c" -lnetcdf && HDF5_PLUGIN_PATH="$scratch/bshuf" "$scratch/mkbs" "$scratch/bs.nc" \
-        && ok || bad "Debian's netcdf-c writes a bitshuffle+LZ4 file"
+        && ok "Debian's netcdf-c writes a bitshuffle+LZ4 file" || bad "Debian's netcdf-c writes a bitshuffle+LZ4 file"
     HDF5_PLUGIN_PATH="$scratch/bshuf" ncdump "$scratch/bs.nc" | sed 1d > "$scratch/bs.cdl"
-    HDF5_PLUGIN_PATH="$scratch/bshuf" LD_PRELOAD="$pre" nccopy "$scratch/bs.nc" "file://$scratch/bs.zarr#mode=nczarr,file" && ok || bad "nccopy bitshuffle netCDF-4 to NCZarr"
-    grep -q '"filter_id":32008' "$scratch/bs.zarr/v/.zarray" && ok || bad "the NCZarr copy keeps bitshuffle"
+    HDF5_PLUGIN_PATH="$scratch/bshuf" LD_PRELOAD="$pre" nccopy "$scratch/bs.nc" "file://$scratch/bs.zarr#mode=nczarr,file" && ok "nccopy bitshuffle netCDF-4 to NCZarr" || bad "nccopy bitshuffle netCDF-4 to NCZarr"
+    grep -q '"filter_id":32008' "$scratch/bs.zarr/v/.zarray" && ok "the NCZarr copy keeps bitshuffle" || bad "the NCZarr copy keeps bitshuffle"
     HDF5_PLUGIN_PATH="$scratch/bshuf" LD_PRELOAD="$pre" ncdump "file://$scratch/bs.zarr#mode=nczarr,file" | sed 1d | cmp -s - "$scratch/bs.cdl" \
-        && ok || bad "the bitshuffle NCZarr copy reads as the file"
-    HDF5_PLUGIN_PATH="$scratch/bshuf" LD_PRELOAD="$pre" nccopy "file://$scratch/bs.zarr#mode=nczarr,file" "$scratch/bsback.nc" && ok || bad "nccopy bitshuffle NCZarr back"
-    HDF5_PLUGIN_PATH="$scratch/bshuf" ncdump -hs "$scratch/bsback.nc" | grep -q '_Filter = "32008,' && ok || bad "bitshuffle survives the way back"
-    HDF5_PLUGIN_PATH="$scratch/bshuf" ncdump "$scratch/bsback.nc" | sed 1d | cmp -s - "$scratch/bs.cdl" && ok || bad "the bitshuffle way back reads as the file"
+        && ok "the bitshuffle NCZarr copy reads as the file" || bad "the bitshuffle NCZarr copy reads as the file"
+    HDF5_PLUGIN_PATH="$scratch/bshuf" LD_PRELOAD="$pre" nccopy "file://$scratch/bs.zarr#mode=nczarr,file" "$scratch/bsback.nc" && ok "nccopy bitshuffle NCZarr back" || bad "nccopy bitshuffle NCZarr back"
+    HDF5_PLUGIN_PATH="$scratch/bshuf" ncdump -hs "$scratch/bsback.nc" | grep -q '_Filter = "32008,' && ok "bitshuffle survives the way back" || bad "bitshuffle survives the way back"
+    HDF5_PLUGIN_PATH="$scratch/bshuf" ncdump "$scratch/bsback.nc" | sed 1d | cmp -s - "$scratch/bs.cdl" && ok "the bitshuffle way back reads as the file" || bad "the bitshuffle way back reads as the file"
 else
     bad "missing hdf5plugin's bitshuffle plugin: $h5p/libh5bshuf.so (sh ctests/ensure_deps.sh)"
 fi
@@ -195,7 +195,7 @@ for name, kw in [("a", dict(zlib=True, shuffle=True, complevel=5, fletcher32=Tru
 d.close()
 PY
     done
-    HDF5_PLUGIN_PATH="$wheel" python3 - "$scratch" "$wheel" << 'PY' && ok || bad "our codec JSON is netcdf-c's codec libraries' JSON"
+    HDF5_PLUGIN_PATH="$wheel" python3 - "$scratch" "$wheel" << 'PY' && ok "our codec JSON is netcdf-c's codec libraries' JSON" || bad "our codec JSON is netcdf-c's codec libraries' JSON"
 import json, subprocess, sys
 scratch, wheel = sys.argv[1], sys.argv[2]
 def theirs(lib, *spec):

@@ -1,5 +1,5 @@
 /* Reliability defects found by differential and hostile-input testing (issue 23, the
- * reproductions in ../shared/repro/): each block failed before its fix. Expected codes are
+ * reproductions in ctests/fixtures/repro/): each block failed before its fix. Expected codes are
  * netcdf-c 4.10.1's on the same calls (netCDF-4/HDF5), where the item is a divergence. */
 #include "check.h"
 #include "netcdf_nczarr.h"

@@ -1,5 +1,5 @@
 """Our CFA-0.5 and CFA-0.4 masters laid out as S3netCDF4 lays out its own (the fixtures in
-../shared/fixtures/s3netcdf4), read raw with netCDF4-python (no preload).
+ctests/fixtures/s3netcdf4), read raw with netCDF4-python (no preload).
 usage: layout.py <ours.nca> <fixture.nca> <0.5|0.4>"""
 import json
 import os
