@@ -12,9 +12,7 @@ use super::group::{nc_inq_dimid, nc_inq_dimlen, nc_inq_dimname};
 use super::usertypes::{nc_free_string, nc_inq_type};
 use super::var::{nc_def_var, nc_inq_var};
 use super::{cstr, put, with};
-use crate::api;
 use crate::error::{Error, Kind};
-use crate::ffi::route::route;
 use crate::nc::modes::VarRef;
 use crate::nc::names;
 use crate::nc::types::NcType;
@@ -169,73 +167,48 @@ pub fn type_equal(ncid1: c_int, typeid1: nc_type, ncid2: c_int, typeid2: nc_type
 
 // ---- the exports: one world, or the other, or both -------------------------------------------
 
-#[export(by_hand)]
+#[export(ncids(ncid_in, ncid_out), mixed = copy_att, trace(ncid_in, varid_in, name, ncid_out, varid_out))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *const c_char, ncid_out: c_int, varid_out: c_int) -> c_int {
-    match (super::route::is_foreign(ncid_in), super::route::is_foreign(ncid_out)) {
-        (true, true) => {
-            route!(nc_copy_att(ncid_in, varid_in, name, ncid_out, varid_out): (c_int, c_int, *const c_char, c_int, c_int))
-        }
-        (false, false) => {}
-        _ => return copy_att(ncid_in, varid_in, name, ncid_out, varid_out),
+    // Both datasets are checked before the attribute is looked up (netcdf-c's order).
+    with(ncid_in, |_, _| Ok(()))?;
+    with(ncid_out, |_, _| Ok(()))?;
+    // SAFETY: as above.
+    let raw = unsafe { cstr(name) }?;
+    let text = String::from_utf8_lossy(raw).into_owned();
+    let att = with(ncid_in, |ds, gid| {
+        let atts = ds.atts(gid, VarRef::from_c(varid_in))?;
+        atts.iter().find(|a| a.name == names::normalize(&text)).cloned().ok_or_else(|| Error::new(Kind::NotAtt, text.clone()))
+    })?;
+    if ncid_in == ncid_out && varid_in == varid_out {
+        return Ok(());
     }
-    api!("nc_copy_att", (ncid_in, varid_in, name, ncid_out, varid_out), {
-        // Both datasets are checked before the attribute is looked up (netcdf-c's order).
-        with(ncid_in, |_, _| Ok(()))?;
-        with(ncid_out, |_, _| Ok(()))?;
-        // SAFETY: as above.
-        let raw = unsafe { cstr(name) }?;
-        let text = String::from_utf8_lossy(raw).into_owned();
-        let att = with(ncid_in, |ds, gid| {
-            let atts = ds.atts(gid, VarRef::from_c(varid_in))?;
-            atts.iter().find(|a| a.name == names::normalize(&text)).cloned().ok_or_else(|| Error::new(Kind::NotAtt, text.clone()))
-        })?;
-        if ncid_in == ncid_out && varid_in == varid_out {
-            return Ok(());
-        }
-        let t = att.value.nctype().id();
-        with(ncid_out, |ds, gid| ds.put_att(gid, VarRef::from_c(varid_out), raw, t, att.value))
-    })
+    let t = att.value.nctype().id();
+    with(ncid_out, |ds, gid| ds.put_att(gid, VarRef::from_c(varid_out), raw, t, att.value))
 }
 
-#[export(by_hand)]
+#[export(ncids(ncid_in, ncid_out), mixed = copy_var, trace(ncid_in, varid, ncid_out))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_copy_var(ncid_in: c_int, varid: c_int, ncid_out: c_int) -> c_int {
-    match (super::route::is_foreign(ncid_in), super::route::is_foreign(ncid_out)) {
-        (true, true) => route!(nc_copy_var(ncid_in, varid, ncid_out): (c_int, c_int, c_int)),
-        (false, false) => {}
-        _ => return copy_var(ncid_in, varid, ncid_out),
+    // netcdf-c starts with nc_inq_var on the input, which accepts NC_GLOBAL, so for
+    // NC_GLOBAL the output dataset is checked first.
+    if varid == -1 {
+        with(ncid_in, |_, _| Ok(()))?;
+        with(ncid_out, |_, _| Ok(()))?;
     }
-    api!("nc_copy_var", (ncid_in, varid, ncid_out), {
-        // netcdf-c starts with nc_inq_var on the input, which accepts NC_GLOBAL, so for
-        // NC_GLOBAL the output dataset is checked first.
-        if varid == -1 {
-            with(ncid_in, |_, _| Ok(()))?;
-            with(ncid_out, |_, _| Ok(()))?;
-        }
-        let (var, dim_names) = with(ncid_in, |ds, gid| ds.var_for_copy(gid, VarRef::from_c(varid)))?;
-        with(ncid_out, |ds, gid| ds.copy_var_from(gid, &var, &dim_names))?;
-        super::data::copy_var_data(ncid_in, varid, ncid_out, &var)
-    })
+    let (var, dim_names) = with(ncid_in, |ds, gid| ds.var_for_copy(gid, VarRef::from_c(varid)))?;
+    with(ncid_out, |ds, gid| ds.copy_var_from(gid, &var, &dim_names))?;
+    super::data::copy_var_data(ncid_in, varid, ncid_out, &var)
 }
 
-#[export(by_hand)]
+#[export(ncids(ncid1, ncid2), mixed = type_equal, trace(ncid1, typeid1, ncid2, typeid2))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_type_equal(ncid1: c_int, typeid1: nc_type, ncid2: c_int, typeid2: nc_type, equal: *mut c_int) -> c_int {
-    match (super::route::is_foreign(ncid1), super::route::is_foreign(ncid2)) {
-        (true, true) => {
-            route!(nc_inq_type_equal(ncid1, typeid1, ncid2, typeid2, equal): (c_int, nc_type, c_int, nc_type, *mut c_int))
-        }
-        (false, false) => {}
-        _ => return type_equal(ncid1, typeid1, ncid2, typeid2, equal),
-    }
-    api!("nc_inq_type_equal", (ncid1, typeid1, ncid2, typeid2), {
-        with(ncid1, |_, _| Ok(()))?;
-        // Only user-defined types would need the second dataset; atomic ones are compared
-        // without looking it up, as netcdf-c does.
-        let (a, b) = (NcType::from_id(typeid1)?, NcType::from_id(typeid2)?);
-        // SAFETY: optional out-pointer.
-        unsafe { put(equal, (a == b) as c_int) };
-        Ok(())
-    })
+    with(ncid1, |_, _| Ok(()))?;
+    // Only user-defined types would need the second dataset; atomic ones are compared
+    // without looking it up, as netcdf-c does.
+    let (a, b) = (NcType::from_id(typeid1)?, NcType::from_id(typeid2)?);
+    // SAFETY: optional out-pointer.
+    unsafe { put(equal, (a == b) as c_int) };
+    Ok(())
 }

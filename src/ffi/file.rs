@@ -1,10 +1,8 @@
 //! Dataset-level exports: create, open, modes, close, whole-file inquiries.
 
 use super::{cstr, put, put_slice, with};
-use crate::api;
 use crate::dataset::Dataset;
 use crate::error::{Error, Kind, Result, err};
-use crate::ffi::route::route;
 use crate::nc::modes::{FillMode, OpenFlags};
 use crate::registry;
 use crate::url::{self, OpenSpec};
@@ -72,11 +70,15 @@ pub(crate) unsafe fn create(path: *const c_char, cmode: c_int, ncidp: *mut c_int
     if let Some(status) = unsafe { super::objects::create("nc_create", path, cmode, ncidp, real_create) } {
         return status;
     }
-    super::route::route_path!(true, nc_create(path, cmode, ncidp): (*const c_char, c_int, *mut c_int), claim ncidp);
-    api!("nc_create", (path, cmode), {
-        // SAFETY: this export's own contract.
-        unsafe { create_impl(path, cmode, ncidp) }
-    })
+    // SAFETY: as above.
+    unsafe { create_by_name(path, cmode, ncidp) }
+}
+
+/// `nc_create` of a name that is not a netCDF object: the real library's when it is not ours.
+#[export(name = "nc_create", path = create, trace(path, cmode))]
+unsafe fn create_by_name(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> c_int {
+    // SAFETY: this function's contract.
+    unsafe { create_impl(path, cmode, ncidp) }
 }
 
 /// `nc__create` without aggregation.
@@ -98,21 +100,30 @@ pub(crate) unsafe fn create_with_hints(
     if let Some(status) = unsafe { super::objects::create("nc__create", path, cmode, ncidp, real_create) } {
         return status;
     }
-    super::route::route_path!(true, nc__create(path, cmode, initialsz, chunksizehintp, ncidp): (*const c_char, c_int, usize, *mut usize, *mut c_int), claim ncidp);
-    api!("nc__create", (path, cmode, initialsz), {
-        // SAFETY: this export's own contract.
-        unsafe { create_impl(path, cmode, ncidp) }?;
-        // SAFETY: optional out-pointer.
-        unsafe { put(chunksizehintp, 0) };
-        Ok(())
-    })
+    // SAFETY: as above.
+    unsafe { create_with_hints_by_name(path, cmode, initialsz, chunksizehintp, ncidp) }
 }
 
-#[export]
+/// `nc__create` of a name that is not a netCDF object.
+#[export(name = "nc__create", path = create, trace(path, cmode, initialsz))]
+unsafe fn create_with_hints_by_name(
+    path: *const c_char,
+    cmode: c_int,
+    initialsz: usize,
+    chunksizehintp: *mut usize,
+    ncidp: *mut c_int,
+) -> c_int {
+    // SAFETY: this function's contract.
+    unsafe { create_impl(path, cmode, ncidp) }?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(chunksizehintp, 0) };
+    Ok(())
+}
+
+#[export(memory = create, trace(path, mode, initialsize, ncidp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_create_mem(path: *const c_char, mode: c_int, initialsize: usize, ncidp: *mut c_int) -> c_int {
-    super::route::route_memory!(true, nc_create_mem(path, mode, initialsize, ncidp): (*const c_char, c_int, usize, *mut c_int), claim ncidp);
-    api!("nc_create_mem", (path, mode, initialsize, ncidp), { err(Kind::Invalid, "in-memory Zarr datasets are not supported") })
+    err(Kind::Invalid, "in-memory Zarr datasets are not supported")
 }
 
 /// `nc_open` without aggregation: a netCDF object on S3, the real library's file (given
@@ -125,11 +136,16 @@ pub(crate) unsafe fn open(path: *const c_char, real_path: *const c_char, mode: c
     if let Some(status) = unsafe { super::objects::open("nc_open", path, mode, ncidp) } {
         return status;
     }
-    super::route::route_path!(false, nc_open(real_path, mode, ncidp): (*const c_char, c_int, *mut c_int), claim ncidp);
-    api!("nc_open", (path, mode), {
-        // SAFETY: this function's contract.
-        unsafe { open_impl(path, mode, ncidp) }
-    })
+    // SAFETY: as above.
+    unsafe { open_by_name(path, real_path, mode, ncidp) }
+}
+
+/// `nc_open` of a name that is not a netCDF object: the real library's (given `real_path`)
+/// when it is not ours.
+#[export(name = "nc_open", path = open, forward(real_path, mode, ncidp), trace(path, mode))]
+unsafe fn open_by_name(path: *const c_char, real_path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int {
+    // SAFETY: this function's contract.
+    unsafe { open_impl(path, mode, ncidp) }
 }
 
 /// `nc__open` without aggregation.
@@ -147,17 +163,27 @@ pub(crate) unsafe fn open_with_hints(
     if let Some(status) = unsafe { super::objects::open("nc__open", path, mode, ncidp) } {
         return status;
     }
-    super::route::route_path!(false, nc__open(real_path, mode, chunksizehintp, ncidp): (*const c_char, c_int, *mut usize, *mut c_int), claim ncidp);
-    api!("nc__open", (path, mode), {
-        // SAFETY: this function's contract.
-        unsafe { open_impl(path, mode, ncidp) }?;
-        // SAFETY: optional out-pointer.
-        unsafe { put(chunksizehintp, 0) };
-        Ok(())
-    })
+    // SAFETY: as above.
+    unsafe { open_with_hints_by_name(path, real_path, mode, chunksizehintp, ncidp) }
 }
 
-#[export]
+/// `nc__open` of a name that is not a netCDF object.
+#[export(name = "nc__open", path = open, forward(real_path, mode, chunksizehintp, ncidp), trace(path, mode))]
+unsafe fn open_with_hints_by_name(
+    path: *const c_char,
+    real_path: *const c_char,
+    mode: c_int,
+    chunksizehintp: *mut usize,
+    ncidp: *mut c_int,
+) -> c_int {
+    // SAFETY: this function's contract.
+    unsafe { open_impl(path, mode, ncidp) }?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(chunksizehintp, 0) };
+    Ok(())
+}
+
+#[export(memory = open, trace(path, mode, size, memory, ncidp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_open_mem(
     path: *const c_char,
@@ -166,25 +192,19 @@ pub unsafe extern "C" fn nc_open_mem(
     memory: *mut std::ffi::c_void,
     ncidp: *mut c_int,
 ) -> c_int {
-    super::route::route_memory!(false, nc_open_mem(path, mode, size, memory, ncidp): (*const c_char, c_int, usize, *mut std::ffi::c_void, *mut c_int), claim ncidp);
-    api!("nc_open_mem", (path, mode, size, memory, ncidp), {
-        if path.is_null() || memory.is_null() {
-            return err(Kind::Invalid, "NULL argument");
-        }
-        err(Kind::NotNetcdf, "memory images of Zarr datasets are not supported")
-    })
+    if path.is_null() || memory.is_null() {
+        return err(Kind::Invalid, "NULL argument");
+    }
+    err(Kind::NotNetcdf, "memory images of Zarr datasets are not supported")
 }
 
-#[export]
+#[export(memory = open, trace(path, mode, info, ncidp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_open_memio(path: *const c_char, mode: c_int, info: *mut super::consts::NC_memio, ncidp: *mut c_int) -> c_int {
-    super::route::route_memory!(false, nc_open_memio(path, mode, info, ncidp): (*const c_char, c_int, *mut super::consts::NC_memio, *mut c_int), claim ncidp);
-    api!("nc_open_memio", (path, mode, info, ncidp), {
-        if path.is_null() || info.is_null() {
-            return err(Kind::Invalid, "NULL argument");
-        }
-        err(Kind::NotNetcdf, "memory images of Zarr datasets are not supported")
-    })
+    if path.is_null() || info.is_null() {
+        return err(Kind::Invalid, "NULL argument");
+    }
+    err(Kind::NotNetcdf, "memory images of Zarr datasets are not supported")
 }
 
 /// `nc_close_memio` of anything but an aggregation writer.
@@ -199,10 +219,15 @@ pub(crate) unsafe fn close_memio(ncid: c_int, info: *mut super::consts::NC_memio
         unsafe { put(info, super::consts::NC_memio { size: 0, memory: std::ptr::null_mut(), flags: 0 }) };
         return super::objects::close(ncid);
     }
-    route!(nc_close_memio(ncid, info): (c_int, *mut super::consts::NC_memio) => |status| super::route::release_real(status, ncid));
-    // No dataset of ours lives in memory: this is a plain close and `info` is left
-    // untouched, as netcdf-c's NCZarr close ignores it.
-    api!("nc_close_memio", (ncid, info), { registry::remove(ncid)?.close() })
+    close_memio_by_ncid(ncid, info)
+}
+
+/// `nc_close_memio` of a dataset that is not a netCDF object. No dataset of ours lives in
+/// memory: this is a plain close and `info` is left untouched, as netcdf-c's NCZarr close
+/// ignores it.
+#[export(name = "nc_close_memio", then = super::route::release_real, trace(ncid, info))]
+fn close_memio_by_ncid(ncid: c_int, info: *mut super::consts::NC_memio) -> c_int {
+    registry::remove(ncid)?.close()
 }
 
 #[export(trace(ncid))]
@@ -223,41 +248,37 @@ pub unsafe extern "C" fn nc__enddef(ncid: c_int, h_minfree: usize, v_align: usiz
     with(ncid, |ds, gid| ds.end_define(gid))
 }
 
-/// `nc_sync` of anything but an aggregation writer.
+/// `nc_sync` of anything but an aggregation writer. A netCDF object on S3 is stored as the
+/// real library left the file (`after_sync`).
+#[export(name = "nc_sync", then = super::objects::after_sync, trace(ncid))]
 pub(crate) fn sync(ncid: c_int) -> c_int {
-    // A netCDF object on S3 is stored as the real library left the file.
-    route!(nc_sync(ncid): (c_int) => |status| super::objects::after_sync(ncid, status));
-    api!("nc_sync", (ncid), { with(ncid, |ds, gid| ds.sync_group(gid)) })
+    with(ncid, |ds, gid| ds.sync_group(gid))
 }
 
 /// `nc_close` of anything but an aggregation writer.
+#[export(name = "nc_close", then = super::objects::after_close, trace(ncid))]
 pub(crate) fn close(ncid: c_int) -> c_int {
-    route!(nc_close(ncid): (c_int) => |status| super::objects::after_close(ncid, status));
-    api!("nc_close", (ncid), { registry::remove(ncid)?.close() })
+    registry::remove(ncid)?.close()
 }
 
 /// `nc_abort` of anything but an aggregation writer.
+#[export(name = "nc_abort", then = super::objects::after_abort, trace(ncid))]
 pub(crate) fn abort(ncid: c_int) -> c_int {
-    route!(nc_abort(ncid): (c_int) => |status| super::objects::after_abort(ncid, status));
-    api!("nc_abort", (ncid), { registry::remove(ncid)?.abort() })
+    registry::remove(ncid)?.abort()
 }
 
-#[export]
+#[export(path = open, trace(path))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_delete(path: *const c_char) -> c_int {
-    super::route::route_path!(false, nc_delete(path): (*const c_char));
-    api!("nc_delete", (path), {
-        let spec = spec_for(path, false)?;
-        crate::zmap::open::delete(&spec)
-    })
+    let spec = spec_for(path, false)?;
+    crate::zmap::open::delete(&spec)
 }
 
-#[export]
+/// The real nc_delete calls nc_delete_mp through its PLT, i.e. us: this forwards to the real
+/// nc_delete_mp, never back to nc_delete.
+#[export(path = open)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_delete_mp(path: *const c_char, basepe: c_int) -> c_int {
-    // The real nc_delete calls nc_delete_mp through its PLT, i.e. us: forward to the real
-    // nc_delete_mp, never back to nc_delete.
-    super::route::route_path!(false, nc_delete_mp(path, basepe): (*const c_char, c_int));
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe {
         let _ = basepe;
@@ -371,13 +392,20 @@ pub unsafe extern "C" fn nc_inq_path(ncid: c_int, pathlen: *mut usize, path: *mu
         unsafe { put_path(pathlen, path, name.as_bytes()) };
         return super::consts::NC_NOERR;
     }
-    route!(nc_inq_path(ncid, pathlen, path): (c_int, *mut usize, *mut c_char));
-    api!("nc_inq_path", (ncid), {
-        with(ncid, |ds, _| {
-            // SAFETY: as above.
-            unsafe { put_path(pathlen, path, ds.path().as_bytes()) };
-            Ok(())
-        })
+    // SAFETY: this export's own contract.
+    unsafe { inq_path_by_ncid(ncid, pathlen, path) }
+}
+
+/// `nc_inq_path` of anything but a netCDF object on S3.
+///
+/// # Safety
+/// As `nc_inq_path`'s.
+#[export(name = "nc_inq_path", trace(ncid))]
+unsafe fn inq_path_by_ncid(ncid: c_int, pathlen: *mut usize, path: *mut c_char) -> c_int {
+    with(ncid, |ds, _| {
+        // SAFETY: this function's contract.
+        unsafe { put_path(pathlen, path, ds.path().as_bytes()) };
+        Ok(())
     })
 }
 

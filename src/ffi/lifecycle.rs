@@ -110,7 +110,7 @@ pub unsafe extern "C" fn nc_close_memio(ncid: c_int, info: *mut super::consts::N
     unsafe { file::close_memio(ncid, info) }
 }
 
-#[export]
+#[export(path = create)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc__create_mp(
     path: *const c_char,
@@ -120,7 +120,6 @@ pub unsafe extern "C" fn nc__create_mp(
     chunksizehintp: *mut usize,
     ncidp: *mut c_int,
 ) -> c_int {
-    super::route::route_path!(true, nc__create_mp(path, cmode, initialsz, basepe, chunksizehintp, ncidp): (*const c_char, c_int, usize, c_int, *mut usize, *mut c_int), claim ncidp);
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe {
         let _ = basepe;
@@ -128,7 +127,7 @@ pub unsafe extern "C" fn nc__create_mp(
     }
 }
 
-#[export]
+#[export(path = open)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc__open_mp(
     path: *const c_char,
@@ -137,7 +136,6 @@ pub unsafe extern "C" fn nc__open_mp(
     chunksizehintp: *mut usize,
     ncidp: *mut c_int,
 ) -> c_int {
-    super::route::route_path!(false, nc__open_mp(path, mode, basepe, chunksizehintp, ncidp): (*const c_char, c_int, c_int, *mut usize, *mut c_int), claim ncidp);
     // SAFETY: forwards the caller's pointers under this function's own contract.
     unsafe {
         let _ = basepe;

@@ -4,10 +4,13 @@
 //! vtable, filter plugins); this module sees the core only through `Dataset`'s methods (its
 //! fields are private), never its model.
 //!
-//! Each export is written once, under `#[export]` (the `nczarr-macros` crate): the attribute
-//! adds the passthrough route for foreign ncids and, with `trace(args)`, runs the body inside
-//! `call`. The exports whose routing is not by ncid (paths, two ncids, close) keep `route!` /
-//! `route_path!` and `api!` in their bodies.
+//! Each export has one shape, written once under `#[export]` (the `nczarr-macros` crate): its
+//! options say how the call is routed (by ncid, by dataset name with `path = create|open`,
+//! memory images with `memory = ..`, two ncids with `ncids(a, b), mixed = f`) and traced
+//! (`trace(args)` runs the body inside `call`); the body converts arguments and calls the
+//! core. Where an export first gives another world its turn (aggregation, netCDF objects on
+//! S3), the rest is a helper under the same attribute with `name = "nc_x"`. `api!` remains for
+//! the helpers many generated exports share, whose traced name is an argument.
 //!
 //! # Safety
 //! Every export is `unsafe extern "C"` with one contract, netcdf-c's documented one: each

@@ -192,14 +192,14 @@ fn stored(call: &str, ncid: c_int, file: &ObjectFile) -> c_int {
 /// After the real `nc_close`: a writer's file is stored (only when the real close succeeded:
 /// a file it failed to finish never replaces the object); memory and cache files go.
 pub fn after_close(ncid: c_int, status: c_int) -> c_int {
-    let status = route::release_real(status, ncid);
+    let status = route::release_real(ncid, status);
     let Some(file) = (if status == NC_NOERR { table().remove(&slot(ncid)) } else { None }) else { return status };
     if file.writable { stored("nc_close", ncid, &file) } else { status }
 }
 
 /// After the real `nc_abort`: nothing is stored.
 pub fn after_abort(ncid: c_int, status: c_int) -> c_int {
-    let status = route::release_real(status, ncid);
+    let status = route::release_real(ncid, status);
     if status == NC_NOERR {
         table().remove(&slot(ncid));
     }

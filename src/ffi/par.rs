@@ -6,7 +6,6 @@
 
 use super::file::{hand_out, spec_for};
 use super::with;
-use crate::api;
 use crate::collective::{Comm, NczParComm};
 use crate::dataset::{Access, Dataset};
 use crate::error::{Kind, Result, err};
@@ -53,25 +52,21 @@ fn open(path: *const c_char, mode: c_int, comm: Comm, ncidp: *mut c_int) -> Resu
 
 /// The body of `nc_create_par` after the shim duplicated the communicator.
 /// Collective: every rank of the communicator calls it.
-#[export]
+#[export(name = "nc_create_par", trace(path, cmode, ncidp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nczarr_par_create(path: *const c_char, cmode: c_int, comm: *const NczParComm, ncidp: *mut c_int) -> c_int {
-    api!("nc_create_par", (path, cmode, ncidp), {
-        // SAFETY: the shim's table.
-        let comm = unsafe { take_comm(comm) }?;
-        create(path, cmode, comm, ncidp)
-    })
+    // SAFETY: the shim's table.
+    let comm = unsafe { take_comm(comm) }?;
+    create(path, cmode, comm, ncidp)
 }
 
 /// The body of `nc_open_par`. Collective.
-#[export]
+#[export(name = "nc_open_par", trace(path, mode, ncidp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nczarr_par_open(path: *const c_char, mode: c_int, comm: *const NczParComm, ncidp: *mut c_int) -> c_int {
-    api!("nc_open_par", (path, mode, ncidp), {
-        // SAFETY: the shim's table.
-        let comm = unsafe { take_comm(comm) }?;
-        open(path, mode, comm, ncidp)
-    })
+    // SAFETY: the shim's table.
+    let comm = unsafe { take_comm(comm) }?;
+    open(path, mode, comm, ncidp)
 }
 
 /// For the shim of the preload library: 1 when `nc_create_par`/`nc_open_par` of this name
@@ -116,18 +111,16 @@ fn fortran_comm(fcomm: c_int) -> Result<Comm> {
     Comm::new(unsafe { raw.assume_init() })
 }
 
-#[export]
+#[export(path = create, trace(path, cmode, comm, info, ncidp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_create_par_fortran(path: *const c_char, cmode: c_int, comm: c_int, info: c_int, ncidp: *mut c_int) -> c_int {
-    super::route::route_path!(true, nc_create_par_fortran(path, cmode, comm, info, ncidp): (*const c_char, c_int, c_int, c_int, *mut c_int), claim ncidp);
-    api!("nc_create_par_fortran", (path, cmode, comm, info, ncidp), { create(path, cmode, fortran_comm(comm)?, ncidp) })
+    create(path, cmode, fortran_comm(comm)?, ncidp)
 }
 
-#[export]
+#[export(path = open, trace(path, mode, comm, info, ncidp))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_open_par_fortran(path: *const c_char, mode: c_int, comm: c_int, info: c_int, ncidp: *mut c_int) -> c_int {
-    super::route::route_path!(false, nc_open_par_fortran(path, mode, comm, info, ncidp): (*const c_char, c_int, c_int, c_int, *mut c_int), claim ncidp);
-    api!("nc_open_par_fortran", (path, mode, comm, info, ncidp), { open(path, mode, fortran_comm(comm)?, ncidp) })
+    open(path, mode, fortran_comm(comm)?, ncidp)
 }
 
 #[export(trace(ncid, varid, par_access))]

@@ -1,8 +1,7 @@
 //! Passthrough routing (passthrough.md): which datasets are ours, which belong to a real
 //! netcdf-c loaded behind us, and how calls reach that library.
 //!
-//! * Every ncid-taking export starts with the check `#[export]` writes (or, for the few
-//!   that route by hand, `route!`): it looks up the slot's owner in the registry's lock-free
+//! * Every ncid-taking export starts with the check `#[export]` writes: it looks up the slot's owner in the registry's lock-free
 //!   table and, for anything not ours, calls the real library's function of the same name
 //!   with the arguments unchanged. The forwarding path takes no lock and allocates
 //!   nothing: the real library calls its own exports (`nc_inq_var` from `nc_inq_varndims`, …)
@@ -255,26 +254,6 @@ impl Sym {
     }
 }
 
-/// `route!(nc_x(ncid, a, b): (c_int, T1, T2))` in an `#[export(by_hand)]` export (the ones
-/// taking two ncids, close and abort): when `ncid` is not ours, returns the real library's
-/// `nc_x(ncid, a, b)`. With `=> |status| expr` the real
-/// status passes through `expr` first (bookkeeping after a forwarded close).
-macro_rules! route {
-    ($name:ident($ncid:expr $(, $arg:expr)*): ($($ty:ty),*)) => {
-        $crate::ffi::route::route!($name($ncid $(, $arg)*): ($($ty),*) => |status| status)
-    };
-    ($name:ident($ncid:expr $(, $arg:expr)*): ($($ty:ty),*) => |$status:ident| $after:expr) => {
-        if $crate::ffi::route::is_foreign($ncid) {
-            if $crate::trace::enabled(2) {
-                $crate::ffi::route::trace_forward(stringify!($name), $ncid);
-            }
-            let $status = $crate::ffi::route::real_call!($name($ncid $(, $arg)*): ($($ty),*)).unwrap_or_else(|missing| missing);
-            return $after;
-        }
-    };
-}
-pub(crate) use route;
-
 /// Calls the real library's function of this name: `Ok(status)`, or `Err(code)` when it
 /// cannot be reached (see `Sym::missing_code`).
 macro_rules! real_call {
@@ -337,36 +316,6 @@ pub unsafe fn path_ptr_is_ours(path: *const c_char, creating: bool) -> bool {
     !path.is_null() && path_is_ours(unsafe { CStr::from_ptr(path) }.to_bytes(), creating)
 }
 
-/// Passthrough for the path-taking exports: a name that is not ours goes to the real library
-/// unchanged (when there is one), and an ncid it hands back is claimed for it.
-macro_rules! route_path {
-    ($creating:expr, $name:ident($path:expr $(, $arg:expr)*): ($($ty:ty),*) $(, claim $ncidp:expr)?) => {
-        if $crate::ffi::route::passthrough()
-            // SAFETY: the export's own contract: a dataset name is NULL or NUL-terminated.
-            && !unsafe { $crate::ffi::route::path_ptr_is_ours($path, $creating) }
-            && $crate::ffi::route::real_available_retry()
-        {
-            let status = $crate::ffi::route::real_call!($name($path $(, $arg)*): ($($ty),*)).unwrap_or_else(|missing| missing);
-            // SAFETY: the ncid out-pointer the caller passed (checked for NULL there).
-            $( let status = unsafe { $crate::ffi::route::claim_real(status, $ncidp, $creating) }; )?
-            return status;
-        }
-    };
-}
-pub(crate) use route_path;
-
-/// Memory images are netCDF-3/HDF5: in passthrough they always belong to the real library.
-macro_rules! route_memory {
-    ($creating:expr, $name:ident($($arg:expr),*): ($($ty:ty),*), claim $ncidp:expr) => {
-        if $crate::ffi::route::passthrough() && $crate::ffi::route::real_available_retry() {
-            let status = $crate::ffi::route::real_call!($name($($arg),*): ($($ty),*)).unwrap_or_else(|missing| missing);
-            // SAFETY: the ncid out-pointer the caller passed (checked for NULL there).
-            return unsafe { $crate::ffi::route::claim_real(status, $ncidp, $creating) };
-        }
-    };
-}
-pub(crate) use route_memory;
-
 // ---- forwarded opens and closes -------------------------------------------------------------
 
 pub type OpenFn = unsafe extern "C" fn(*const c_char, c_int, *mut c_int) -> c_int;
@@ -396,7 +345,7 @@ pub unsafe fn claim_real(status: c_int, ncidp: *mut c_int, creating: bool) -> c_
 }
 
 /// After a forwarded close/abort: the slot is free again.
-pub fn release_real(status: c_int, ncid: c_int) -> c_int {
+pub fn release_real(ncid: c_int, status: c_int) -> c_int {
     if status == 0 {
         crate::registry::release_real(ncid);
     }
