@@ -161,7 +161,7 @@ check-rust:
 
 check-c: all
 	python3 tools/check_headers.py
-	sh ctests/run_c.sh
+	sh ctests/c/run.sh
 
 # The differential tester (against netcdf-c 4.10.1 on HDF5) and the hostile-store fuzzer,
 # a few hundred cases each with fixed seeds; `make fuzz` runs thousands (FUZZ_COUNT, FUZZ_SEED).
@@ -179,34 +179,34 @@ fuzz: all
 	PROPTEST_CASES=2000 $(CARGO) test --release --workspace --lib fuzz_
 
 check-compat: all
-	sh ctests/run_compat.sh
+	sh ctests/compat/run.sh
 
 check-clients: all
 	sh ctests/run_clients.sh
 
 check-passthrough: all
-	sh ctests/run_passthrough.sh
+	sh ctests/passthrough/run.sh
 
 check-s3: all
-	sh ctests/run_s3.sh
+	sh ctests/s3/run.sh
 
 check-cfa: all
-	sh ctests/run_cfa.sh
+	sh ctests/cfa/run.sh
 
 check-plugins: all
-	sh ctests/run_plugins.sh
+	sh ctests/plugins/run.sh
 
 check-python: all
 	sh ctests/run_python.sh
 
 check-v3: all
-	sh ctests/run_v3.sh
+	sh ctests/v3/run.sh
 
 check-cmake: all
-	sh ctests/run_cmake.sh
+	sh ctests/cmake_consumer/run.sh
 
 check-mpi: all
-	sh ctests/run_mpi.sh
+	sh ctests/mpi/run.sh
 
 demo: all
 	sh ctests/demo.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes ctests/t_abi.c from netcdf-c's installed headers (Debian's libnetcdf-dev 4.9.0):
+"""Writes ctests/c/t_abi.c from netcdf-c's installed headers (Debian's libnetcdf-dev 4.9.0):
 a _Static_assert for every numeric constant both headers define, and a function pointer,
 typed with netcdf-c's own prototype, for every netcdf-c function we export. Compiled with
 -Werror against our headers, it fails on any value or signature drift.
@@ -44,5 +44,5 @@ for ret, name, args in re.findall(r"EXTERNL\s+([\w\s\*]+?)\s*\**\s*\b(\w+)\s*\((
     args = " ".join(args.split())
     lines.append(f"    {{ {ret.strip()} {star}(*volatile p)({args}) = {name}; CHECK(p != NULL); }}")
 lines.append("    DONE();\n}")
-(ROOT / "ctests" / "t_abi.c").write_text("\n".join(lines) + "\n")
+(ROOT / "ctests" / "c" / "t_abi.c").write_text("\n".join(lines) + "\n")
 print(f"{count} constants, {len(seen)} functions")

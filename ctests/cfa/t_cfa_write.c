@@ -229,7 +229,7 @@ static void abort_and_noclobber(void) {
     EXPECT(NC_EEXIST, nc_create(name("w"), NC_NOCLOBBER, &ncid));
 }
 
-/* 200 fragments written in an order that visits each many times (run_cfa.sh runs this with
+/* 200 fragments written in an order that visits each many times (ctests/cfa/run.sh runs this with
  * NCZARR_CFA_FILEHANDLES=8 under a descriptor limit that more open files would exceed). */
 static void many(void) {
     int ncid, d[3], v;

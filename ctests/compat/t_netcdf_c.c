@@ -1,4 +1,4 @@
-/* netcdf-c's behaviour as the contract: ctests/run_compat.sh builds this program twice, against
+/* netcdf-c's behaviour as the contract: ctests/compat/run.sh builds this program twice, against
  * our library and against netcdf-c 4.10.1 (the netCDF4 wheel's libnetcdf), and both builds must
  * pass every check. A check that netcdf-c fails is a wrong expectation, not a defect of ours. */
 #include "../check.h"

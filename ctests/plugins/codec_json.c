@@ -1,6 +1,6 @@
 /* Prints the Zarr codec JSON a netcdf-c codec library (NCZ_codec_t, 4.8-4.10) writes for an
  * HDF5 filter and parameters:  codec_json <library> <hdf5 id> [params...]
- * ctests/run_plugins.sh compares it with the JSON we write for the same filter. */
+ * ctests/plugins/run.sh compares it with the JSON we write for the same filter. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* What `ncdump -hs` shows of each variable's filters, through the API: the `_Filter` ids and
  * parameters (nc_inq_var_filter_ids/info) and the `_Codecs` attribute; and a checksum of each
  * (1-D numeric) variable's values, decoded through those filters. Built against our
- * library and against netcdf-c 4.10.1 (the wheel); ctests/run_plugins.sh compares the two on the
+ * library and against netcdf-c 4.10.1 (the wheel); ctests/plugins/run.sh compares the two on the
  * same stores.   usage: show_filters <dataset> */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* HDF5 filter plugins (ctests/run_plugins.sh): a filter we do not build in, run through its
+/* HDF5 filter plugins (ctests/plugins/run.sh): a filter we do not build in, run through its
  * plugin from HDF5_PLUGIN_PATH.
  * usage: t_plugins <dir> write <id> [p...] NCZarr (v2 and v3) round trips through filter <id>
  *                                       (with HDF5 parameters p...)

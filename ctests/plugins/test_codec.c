@@ -1,6 +1,6 @@
 /* A codec plugin in netcdf-c's form (NCZ_codec_t, netcdf-c 4.8-4.10), for HDF5's LZ4 filter
  * (32004): {"id": "test_lz4"} or {"id": "test_lz4", "blocksize": N} <-> HDF5 parameters [] or
- * [N]. ctests/run_plugins.sh builds it into a plugin directory next to the LZ4 filter plugin:
+ * [N]. ctests/plugins/run.sh builds it into a plugin directory next to the LZ4 filter plugin:
  * stores then name the filter by this codec, and read it back through it. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -312,7 +312,7 @@ fn last_of_each_key(items: Vec<(Key, Vec<u8>)>) -> Vec<(Key, Vec<u8>)> {
 mod tests {
     use crate::zmap::Key;
     /// The conformance suite against a live server when `NCZARR_TEST_S3_ENDPOINT` names one
-    /// (make check starts moto and runs it through ctests/run_s3.sh).
+    /// (make check starts moto and runs it through ctests/s3/run.sh).
     #[test]
     fn conformance_on_live_server() {
         let Some(endpoint) = crate::config::test_s3_endpoint() else { return };

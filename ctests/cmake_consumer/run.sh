@@ -2,7 +2,7 @@
 # Installs into a scratch prefix and checks the packaging: a CMake consumer project
 # configures, builds and runs against it; pkg-config and nc-config answer correctly.
 set -eu
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 command -v cmake > /dev/null || { echo "missing tool: cmake"; exit 1; }
 command -v pkg-config > /dev/null || { echo "missing tool: pkg-config"; exit 1; }
 . "$top/ctests/harness.sh"

@@ -6,7 +6,7 @@
 # faults: 503s, throttling storms, cut and stalled bodies, failing writes, wrong keys, a dead
 # server — each ending in the right NC_* code with the previous metadata intact.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/ctests/harness.sh"
 for tool in moto_server curl ncdump nccopy; do
     command -v $tool > /dev/null || { echo "missing tool: $tool (sh ctests/ensure_deps.sh)"; exit 1; }

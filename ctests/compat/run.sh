@@ -4,7 +4,7 @@
 # One line per program and library (`ok N - t_x (ours)`); `T=<text>` runs only the programs
 # whose name contains <text>.
 set -eu
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 out="$top/build/ctests/compat"
 mkdir -p "$out"
 cc=${CC:-cc}

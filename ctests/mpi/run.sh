@@ -8,7 +8,7 @@
 # preload variant in front of Debian's library keeps HDF5 files going to netcdf-c; a rank killed
 # mid-write leaves the last synced state; netcdf-fortran's nf90_create_par.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/ctests/harness.sh"
 for tool in mpicc mpirun mpif90 moto_server curl; do
     command -v $tool > /dev/null || { echo "missing tool: $tool (sh ctests/ensure_deps.sh)"; exit 1; }

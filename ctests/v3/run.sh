@@ -3,7 +3,7 @@
 # what we write; Debian's ncgen/nccopy/ncdump make and read v3 datasets under LD_PRELOAD; a
 # sharded hyperslab costs one index read plus the inner chunks it needs.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/ctests/harness.sh"
 python3 -c "import zarr, xarray, tensorstore, numcodecs" || { echo "missing Python packages (pip install zarr xarray tensorstore numcodecs)"; exit 1; }
 cc -std=c11 -Wall -Werror -I"$top/include" -o "$build/v3_hyperslab" "$top/ctests/v3/v3_hyperslab.c" -L"$build" -lnetcdf -Wl,-rpath,"$build"

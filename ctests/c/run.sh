@@ -1,19 +1,19 @@
 #!/bin/sh
-# Builds every ctests/t_*.c against include/ and the drop-in library (runpath to build/, so
+# Builds every ctests/c/t_*.c against include/ and the drop-in library (runpath to build/, so
 # ours is loaded, not the system's libnetcdf.so.19) and runs it in a fresh scratch directory.
 # One line per program, `ok N - t_atts` or `not ok N - t_atts` (its log follows);
 # `T=<text>` (`make check-c T=t_atts`) runs only the programs whose name contains <text>.
 set -eu
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 out="$top/build/ctests"
 mkdir -p "$out"
 cc=${CC:-cc}
 pass=0
 fail=0
-for src in "$top"/ctests/t_*.c; do
+for src in "$top"/ctests/c/t_*.c; do
     name=$(basename "$src" .c)
     case "$name" in *"${T:-}"*) ;; *) continue ;; esac
-    $cc -std=c11 -Wall -Werror -Wno-unused-but-set-variable -Wno-unused-parameter -D_GNU_SOURCE -I"$top/include" -o "$out/$name" "$src" -pthread \
+    $cc -std=c11 -Wall -Werror -Wno-unused-but-set-variable -Wno-unused-parameter -D_GNU_SOURCE -I"$top/include" -I"$top/ctests" -o "$out/$name" "$src" -pthread \
         -L"$top/build" -lnetcdf -lm -Wl,-rpath,"$top/build"
     scratch=$(mktemp -d)
     if "$out/$name" "$scratch" > "$out/$name.log" 2>&1; then

@@ -4,7 +4,7 @@
 # sequence; the drop-in with NCZARR_FALLBACK_LIB does the same; without a real library the
 # drop-in refuses non-Zarr names as specified.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/ctests/harness.sh"
 data="$top/ctests/data"
 for tool in ncdump ncgen nccopy; do

@@ -12,7 +12,7 @@
 # against netcdf-c's own codec libraries, and the filters and `_Codecs` our library and
 # netcdf-c 4.10.1 report for the same stores.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/ctests/harness.sh"
 plugins=/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins
 [ -f "$plugins/libh5lz4.so" ] || { echo "missing HDF5 LZ4 plugin: $plugins/libh5lz4.so (sh ctests/ensure_deps.sh)"; exit 1; }

@@ -5,9 +5,9 @@
 # the C API's view (inquiries, hyperslabs and strides across fragments, conversions) equals
 # the fragment files read directly; nocfa opens a master raw; missing and wrong fragments;
 # nccopy materialises a master as netCDF-4 and as NCZarr; CF aggregation files written by
-# cfdm read as cfdm reads them. (On S3: ctests/run_s3.sh.)
+# cfdm read as cfdm reads them. (On S3: ctests/s3/run.sh.)
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/ctests/harness.sh"
 for tool in ncdump nccopy python3; do
     command -v $tool > /dev/null || { echo "missing tool: $tool (sh ctests/ensure_deps.sh)"; exit 1; }
