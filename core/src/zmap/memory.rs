@@ -4,16 +4,24 @@
 use super::{Key, Zmap};
 use crate::error::Result;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 #[derive(Default, Clone)]
 pub struct MemoryStore {
     objects: Arc<Mutex<BTreeMap<String, Vec<u8>>>>,
+    /// Objects read so far (every read the engine makes of this store ends in `get`).
+    reads: Arc<AtomicUsize>,
 }
 
 impl MemoryStore {
     pub fn new() -> MemoryStore {
         MemoryStore::default()
+    }
+
+    /// How many objects were read so far, by all clones: what a test counts to see the cache.
+    pub fn reads(&self) -> usize {
+        self.reads.load(Ordering::SeqCst)
     }
 
     /// Every key stored, in order.
@@ -28,6 +36,7 @@ impl MemoryStore {
 
 impl Zmap for MemoryStore {
     fn get(&self, key: &Key) -> Result<Option<Vec<u8>>> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
         Ok(self.objects().get(key.as_str()).cloned())
     }
 
