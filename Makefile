@@ -182,7 +182,7 @@ check-compat: all
 	sh ctests/compat/run.sh
 
 check-clients: all
-	sh ctests/run_clients.sh
+	sh ctests/clients/run.sh
 
 check-passthrough: all
 	sh ctests/passthrough/run.sh
@@ -197,7 +197,7 @@ check-plugins: all
 	sh ctests/plugins/run.sh
 
 check-python: all
-	sh ctests/run_python.sh
+	sh ctests/python/run.sh
 
 check-v3: all
 	sh ctests/v3/run.sh

@@ -1,5 +1,5 @@
 /* A transcript of one ordinary C program's calls and results: run once against netcdf-c
- * 4.10.1 and once against our library, the two outputs must be identical (run_clients.sh).
+ * 4.10.1 and once against our library, the two outputs must be identical (ctests/clients/run.sh).
  * Only behaviour where 4.10.1 is right is exercised; values are printed exactly (floats as
  * bit patterns), never paths.
  *

@@ -4,7 +4,7 @@ argument is an ncid is called with ncid -1, 0, 123456, the ncid of a closed data
 id of that closed dataset (reliability.md A1), then on an open read-only dataset with varid
 -5, 999 and NC_GLOBAL (A2), each call in a forked child so a crash is
 reported instead of ending the run. The program prints one line per call (return value, or
-how the child ended: the v2 API exits on errors by default). ctests/run_clients.sh runs it
+how the child ended: the v2 API exits on errors by default). ctests/clients/run.sh runs it
 against netcdf-c 4.10.1 and against our drop-in library and diffs the transcripts.
     python3 tools/gen_badid_test.py [/usr/include]
 """

@@ -3,7 +3,7 @@
 # drop-in found first), compared with netcdf-c's own output; persistence and tracing checks;
 # the bad-input suite; the export lists of both libraries.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/ctests/harness.sh"
 fixtures="$top/ctests/fixtures/legacy"
 

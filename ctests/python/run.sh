@@ -2,7 +2,7 @@
 # Interoperability with the Python Zarr world: zarr-python and xarray read what we write;
 # we read what they write.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 build="$top/build"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
