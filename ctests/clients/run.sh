@@ -259,5 +259,105 @@ grep -q "^  273, 275.6, 275.6, 273, 270.4, 270.4 ;" "$scratch/demo.txt" && ok "d
 grep -q "^temperature (3, 4, 6) float32" "$scratch/demo.txt" && grep -q "285.  287.6 287.6 285.  282.4 282.4" "$scratch/demo.txt" && ok "demo: zarr-python reads the values" || bad "demo: zarr-python reads the values"
 fi
 
+# 12. The first NCZarr layout (issue 23, item 14): `.nczattrs`/`.nczarray` with `dimrefs`, as
+#     netcdf-c's 4.8.1 development builds wrote it, in a zip whose top folder is not named after
+#     the archive (netcdf-c's own ref_oldformat.zip is laid out so). The zip, the same tree as a
+#     directory, and an nccopy of it into today's layout all print the same CDL with every
+#     attribute's type; under mode=zarr the copy's char attributes stay char (README: "Under
+#     mode=zarr, an NCZarr store's recorded attribute types still hold").
+if case_ "12-first-nczarr-layout-zip"; then
+python3 - "$scratch/v1" <<'PY'
+import json, os, struct, sys, zipfile
+root = sys.argv[1]
+objs = {
+    ".nczarr": {"zarr_format": 2, "nczarr_version": "1.0.0"},
+    ".zgroup": {"zarr_format": 2},
+    ".nczgroup": {"dims": {"lat": 8}, "vars": ["lat"], "groups": ["g1"]},
+    ".zattrs": {"title": "first layout"},
+    ".nczattrs": {"types": {"title": "2"}},
+    "lat/.zarray": {"zarr_format": 2, "shape": [8], "dtype": "<i4", "chunks": [8], "fill_value": -1,
+                    "order": "C", "compressor": None, "filters": None},
+    "lat/.nczarray": {"dimrefs": ["/lat"], "storage": "chunked"},
+    "lat/.zattrs": {"_FillValue": -1, "lat_attr": "latitude"},
+    "lat/.nczattrs": {"types": {"_FillValue": "4", "lat_attr": "2"}},
+    "g1/.zgroup": {"zarr_format": 2},
+    "g1/.nczgroup": {"dims": {"lon": 10}, "vars": ["pos"], "groups": []},
+    "g1/.zattrs": {"g1_attr": 17, "scale": [0.5, 2]},
+    "g1/.nczattrs": {"types": {"g1_attr": "4", "scale": "6"}},
+    "g1/pos/.zarray": {"zarr_format": 2, "shape": [8, 10], "dtype": "<i4", "chunks": [8, 10],
+                       "fill_value": -1, "order": "C", "compressor": None, "filters": None},
+    "g1/pos/.nczarray": {"dimrefs": ["/lat", "/g1/lon"], "storage": "chunked"},
+    "g1/pos/.zattrs": {"_FillValue": -1, "pos_attr": "latXlon"},
+    "g1/pos/.nczattrs": {"types": {"_FillValue": "4", "pos_attr": "2"}},
+}
+chunk = struct.pack("<8i", *range(1, 9))
+tree = os.path.join(root, "oldformat.file")
+for key, doc in objs.items():
+    os.makedirs(os.path.dirname(os.path.join(tree, key)), exist_ok=True)
+    with open(os.path.join(tree, key), "w") as f:
+        json.dump(doc, f)
+with open(os.path.join(tree, "lat/0"), "wb") as f:
+    f.write(chunk)
+# Folder entries first, as `zip -r` writes them, under a top folder named unlike the archive.
+with zipfile.ZipFile(os.path.join(root, "ref_oldformat.zip"), "w") as z:
+    for folder in ["", "g1/", "g1/pos/", "lat/"]:
+        z.writestr("oldformat.file/" + folder, b"")
+    for key, doc in objs.items():
+        z.writestr("oldformat.file/" + key, json.dumps(doc))
+    z.writestr("oldformat.file/lat/0", chunk)
+PY
+cat > "$scratch/v1_want.cdl" <<'CDL'
+netcdf ref_oldformat {
+dimensions:
+	lat = 8 ;
+variables:
+	int lat(lat) ;
+		lat:_FillValue = -1 ;
+		lat:lat_attr = "latitude" ;
+
+// global attributes:
+		:title = "first layout" ;
+data:
+
+ lat = 1, 2, 3, 4, 5, 6, 7, 8 ;
+
+group: g1 {
+  dimensions:
+  	lon = 10 ;
+  variables:
+  	int pos(lat, lon) ;
+  		pos:_FillValue = -1 ;
+  		pos:pos_attr = "latXlon" ;
+
+  // group attributes:
+  		:g1_attr = 17 ;
+  		:scale = 0.5, 2. ;
+  data:
+
+   pos =
+  _, _, _, _, _, _, _, _, _, _,
+  _, _, _, _, _, _, _, _, _, _,
+  _, _, _, _, _, _, _, _, _, _,
+  _, _, _, _, _, _, _, _, _, _,
+  _, _, _, _, _, _, _, _, _, _,
+  _, _, _, _, _, _, _, _, _, _,
+  _, _, _, _, _, _, _, _, _, _,
+  _, _, _, _, _, _, _, _, _, _ ;
+  } // group g1
+}
+CDL
+v1="$scratch/v1"
+LD_PRELOAD="$pre" ncdump -n ref_oldformat "file://$v1/ref_oldformat.zip#mode=nczarr,zip" > "$v1/zip.cdl" 2>&1
+same "the first layout from a zip" "$scratch/v1_want.cdl" "$v1/zip.cdl"
+LD_PRELOAD="$pre" ncdump -n ref_oldformat "file://$v1/oldformat.file#mode=nczarr,file" > "$v1/dir.cdl" 2>&1
+same "the first layout from a directory" "$scratch/v1_want.cdl" "$v1/dir.cdl"
+LD_PRELOAD="$pre" nccopy "file://$v1/ref_oldformat.zip#mode=nczarr,zip" "file://$v1/new.file#mode=nczarr,file" || bad "nccopy of the first layout"
+LD_PRELOAD="$pre" ncdump -n ref_oldformat "file://$v1/new.file#mode=nczarr,file" > "$v1/new.cdl" 2>&1
+same "the first layout copied into today's" "$scratch/v1_want.cdl" "$v1/new.cdl"
+LD_PRELOAD="$pre" ncdump -h -n ref_oldformat "file://$v1/new.file#mode=zarr,file" > "$v1/pure.cdl" 2>&1
+grep -q '^		lat:lat_attr = "latitude" ;' "$v1/pure.cdl" && grep -q '^  		pos:pos_attr = "latXlon" ;' "$v1/pure.cdl" \
+    && ok "the copy under mode=zarr keeps char attributes char" || { bad "the copy under mode=zarr keeps char attributes char"; cat "$v1/pure.cdl"; }
+fi
+
 echo "client tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
