@@ -16,16 +16,27 @@ fix="$top/ctests/fixtures/s3netcdf4"
 [ -d "$fix" ] || { echo "missing fixtures: $fix"; exit 1; }
 cp -r "$fix" "$scratch/fx"
 F="$scratch/fx"
-cc -std=c11 -Wall -I/usr/include -o "$scratch/t_cfa" "$top/ctests/cfa/t_cfa.c" -lnetcdf || bad "t_cfa build"
+# What S3netCDF4's reader returns for each master (cases 1 and 9 compare with it).
+for m in cfa3_v04 cfa4_v04 cfa4_v05; do sed 1d "$F/$m.expected.cdl" > "$scratch/$m.want.cdl"; done
+# The CF aggregation files cfdm writes (cases 7 and 10), made once by the first case to ask.
+cf_files() {
+    [ -f "$scratch/cf/frag1.nc" ] && return 0
+    mkdir -p "$scratch/cf"
+    python3 -c "import cfdm" 2> /dev/null || { echo "missing Python package: cfdm (sh ctests/ensure_deps.sh)"; exit 1; }
+    python3 "$top/ctests/cfa/cfdm_files.py" make "$scratch/cf" > "$scratch/o.txt" 2>&1 && ok "cfdm writes aggregation files" || { bad "cfdm writes aggregation files"; cat "$scratch/o.txt"; }
+}
 
+# 1. Each S3netCDF4 master: ncdump equals its logical dataset; the C API's view (t_cfa); by
+#    absolute path; raw with nocfa or NCZARR_CFA=0; nccopy materialises it as netCDF-4 and NCZarr.
+if case_ "1-s3netcdf4-masters"; then
+cc -std=c11 -Wall -I/usr/include -o "$scratch/t_cfa" "$top/ctests/cfa/t_cfa.c" -lnetcdf || bad "t_cfa build"
 for case in "cfa3_v04 3 18 12" "cfa4_v04 6 9 36" "cfa4_v05 4 9 18"; do
     set -- $case
     m=$1
     (cd "$F" && LD_PRELOAD="$pre" ncdump "$m.nca") 2> "$scratch/err.txt" | sed 1d > "$scratch/$m.cdl"
-    sed 1d "$F/$m.expected.cdl" > "$scratch/$m.want.cdl"
     same "ncdump of $m.nca equals its logical dataset" "$scratch/$m.want.cdl" "$scratch/$m.cdl"
-    [ -s "$scratch/err.txt" ] && { bad "$m: messages on stderr"; head -5 "$scratch/err.txt"; } || ok
-    LD_PRELOAD="$pre" "$scratch/t_cfa" "$F/$m.nca" "$F/$m/$m" $2 $3 $4 > "$scratch/o.txt" 2>&1 && ok || { bad "t_cfa $m"; cat "$scratch/o.txt"; }
+    [ -s "$scratch/err.txt" ] && { bad "$m: messages on stderr"; head -5 "$scratch/err.txt"; } || ok "$m: nothing on stderr"
+    LD_PRELOAD="$pre" "$scratch/t_cfa" "$F/$m.nca" "$F/$m/$m" $2 $3 $4 > "$scratch/o.txt" 2>&1 && ok "t_cfa $m" || { bad "t_cfa $m"; cat "$scratch/o.txt"; }
     # By absolute path, from another directory (fragments resolve against the master).
     LD_PRELOAD="$pre" ncdump "$F/$m.nca" | sed 1d | cmp -s - "$scratch/$m.want.cdl" && ok "$m by absolute path" || bad "$m by absolute path"
     # Raw: the bookkeeping is visible again.
@@ -37,19 +48,27 @@ for case in "cfa3_v04 3 18 12" "cfa4_v04 6 9 36" "cfa4_v05 4 9 18"; do
     LD_PRELOAD="$pre" nccopy "$F/$m.nca" "file://$scratch/$m.zarr#mode=nczarr,file" && ok "nccopy $m to NCZarr" || bad "nccopy $m to NCZarr"
     LD_PRELOAD="$pre" ncdump "file://$scratch/$m.zarr#mode=nczarr,file" | sed 1d | cmp -s - "$scratch/$m.want.cdl" && ok "nccopy $m to NCZarr: values" || bad "nccopy $m to NCZarr: values"
 done
+fi
 
-# A fragment file that is gone: the read fails (ENOENT) and the log names the fragment.
+# 2. A fragment file that is gone: the read fails (ENOENT) and the log names the fragment.
+if case_ "2-missing-fragment-file"; then
 cp -r "$F" "$scratch/gone"
 rm "$scratch/gone/cfa4_v04/cfa4_v04.tas.1.1.0.nc"
-(cd "$scratch/gone" && NCTRACING=1 LD_PRELOAD="$pre" ncdump -v tas cfa4_v04.nca) > /dev/null 2> "$scratch/gone.txt" && bad "a missing fragment file must fail the read" || ok
-grep -q "fragment ./cfa4_v04/cfa4_v04.tas.1.1.0.nc\|fragment .*cfa4_v04.tas.1.1.0.nc: cannot open" "$scratch/gone.txt" && ok || { bad "the missing fragment is named"; tail -3 "$scratch/gone.txt"; }
+(cd "$scratch/gone" && NCTRACING=1 LD_PRELOAD="$pre" ncdump -v tas cfa4_v04.nca) > /dev/null 2> "$scratch/gone.txt" && bad "a missing fragment file must fail the read" || ok "a missing fragment file fails the read"
+grep -q "fragment ./cfa4_v04/cfa4_v04.tas.1.1.0.nc\|fragment .*cfa4_v04.tas.1.1.0.nc: cannot open" "$scratch/gone.txt" && ok "the missing fragment is named" || { bad "the missing fragment is named"; tail -3 "$scratch/gone.txt"; }
 (cd "$scratch/gone" && LD_PRELOAD="$pre" ncdump -v pr cfa4_v04.nca) > /dev/null 2>&1 && ok "the other variable still reads" || bad "the other variable still reads"
-# A fragment of the wrong shape: a clear error, never wrong data.
+fi
+
+# 3. A fragment of the wrong shape: a clear error, never wrong data.
+if case_ "3-wrong-shape-fragment"; then
 cp -r "$F" "$scratch/shape"
 cp "$F/cfa4_v04/cfa4_v04.tas.0.0.0.nc" "$scratch/shape/cfa4_v05/cfa4_v05.tas.0.0.0.nc"
-(cd "$scratch/shape" && NCTRACING=1 LD_PRELOAD="$pre" ncdump -v tas cfa4_v05.nca) > /dev/null 2> "$scratch/shape.txt" && bad "a wrong-shape fragment must fail" || ok
-grep -q "has shape \[6, 9, 36\], the master says \[4, 9, 18\]" "$scratch/shape.txt" && ok || { bad "wrong shape is explained"; tail -3 "$scratch/shape.txt"; }
-# A fragment whose variable is text, not numbers: a clear error naming it.
+(cd "$scratch/shape" && NCTRACING=1 LD_PRELOAD="$pre" ncdump -v tas cfa4_v05.nca) > /dev/null 2> "$scratch/shape.txt" && bad "a wrong-shape fragment must fail" || ok "a wrong-shape fragment fails"
+grep -q "has shape \[6, 9, 36\], the master says \[4, 9, 18\]" "$scratch/shape.txt" && ok "wrong shape is explained" || { bad "wrong shape is explained"; tail -3 "$scratch/shape.txt"; }
+fi
+
+# 4. A fragment whose variable is text, not numbers: a clear error naming it.
+if case_ "4-text-fragment"; then
 cp -r "$F" "$scratch/type"
 python3 -c "
 import netCDF4
@@ -58,9 +77,12 @@ with netCDF4.Dataset('$scratch/type/cfa4_v05/cfa4_v05.tas.0.0.0.nc', 'w') as ds:
         ds.createDimension(d, n)
     ds.createVariable('tas', 'S1', ('time', 'lat', 'lon'))
 " || bad "writing a text fragment"
-(cd "$scratch/type" && NCTRACING=1 LD_PRELOAD="$pre" ncdump -v tas cfa4_v05.nca) > /dev/null 2> "$scratch/type.txt" && bad "a text fragment must fail" || ok
-grep -q "fragment .*cfa4_v05.tas.0.0.0.nc: reading tas: .*text" "$scratch/type.txt" && ok || { bad "the wrong type is explained"; tail -3 "$scratch/type.txt"; }
-# Broken or hostile masters are refused at open (NC_EINVAL), never read out of bounds.
+(cd "$scratch/type" && NCTRACING=1 LD_PRELOAD="$pre" ncdump -v tas cfa4_v05.nca) > /dev/null 2> "$scratch/type.txt" && bad "a text fragment must fail" || ok "a text fragment fails"
+grep -q "fragment .*cfa4_v05.tas.0.0.0.nc: reading tas: .*text" "$scratch/type.txt" && ok "the wrong type is explained" || { bad "the wrong type is explained"; tail -3 "$scratch/type.txt"; }
+fi
+
+# 5. Broken or hostile masters are refused at open (NC_EINVAL), never read out of bounds.
+if case_ "5-hostile-masters"; then
 cp -r "$F" "$scratch/bad"
 python3 -c "
 import netCDF4, json
@@ -74,9 +96,12 @@ with netCDF4.Dataset('$scratch/bad/cfa4_v05.nca', 'a') as ds:
 " || bad "editing masters"
 for m in cfa3_v04 cfa4_v05; do
     (cd "$scratch/bad" && LD_PRELOAD="$pre" ncdump -h $m.nca) > /dev/null 2> "$scratch/o.txt"; rc=$?
-    [ $rc -eq 1 ] && grep -q "Invalid argument" "$scratch/o.txt" && ok || { bad "hostile $m refused (rc $rc)"; cat "$scratch/o.txt"; }
+    [ $rc -eq 1 ] && grep -q "Invalid argument" "$scratch/o.txt" && ok "hostile $m refused (rc $rc)" || { bad "hostile $m refused (rc $rc)"; cat "$scratch/o.txt"; }
 done
-# A partition with no file (CFA-0.5: an empty name) is missing data: the fill value.
+fi
+
+# 6. A partition with no file (CFA-0.5: an empty name) is missing data: the fill value.
+if case_ "6-partition-without-file"; then
 cp -r "$F" "$scratch/hole"
 python3 -c "
 import netCDF4
@@ -101,12 +126,13 @@ import netCDF4
 with netCDF4.Dataset('$F/cfa4_v05/cfa4_v05.tas.0.0.1.nc') as ds: print('-999 -999 %g' % ds['tas'][0, 0, 0])")
 [ "$out" = "$want" ] && ok "a partition without a file reads as the fill value ($out, want $want)" || bad "a partition without a file reads as the fill value ($out, want $want)"
 
-# CF aggregation (CF-1.12+) files written by cfdm, with relative and absolute file:// URIs:
-# netCDF4-python reads them through us as cfdm itself reads them, bookkeeping hidden.
-python3 -c "import cfdm" 2> /dev/null || { echo "missing Python package: cfdm (sh ctests/ensure_deps.sh)"; exit 1; }
-mkdir -p "$scratch/cf"
-python3 "$top/ctests/cfa/cfdm_files.py" make "$scratch/cf" > "$scratch/o.txt" 2>&1 && ok || { bad "cfdm writes aggregation files"; cat "$scratch/o.txt"; }
-LD_PRELOAD="$pre" python3 "$top/ctests/cfa/cfdm_files.py" read "$scratch/cf" > "$scratch/o.txt" 2>&1 && ok || { bad "CF aggregation files read"; cat "$scratch/o.txt"; }
+fi
+
+# 7. CF aggregation (CF-1.12+) files written by cfdm, with relative and absolute file:// URIs:
+#    netCDF4-python reads them through us as cfdm itself reads them, bookkeeping hidden.
+if case_ "7-cf-aggregation-files"; then
+cf_files
+LD_PRELOAD="$pre" python3 "$top/ctests/cfa/cfdm_files.py" read "$scratch/cf" > "$scratch/o.txt" 2>&1 && ok "CF aggregation files read" || { bad "CF aggregation files read"; cat "$scratch/o.txt"; }
 LD_PRELOAD="$pre" nccopy -k nc4 "$scratch/cf/agg_rel.nc" "$scratch/cf/flat.nc" && ok "nccopy of a CF aggregation file" || bad "nccopy of a CF aggregation file"
 ncdump -h "$scratch/cf/flat.nc" | grep -q "double q(lat, lon)" && ok "nccopy materialised q(lat, lon)" || bad "nccopy materialised q(lat, lon)"
 # CF unique_values fragments are constants; a missing value is a missing fragment.
@@ -130,36 +156,42 @@ LD_PRELOAD="$pre" ncdump -v v "$scratch/cf/uv.nc" | tr -d ' \n' | grep -q "v=1.5
 ncdump -h "$scratch/cf/frag0.nc" > "$scratch/plain.cdl"
 LD_PRELOAD="$pre" ncdump -h "$scratch/cf/frag0.nc" | cmp -s - "$scratch/plain.cdl" && ok "a plain CF file is not touched" || bad "a plain CF file is not touched"
 
-# ---- Writing (#mode=cfa): the C API's view of what it wrote, the fragment files themselves, an
-# abort, NC_NOCLOBBER, and 200 fragments under a budget of 8 open files with a descriptor limit
-# that more open files would exceed; for each master convention.
+fi
+
+# 8. Writing (#mode=cfa): the C API's view of what it wrote, the fragment files themselves, an
+#    abort, NC_NOCLOBBER, and 200 fragments under a budget of 8 open files with a descriptor
+#    limit that more open files would exceed; for each master convention.
+if case_ "8-write-each-convention"; then
 cc -std=c11 -Wall -I/usr/include -o "$scratch/t_cfa_write" "$top/ctests/cfa/t_cfa_write.c" -lnetcdf || bad "t_cfa_write build"
 for conv in cf 0.5 0.4; do
     mkdir -p "$scratch/w$conv"
     (ulimit -n 40; cd "$scratch/w$conv" && NCZARR_CFA_FILEHANDLES=8 LD_PRELOAD="$pre" "$scratch/t_cfa_write" "$scratch/w$conv" $conv) > "$scratch/o.txt" 2>&1 \
-        && ok || { bad "t_cfa_write $conv"; tail -5 "$scratch/o.txt"; }
+        && ok "t_cfa_write $conv" || { bad "t_cfa_write $conv"; tail -5 "$scratch/o.txt"; }
 done
 # Without the budget the same descriptor limit is exceeded (so the run above proves the budget).
 mkdir -p "$scratch/wnobudget"
 (ulimit -n 40; NCZARR_CFA_FILEHANDLES=1000 LD_PRELOAD="$pre" "$scratch/t_cfa_write" "$scratch/wnobudget" cf) > "$scratch/o.txt" 2>&1 \
-    && bad "200 open fragments under 40 descriptors should fail without the budget" || ok
+    && bad "200 open fragments under 40 descriptors should fail without the budget" || ok "without the budget 40 descriptors are exceeded"
 # S3netCDF4's layouts: the partition group / JSON, the names, inclusive and half-open ranges.
-python3 "$top/ctests/cfa/layout.py" "$scratch/w0.5/w.nca" "$F/cfa4_v05.nca" 0.5 > "$scratch/o.txt" 2>&1 && ok || { bad "CFA-0.5 layout"; cat "$scratch/o.txt"; }
-python3 "$top/ctests/cfa/layout.py" "$scratch/w0.4/w.nca" "$F/cfa4_v04.nca" 0.4 > "$scratch/o.txt" 2>&1 && ok || { bad "CFA-0.4 layout"; cat "$scratch/o.txt"; }
+python3 "$top/ctests/cfa/layout.py" "$scratch/w0.5/w.nca" "$F/cfa4_v05.nca" 0.5 > "$scratch/o.txt" 2>&1 && ok "CFA-0.5 layout" || { bad "CFA-0.5 layout"; cat "$scratch/o.txt"; }
+python3 "$top/ctests/cfa/layout.py" "$scratch/w0.4/w.nca" "$F/cfa4_v04.nca" 0.4 > "$scratch/o.txt" 2>&1 && ok "CFA-0.4 layout" || { bad "CFA-0.4 layout"; cat "$scratch/o.txt"; }
 # cfdm reads our CF aggregation master: the values we read.
 LD_PRELOAD="$pre" python3 "$top/ctests/cfa/cfdm_files.py" dump "$scratch/wcf/w.nca" "$scratch/wcf.npz" > /dev/null 2>&1 || bad "dumping our master"
-python3 "$top/ctests/cfa/cfdm_files.py" ours "$scratch/wcf/w.nca" "$scratch/wcf.npz" > "$scratch/o.txt" 2>&1 && ok || { bad "cfdm reads ours"; cat "$scratch/o.txt"; }
-# Real clients write aggregated datasets: nccopy of S3netCDF4's logical dataset into each
-# convention, read back equal; netCDF4-python writing one with fragments never written
-# (cfdm reads them as missing data).
+python3 "$top/ctests/cfa/cfdm_files.py" ours "$scratch/wcf/w.nca" "$scratch/wcf.npz" > "$scratch/o.txt" 2>&1 && ok "cfdm reads ours" || { bad "cfdm reads ours"; cat "$scratch/o.txt"; }
+fi
+
+# 9. Real clients write aggregated datasets: nccopy of S3netCDF4's logical dataset into each
+#    convention, read back equal; netCDF4-python writing one with fragments never written
+#    (cfdm reads them as missing data).
+if case_ "9-clients-write"; then
 for conv in cf 0.5 0.4; do
     case $conv in cf) q="";; *) q="\&cfa=$conv";; esac
     LD_PRELOAD="$pre" nccopy -k nc4 "$F/cfa4_v05.nca" "file://$scratch/copy$conv.nca#mode=cfa$(printf "$q")" && ok "nccopy into #mode=cfa ($conv)" || bad "nccopy into #mode=cfa ($conv)"
     LD_PRELOAD="$pre" ncdump "$scratch/copy$conv.nca" | sed 1d | grep -v ':Conventions = ' > "$scratch/copy.cdl"
-    grep -v ':Conventions = ' "$scratch/cfa4_v05.want.cdl" | cmp -s - "$scratch/copy.cdl" && ok || { bad "nccopy into #mode=cfa ($conv): values"; diff "$scratch/cfa4_v05.want.cdl" "$scratch/copy.cdl" | head -5; }
+    grep -v ':Conventions = ' "$scratch/cfa4_v05.want.cdl" | cmp -s - "$scratch/copy.cdl" && ok "nccopy into #mode=cfa ($conv): values" || { bad "nccopy into #mode=cfa ($conv): values"; diff "$scratch/cfa4_v05.want.cdl" "$scratch/copy.cdl" | head -5; }
 done
-ls "$scratch/copycf/" | grep -q "^copycf.tas.0.0.nc$\|^copycf.tas.0.0.0.nc$" && ok || { bad "fragments named as S3netCDF4 names them"; ls "$scratch/copycf" | head -3; }
-LD_PRELOAD="$pre" python3 - "$scratch/sparse.nca" << 'PY' > "$scratch/o.txt" 2>&1 && ok || { bad "netCDF4-python writes a sparse aggregated dataset"; cat "$scratch/o.txt"; }
+ls "$scratch/copycf/" | grep -q "^copycf.tas.0.0.nc$\|^copycf.tas.0.0.0.nc$" && ok "fragments named as S3netCDF4 names them" || { bad "fragments named as S3netCDF4 names them"; ls "$scratch/copycf" | head -3; }
+LD_PRELOAD="$pre" python3 - "$scratch/sparse.nca" << 'PY' > "$scratch/o.txt" 2>&1 && ok "netCDF4-python writes a sparse aggregated dataset" || { bad "netCDF4-python writes a sparse aggregated dataset"; cat "$scratch/o.txt"; }
 import sys, netCDF4, numpy as np
 with netCDF4.Dataset(sys.argv[1] + "#mode=cfa", "w") as ds:
     ds.createDimension("y", 6)
@@ -173,11 +205,15 @@ PY
 # (CF aggregation has no missing fragments: the unwritten ones are files of fill values.)
 ls "$scratch/sparse" | wc -l | grep -qx 4 && ok "every fragment is a file" || bad "every fragment is a file"
 LD_PRELOAD="$pre" python3 "$top/ctests/cfa/cfdm_files.py" dump "$scratch/sparse.nca" "$scratch/sparse.npz" > /dev/null 2>&1 || bad "dumping the sparse master"
-python3 "$top/ctests/cfa/cfdm_files.py" ours "$scratch/sparse.nca" "$scratch/sparse.npz" > "$scratch/o.txt" 2>&1 && ok || { bad "cfdm reads missing fragments as missing data"; cat "$scratch/o.txt"; }
+python3 "$top/ctests/cfa/cfdm_files.py" ours "$scratch/sparse.nca" "$scratch/sparse.npz" > "$scratch/o.txt" 2>&1 && ok "cfdm reads missing fragments as missing data" || { bad "cfdm reads missing fragments as missing data"; cat "$scratch/o.txt"; }
 
-# Sub-groups: ours keep theirs in the master; a CF aggregation variable in a sub-group reads
-# as an ordinary variable of that group.
-LD_PRELOAD="$pre" python3 - "$scratch/groups.nca" "$scratch/cf/frag1.nc" << 'PY' > "$scratch/o.txt" 2>&1 && ok || { bad "groups in aggregated datasets"; cat "$scratch/o.txt"; }
+fi
+
+# 10. Sub-groups: ours keep theirs in the master; a CF aggregation variable in a sub-group reads
+#     as an ordinary variable of that group.
+if case_ "10-sub-groups"; then
+cf_files
+LD_PRELOAD="$pre" python3 - "$scratch/groups.nca" "$scratch/cf/frag1.nc" << 'PY' > "$scratch/o.txt" 2>&1 && ok "groups in aggregated datasets" || { bad "groups in aggregated datasets"; cat "$scratch/o.txt"; }
 import sys, netCDF4, numpy as np
 with netCDF4.Dataset(sys.argv[1] + "#mode=cfa", "w") as ds:
     ds.createDimension("y", 4)
@@ -219,10 +255,13 @@ with netCDF4.Dataset(name) as ds:
 print("ok")
 PY
 
-# A fragment that cannot be stored (its directory's name is taken by a file) fails the put or
-# the close (written behind the caller, never lost silently), and no master is written.
+fi
+
+# 11. A fragment that cannot be stored (its directory's name is taken by a file) fails the put
+#     or the close (written behind the caller, never lost silently), and no master is written.
+if case_ "11-fragment-cannot-be-stored"; then
 mkdir -p "$scratch/blocked" && touch "$scratch/blocked/b"
-LD_PRELOAD="$pre" python3 - "$scratch/blocked/b.nca" << 'PY' > "$scratch/o.txt" 2>&1 && ok || { bad "a fragment that cannot be stored is an error"; cat "$scratch/o.txt"; }
+LD_PRELOAD="$pre" python3 - "$scratch/blocked/b.nca" << 'PY' > "$scratch/o.txt" 2>&1 && ok "a fragment that cannot be stored is an error" || { bad "a fragment that cannot be stored is an error"; cat "$scratch/o.txt"; }
 import sys, netCDF4, numpy as np
 ds = netCDF4.Dataset(sys.argv[1] + "#mode=cfa", "w")
 ds.createDimension("y", 8)
@@ -237,6 +276,7 @@ except RuntimeError as e:
 sys.exit("no error")
 PY
 [ ! -e "$scratch/blocked/b.nca" ] && ok "no master after a failed fragment" || bad "no master after a failed fragment"
+fi
 
 echo "CFA tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
