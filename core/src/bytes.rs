@@ -38,7 +38,7 @@ fn copy_by_lines(dst: &mut [u8], src: &[u8]) {
 /// `base` with bytes overwritten at `edits` (positions wrap) and, one time in three, cut
 /// short (`cut`): the structure-aware mutations of the parser fuzz targets.
 #[cfg(test)]
-pub fn mutated(base: &[u8], edits: &[(usize, u8)], cut: usize) -> Vec<u8> {
+pub(crate) fn mutated(base: &[u8], edits: &[(usize, u8)], cut: usize) -> Vec<u8> {
     let mut out = base.to_vec();
     if !out.is_empty() {
         for &(at, b) in edits {

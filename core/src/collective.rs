@@ -69,7 +69,7 @@ impl Comm {
         if code == 0 { Ok(()) } else { Err(Error::new(Kind::Mpi, format!("{what} failed with MPI error {code}"))) }
     }
 
-    pub fn barrier(&self) -> Result<()> {
+    pub(crate) fn barrier(&self) -> Result<()> {
         let f = self.raw.barrier.expect("checked in new");
         // SAFETY: the shim's function with its own context.
         Self::mpi(unsafe { f(self.raw.ctx) }, "MPI_Barrier")
@@ -84,7 +84,7 @@ impl Comm {
 
     /// One outcome for all ranks: the local result if every rank succeeded, else the error of
     /// the lowest-numbered failing rank's kind for all (Kind::Mpi where only others failed).
-    pub fn agree<T>(&self, local: Result<T>) -> Result<T> {
+    pub(crate) fn agree<T>(&self, local: Result<T>) -> Result<T> {
         let code = match &local {
             Ok(_) => 0,
             Err(e) => e.code().unsigned_abs() as u64 | 1 << 40,
@@ -102,7 +102,7 @@ impl Comm {
     }
 
     /// Sends `outgoing[r]` to rank `r`; returns what each rank sent here, by rank.
-    pub fn exchange(&self, outgoing: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
+    pub(crate) fn exchange(&self, outgoing: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
         assert_eq!(outgoing.len(), self.size());
         let counts: Vec<u64> = outgoing.iter().map(|b| b.len() as u64).collect();
         // Never an empty buffer's dangling pointer: OpenMPI's MPI_IN_PLACE is (void *)1.

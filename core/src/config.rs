@@ -86,7 +86,7 @@ fn yes(v: &str) -> bool {
 }
 
 /// `NCZARRFORMAT=3`: creates write Zarr v3 unless the mode names a version (read per create).
-pub fn create_format() -> Option<u8> {
+pub(crate) fn create_format() -> Option<u8> {
     match env_str("NCZARRFORMAT").as_deref().map(str::trim) {
         Some("3") => Some(3),
         Some("2") => Some(2),
@@ -95,12 +95,12 @@ pub fn create_format() -> Option<u8> {
 }
 
 /// `NCZARR_CONSOLIDATED=1|true|yes`: write and read `.zmetadata` when the mode does not say.
-pub fn consolidated() -> bool {
+pub(crate) fn consolidated() -> bool {
     env_str("NCZARR_CONSOLIDATED").is_some_and(|v| yes(&v))
 }
 
 /// `NCTRACING=<level>`: trace level at start-up (`nc_set_log_level` changes it later).
-pub fn tracing_level() -> i32 {
+pub(crate) fn tracing_level() -> i32 {
     env_str("NCTRACING").and_then(|v| v.trim().parse::<i32>().ok()).unwrap_or(0).max(0)
 }
 
@@ -116,14 +116,14 @@ pub fn fallback_lib() -> Option<OsString> {
 }
 
 /// `NCZARR_SHARD_READS=whole`: read whole shards instead of index + ranges.
-pub fn shard_reads_whole() -> bool {
+pub(crate) fn shard_reads_whole() -> bool {
     static WHOLE: OnceLock<bool> = OnceLock::new();
     *WHOLE.get_or_init(|| env_str("NCZARR_SHARD_READS").is_some_and(|v| v.eq_ignore_ascii_case("whole")))
 }
 
 /// `NCZARR_MAX_CHUNK_MB` (default 1024): the largest stored object read whole whose size the
 /// metadata cannot bound (variable-length string chunks); a bigger one is NC_ENCZARR.
-pub fn max_chunk_bytes() -> u64 {
+pub(crate) fn max_chunk_bytes() -> u64 {
     static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *BYTES.get_or_init(|| (number("NCZARR_MAX_CHUNK_MB", 1024.0) * 1048576.0) as u64)
 }
@@ -134,17 +134,17 @@ pub fn number(name: &str, default: f64) -> f64 {
 }
 
 /// A positive number of seconds from an rc key (`HTTP.TIMEOUT`, `HTTP.CONNECTTIMEOUT`).
-pub fn rc_seconds(key: &str) -> Option<f64> {
+pub(crate) fn rc_seconds(key: &str) -> Option<f64> {
     rc_get(key).and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v > 0.0)
 }
 
 /// `$HOME`, where netcdf-c looks for `.ncrc`, `.s3nc.json` and `.aws/`.
-pub fn home_dir() -> Option<PathBuf> {
+pub(crate) fn home_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(PathBuf::from)
 }
 
 /// `~/x` → `$HOME/x` (S3netCDF4's `cache_location` may start with `~`).
-pub fn expand_home(path: &str) -> PathBuf {
+pub(crate) fn expand_home(path: &str) -> PathBuf {
     match (path.strip_prefix("~/"), home_dir()) {
         (Some(rest), Some(home)) => home.join(rest),
         _ => PathBuf::from(path),
@@ -154,24 +154,24 @@ pub fn expand_home(path: &str) -> PathBuf {
 /// `NCZARR_S3_MEMORY_MB`: how big a netCDF file stored as one S3 object may be and still be
 /// held in memory; `None` when unset (the S3netCDF4 file's `resource_allocation.memory`,
 /// else the default, decides).
-pub fn s3_memory_budget() -> Option<u64> {
+pub(crate) fn s3_memory_budget() -> Option<u64> {
     env_str("NCZARR_S3_MEMORY_MB").and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v >= 0.0).map(|mb| (mb * 1048576.0) as u64)
 }
 
 /// `HDF5_PLUGIN_PATH`: where HDF5 filter plugins are looked for (a `:`-separated list).
-pub fn hdf5_plugin_path() -> Option<std::ffi::OsString> {
+pub(crate) fn hdf5_plugin_path() -> Option<std::ffi::OsString> {
     std::env::var_os("HDF5_PLUGIN_PATH")
 }
 
 /// `NCZARR_PAR_PENDING_MB`: MiB of partly written chunks a parallel rank holds between
 /// collective calls (the default is `dataset::parallel`'s).
-pub fn par_pending_mb() -> Option<usize> {
+pub(crate) fn par_pending_mb() -> Option<usize> {
     env_str("NCZARR_PAR_PENDING_MB").and_then(|v| v.trim().parse::<usize>().ok())
 }
 
 /// `NCZARR_HDF5_LIB`: the libhdf5 loaded for filter plugins that link none (found by name
 /// when unset).
-pub fn hdf5_lib() -> Option<String> {
+pub(crate) fn hdf5_lib() -> Option<String> {
     env_str("NCZARR_HDF5_LIB").filter(|v| !v.trim().is_empty())
 }
 
@@ -200,12 +200,12 @@ pub fn cfa_subarray_bytes() -> u64 {
 }
 
 /// `NCZARR_S3_CACHE_DIR`: where netCDF objects over the memory budget are cached while open.
-pub fn s3_cache_dir() -> Option<PathBuf> {
+pub(crate) fn s3_cache_dir() -> Option<PathBuf> {
     std::env::var_os("NCZARR_S3_CACHE_DIR").filter(|v| !v.is_empty()).map(PathBuf::from)
 }
 
 /// The S3netCDF4 alias file: `$S3_NC_CONFIG`, else `~/.s3nc.json`.
-pub fn s3nc_config() -> Option<PathBuf> {
+pub(crate) fn s3nc_config() -> Option<PathBuf> {
     match std::env::var_os("S3_NC_CONFIG") {
         Some(p) => Some(PathBuf::from(p)),
         None => home_dir().map(|h| h.join(".s3nc.json")),
@@ -214,7 +214,7 @@ pub fn s3nc_config() -> Option<PathBuf> {
 
 /// The folder holding AWS `config` and `credentials`: `$NC_TEST_AWS_DIR` (netcdf-c's test
 /// override), else `~/.aws`.
-pub fn aws_dir() -> Option<PathBuf> {
+pub(crate) fn aws_dir() -> Option<PathBuf> {
     std::env::var_os("NC_TEST_AWS_DIR").map(PathBuf::from).or_else(|| home_dir().map(|h| h.join(".aws")))
 }
 
@@ -235,7 +235,8 @@ pub fn test_claim_slot() -> Option<usize> {
 }
 
 /// `NCZARR_TEST_S3_ENDPOINT`: the S3 server the driver's own unit tests use.
-pub fn test_s3_endpoint() -> Option<String> {
+#[cfg(test)]
+pub(crate) fn test_s3_endpoint() -> Option<String> {
     env_str("NCZARR_TEST_S3_ENDPOINT")
 }
 

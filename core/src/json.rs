@@ -10,12 +10,12 @@ use serde_json::{Number, Value};
 use std::str::FromStr;
 
 /// Bare non-finite tokens become these strings (NUL cannot appear in real metadata text).
-pub const NAN_MARK: &str = "\u{0}NaN";
-pub const INF_MARK: &str = "\u{0}Infinity";
-pub const NINF_MARK: &str = "\u{0}-Infinity";
+pub(crate) const NAN_MARK: &str = "\u{0}NaN";
+pub(crate) const INF_MARK: &str = "\u{0}Infinity";
+pub(crate) const NINF_MARK: &str = "\u{0}-Infinity";
 
 /// Largest metadata object we parse (64 MiB attributes exist in the wild).
-pub const MAX_OBJECT: usize = 1 << 30;
+pub(crate) const MAX_OBJECT: usize = 1 << 30;
 
 pub fn parse(bytes: &[u8], what: &str) -> Result<Value> {
     if bytes.len() > MAX_OBJECT {
@@ -62,7 +62,7 @@ fn decode_raw_bytes(mut bytes: &[u8]) -> String {
 
 /// The bytes of a JSON string holding NC_CHAR text: UTF-8, with the raw bytes of non-UTF-8
 /// metadata (see `decode_raw_bytes`) restored.
-pub fn text_bytes(s: &str) -> Vec<u8> {
+pub(crate) fn text_bytes(s: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(s.len());
     for c in s.chars() {
         match (c as u32).checked_sub(RAW_BYTE_BASE) {
@@ -76,7 +76,7 @@ pub fn text_bytes(s: &str) -> Vec<u8> {
 /// NC_CHAR bytes as JSON text: UTF-8 as it is; anything else as Latin-1 (each byte one
 /// character, U+0000–U+00FF), with `true` saying so: the writer records those attributes
 /// (`latin1` in `_nczarr_attr`) so the reader restores the exact bytes (`latin1_bytes`).
-pub fn char_text(bytes: &[u8]) -> (String, bool) {
+pub(crate) fn char_text(bytes: &[u8]) -> (String, bool) {
     match std::str::from_utf8(bytes) {
         Ok(s) => (s.to_string(), false),
         Err(_) => (bytes.iter().map(|&b| b as char).collect(), true),
@@ -85,7 +85,7 @@ pub fn char_text(bytes: &[u8]) -> (String, bool) {
 
 /// The bytes `char_text` encoded as Latin-1 (a character above U+00FF was not written so,
 /// and keeps its UTF-8 form).
-pub fn latin1_bytes(s: &str) -> Vec<u8> {
+pub(crate) fn latin1_bytes(s: &str) -> Vec<u8> {
     if s.chars().all(|c| (c as u32) <= 0xff) {
         return s.chars().map(|c| c as u8).collect();
     }
@@ -130,7 +130,7 @@ fn rewrite_bare_tokens(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// A special float spelled as a string: the markers, zarr's "NaN"/"Infinity"/"-Infinity",
 /// any case, and "-NaN".
-pub fn special_float(s: &str) -> Option<f64> {
+pub(crate) fn special_float(s: &str) -> Option<f64> {
     match s {
         NAN_MARK => return Some(f64::NAN),
         INF_MARK => return Some(f64::INFINITY),
@@ -146,7 +146,7 @@ pub fn special_float(s: &str) -> Option<f64> {
 }
 
 /// Text of a marker string as the user would write it.
-pub fn unmark(s: &str) -> &str {
+pub(crate) fn unmark(s: &str) -> &str {
     match s {
         NAN_MARK => "NaN",
         INF_MARK => "Infinity",
@@ -156,11 +156,11 @@ pub fn unmark(s: &str) -> &str {
 }
 
 /// A JSON number with exactly this text.
-pub fn number_text(text: &str) -> Value {
+pub(crate) fn number_text(text: &str) -> Value {
     Number::from_str(text).map(Value::Number).unwrap_or(Value::Null)
 }
 
-pub fn f64_value(v: f64) -> Value {
+pub(crate) fn f64_value(v: f64) -> Value {
     if v.is_nan() {
         Value::String("NaN".into())
     } else if v.is_infinite() {
@@ -172,7 +172,7 @@ pub fn f64_value(v: f64) -> Value {
 }
 
 /// Shortest text that round-trips as float32 (so 9.96921e36f stays "9.96921e+36"-short).
-pub fn f32_value(v: f32) -> Value {
+pub(crate) fn f32_value(v: f32) -> Value {
     if !v.is_finite() {
         return f64_value(v as f64);
     }
@@ -181,7 +181,7 @@ pub fn f32_value(v: f32) -> Value {
 }
 
 /// An integer JSON value, read from text so the full u64 and i64 ranges survive.
-pub fn int_of(n: &Number) -> Option<i128> {
+pub(crate) fn int_of(n: &Number) -> Option<i128> {
     let text = n.to_string();
     if let Ok(v) = text.parse::<i128>() {
         return Some(v);
@@ -198,7 +198,7 @@ pub fn to_bytes(v: &Value) -> Vec<u8> {
 /// in place (serde_json's `Map` with `preserve_order`). No `Value` tree and no key hashing: a
 /// thousand variables' metadata renders in a fraction of the time.
 #[derive(Default)]
-pub struct ObjectBytes<'a> {
+pub(crate) struct ObjectBytes<'a> {
     members: Vec<(std::borrow::Cow<'a, str>, Vec<u8>)>,
 }
 
@@ -245,7 +245,7 @@ impl<'a> ObjectBytes<'a> {
 
 /// An integer parameter that may be written as a number or an integer-valued string
 /// (netcdf-c 4.9.x wrote `"level": "4"`).
-pub fn int_param(v: Option<&Value>) -> Option<i64> {
+pub(crate) fn int_param(v: Option<&Value>) -> Option<i64> {
     match v? {
         Value::Number(n) => int_of(n).and_then(|i| i64::try_from(i).ok()).or_else(|| {
             let f = n.as_f64()?;

@@ -2,6 +2,11 @@
 //! (v2 and v3) stores on a directory, a zip archive or S3; no C ABI, no `unsafe` pointer from
 //! a caller. The `netcdf` crate (the repository root) is its C API.
 //!
+//! Visibility: `pub` is the Rust API, what the C ABI crate (and any Rust user) calls;
+//! everything else is `pub(crate)`, and `bytes`, `json`, `parallel` and the readers' and
+//! writers' submodules (`format::v2`, `format::v3`, the zip driver, the store adapters) are
+//! private to the core as a whole.
+//!
 //! Comments cite the specifications in `doc/spec/` by file and section (`zarr-v3.md §7.4`,
 //! `reliability.md C2`).
 //!
@@ -23,7 +28,7 @@
 //! | 1 | `config` `parallel` `collective` | `.ncrc` and environment settings; the per-process worker pool; MPI ranks as a C vtable |
 //! | 0 | `error` `bytes` | the one error type and its `NC_*` codes; byte copies into caller memory |
 
-pub mod bytes;
+pub(crate) mod bytes;
 pub mod codec;
 pub mod collective;
 pub mod config;
@@ -31,10 +36,10 @@ pub mod dataset;
 pub mod engine;
 pub mod error;
 pub mod format;
-pub mod json;
+pub(crate) mod json;
 pub mod model;
 pub mod nc;
-pub mod parallel;
+pub(crate) mod parallel;
 pub mod trace;
 pub mod url;
 pub mod zmap;

@@ -145,7 +145,7 @@ impl Var {
         self.declared_fill()
     }
 
-    pub fn declared_fill(&self) -> Values {
+    pub(crate) fn declared_fill(&self) -> Values {
         match self.att("_FillValue") {
             Some(a) if a.value.nctype() == self.nctype && a.value.len() == 1 => a.value.clone(),
             _ => Values::default_fill(self.nctype),
@@ -179,14 +179,14 @@ pub struct Model {
 }
 
 /// Width of NC_STRING elements when nothing records one (netcdf-c's default).
-pub const DEFAULT_MAXSTRLEN: usize = 128;
+pub(crate) const DEFAULT_MAXSTRLEN: usize = 128;
 /// Widest fixed-width string element any reader or writer accepts.
-pub const MAX_STRLEN: usize = 1 << 24;
+pub(crate) const MAX_STRLEN: usize = 1 << 24;
 
 impl Model {
     /// Width of a string variable's elements on storage: the variable's `_nczarr_maxstrlen`,
     /// else the width read with it, else the dataset's `_nczarr_default_maxstrlen`, else 128.
-    pub fn maxstrlen(&self, var: &Var) -> usize {
+    pub(crate) fn maxstrlen(&self, var: &Var) -> usize {
         let from_att = |atts: &[Att], name: &str| {
             atts.iter().find(|a| a.name == name).and_then(|a| a.value.scalars().first().copied()).and_then(|s| match s {
                 crate::nc::values::Scalar::Int(i) if i > 0 => Some(i as usize),
@@ -202,7 +202,7 @@ impl Model {
 
     /// Numbers the dimensions as netcdf-c does when it opens a dataset: the root group's in
     /// order, then each child group's, depth first (readers load groups level by level).
-    pub fn number_dims_depth_first(&mut self) {
+    pub(crate) fn number_dims_depth_first(&mut self) {
         let mut order = Vec::with_capacity(self.dims.len());
         let mut stack = vec![0usize];
         while let Some(g) = stack.pop() {
@@ -249,7 +249,7 @@ impl Model {
         self.groups.get(gid).ok_or_else(|| crate::error::Error::new(Kind::BadId, "group id"))
     }
 
-    pub fn group_mut(&mut self, gid: usize) -> Result<&mut Group> {
+    pub(crate) fn group_mut(&mut self, gid: usize) -> Result<&mut Group> {
         self.groups.get_mut(gid).ok_or_else(|| crate::error::Error::new(Kind::BadId, "group id"))
     }
 
@@ -259,7 +259,7 @@ impl Model {
         self.group(gid)?.vars.get(i).ok_or_else(|| crate::error::Error::new(Kind::NotVar, varid.to_string()))
     }
 
-    pub fn var_mut(&mut self, gid: usize, varid: VarRef) -> Result<&mut Var> {
+    pub(crate) fn var_mut(&mut self, gid: usize, varid: VarRef) -> Result<&mut Var> {
         let i = varid.index()?;
         self.group_mut(gid)?.vars.get_mut(i).ok_or_else(|| crate::error::Error::new(Kind::NotVar, varid.to_string()))
     }
@@ -279,7 +279,7 @@ impl Model {
         }
     }
 
-    pub fn atts_mut(&mut self, gid: usize, varid: VarRef) -> Result<&mut Vec<Att>> {
+    pub(crate) fn atts_mut(&mut self, gid: usize, varid: VarRef) -> Result<&mut Vec<Att>> {
         match varid {
             VarRef::Global => Ok(&mut self.group_mut(gid)?.atts),
             VarRef::Var(_) => Ok(&mut self.var_mut(gid, varid)?.atts),
@@ -301,16 +301,16 @@ impl Model {
     }
 
     /// The storage key prefix of a group as its names are now ("" for the root).
-    pub fn group_key(&self, gid: usize) -> String {
+    pub(crate) fn group_key(&self, gid: usize) -> String {
         self.full_name(gid).trim_start_matches('/').to_string()
     }
 
-    pub fn var_key(&self, gid: usize, varid: usize) -> String {
+    pub(crate) fn var_key(&self, gid: usize, varid: usize) -> String {
         join_key(&self.group_key(gid), &self.groups[gid].vars[varid].name)
     }
 
     /// Current length of a dimension (unlimited: records written so far).
-    pub fn dim_len(&self, dimid: usize) -> u64 {
+    pub(crate) fn dim_len(&self, dimid: usize) -> u64 {
         self.dims[dimid].len
     }
 
@@ -319,18 +319,18 @@ impl Model {
     }
 
     /// Variables, groups and types share one namespace per group.
-    pub fn name_in_use(&self, gid: usize, name: &str) -> bool {
+    pub(crate) fn name_in_use(&self, gid: usize, name: &str) -> bool {
         let g = &self.groups[gid];
         g.vars.iter().any(|v| v.name == name) || g.children.iter().any(|&c| self.groups[c].name == name)
     }
 
     /// The group's own first unlimited dimension (what `nc_inq_unlimdim` reports).
-    pub fn first_unlimited(&self, gid: usize) -> Option<usize> {
+    pub(crate) fn first_unlimited(&self, gid: usize) -> Option<usize> {
         self.groups[gid].dims.iter().copied().find(|&d| self.dims[d].unlimited)
     }
 
     /// Looks a dimension up by name in a group and then its ancestors.
-    pub fn find_dim(&self, gid: usize, name: &str) -> Option<usize> {
+    pub(crate) fn find_dim(&self, gid: usize, name: &str) -> Option<usize> {
         let mut cur = Some(gid);
         while let Some(g) = cur {
             if let Some(&d) = self.groups[g].dims.iter().find(|&&d| self.dims[d].name == name) {
@@ -341,7 +341,7 @@ impl Model {
         None
     }
 
-    pub fn add_group(&mut self, parent: usize, name: String) -> usize {
+    pub(crate) fn add_group(&mut self, parent: usize, name: String) -> usize {
         let gid = self.groups.len();
         self.groups.push(Group {
             name,
@@ -356,7 +356,7 @@ impl Model {
         gid
     }
 
-    pub fn add_dim(&mut self, gid: usize, name: String, len: u64, unlimited: bool) -> usize {
+    pub(crate) fn add_dim(&mut self, gid: usize, name: String, len: u64, unlimited: bool) -> usize {
         let dimid = self.dims.len();
         self.dims.push(Dim { name, len, unlimited, group: gid });
         self.groups[gid].dims.push(dimid);
@@ -364,14 +364,14 @@ impl Model {
     }
 
     /// The fully qualified name of a dimension, e.g. "/g1/lat".
-    pub fn dim_fqn(&self, dimid: usize) -> String {
+    pub(crate) fn dim_fqn(&self, dimid: usize) -> String {
         let d = &self.dims[dimid];
         let g = self.full_name(d.group);
         if g == "/" { format!("/{}", d.name) } else { format!("{g}/{}", d.name) }
     }
 
     /// Resolves "/g1/lat" to a dimension id.
-    pub fn dim_by_fqn(&self, fqn: &str) -> Result<usize> {
+    pub(crate) fn dim_by_fqn(&self, fqn: &str) -> Result<usize> {
         let trimmed = fqn.trim_start_matches('/');
         let (path, name) = match trimmed.rfind('/') {
             Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
@@ -394,13 +394,13 @@ impl Model {
     }
 }
 
-pub fn join_key(prefix: &str, name: &str) -> String {
+pub(crate) fn join_key(prefix: &str, name: &str) -> String {
     if prefix.is_empty() { name.to_string() } else { format!("{prefix}/{name}") }
 }
 
 /// netcdf-c's default chunk sizes (c-api.md §8.4, nczarr-format.md §9.1), computed with
 /// unlimited lengths taken as 0 (C11) so the layout does not depend on records written.
-pub fn default_chunks(shape: &[u64], unlimited: &[bool], type_size: usize) -> Vec<u64> {
+pub(crate) fn default_chunks(shape: &[u64], unlimited: &[bool], type_size: usize) -> Vec<u64> {
     const DEFAULT: f64 = 16_777_216.0;
     let n = shape.len();
     if n == 0 {
@@ -456,7 +456,7 @@ pub fn default_chunks(shape: &[u64], unlimited: &[bool], type_size: usize) -> Ve
 /// time-series read does, else the linear axes (`T`, `Z`, `N`); within each kind the axis split
 /// fewest times so far goes next. An unlimited dimension, whose length is not known yet, counts
 /// as long as one sub-array of the other axes whole can hold (at least one record).
-pub fn fragment_chunks(shape: &[u64], unlimited: &[bool], type_size: usize, max_bytes: u64) -> Vec<u64> {
+pub(crate) fn fragment_chunks(shape: &[u64], unlimited: &[bool], type_size: usize, max_bytes: u64) -> Vec<u64> {
     let n = shape.len();
     if n == 0 {
         return Vec::new();
@@ -489,7 +489,7 @@ pub fn fragment_chunks(shape: &[u64], unlimited: &[bool], type_size: usize, max_
     (0..n).map(|i| len[i].div_ceil(divs[i]).max(1)).collect()
 }
 
-pub fn check_var_type(t: i32) -> Result<NcType> {
+pub(crate) fn check_var_type(t: i32) -> Result<NcType> {
     if t == 0 {
         return err(Kind::BadType, "NC_NAT");
     }

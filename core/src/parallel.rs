@@ -17,7 +17,7 @@ struct Owned {
 static POOL: Mutex<Option<Owned>> = Mutex::new(None);
 
 /// This process's pool, built on first use (and again in a forked child).
-pub fn pool() -> &'static rayon::ThreadPool {
+pub(crate) fn pool() -> &'static rayon::ThreadPool {
     let pid = std::process::id();
     // A poisoned lock only means a panic elsewhere while holding it; the slot is still valid.
     let mut slot = POOL.lock().unwrap_or_else(|e| e.into_inner());

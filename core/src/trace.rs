@@ -15,10 +15,6 @@ pub fn level() -> i32 {
     l
 }
 
-pub fn set_level(l: i32) {
-    LEVEL.store(l.max(0), Ordering::Relaxed);
-}
-
 pub fn enabled(at: i32) -> bool {
     level() >= at
 }

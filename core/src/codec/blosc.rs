@@ -40,7 +40,7 @@ use blosc_src as _;
 mod ffi {
     use std::ffi::{c_char, c_int, c_void};
     unsafe extern "C" {
-        pub fn blosc_compress_ctx(
+        pub(crate) fn blosc_compress_ctx(
             clevel: c_int,
             doshuffle: c_int,
             typesize: usize,
@@ -52,8 +52,8 @@ mod ffi {
             blocksize: usize,
             numinternalthreads: c_int,
         ) -> c_int;
-        pub fn blosc_decompress_ctx(src: *const c_void, dest: *mut c_void, destsize: usize, numinternalthreads: c_int) -> c_int;
-        pub fn blosc_cbuffer_validate(cbuffer: *const c_void, cbytes: usize, nbytes: *mut usize) -> c_int;
+        pub(crate) fn blosc_decompress_ctx(src: *const c_void, dest: *mut c_void, destsize: usize, numinternalthreads: c_int) -> c_int;
+        pub(crate) fn blosc_cbuffer_validate(cbuffer: *const c_void, cbytes: usize, nbytes: *mut usize) -> c_int;
     }
 }
 

@@ -12,12 +12,12 @@ pub(super) const CRC32C: Codec = Codec::stored_only(
     },
 );
 
-pub fn crc32c(data: &[u8]) -> u32 {
+pub(crate) fn crc32c(data: &[u8]) -> u32 {
     crc32c::crc32c(data)
 }
 
 /// Splits a `crc32c`-suffixed buffer, verifying the checksum.
-pub fn check_crc32c(data: &[u8]) -> Result<&[u8]> {
+pub(crate) fn check_crc32c(data: &[u8]) -> Result<&[u8]> {
     if data.len() < 4 {
         return err(Kind::Filter, "crc32c: chunk too short");
     }

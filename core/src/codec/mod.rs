@@ -16,7 +16,7 @@ mod szip;
 mod zlib;
 mod zstd;
 
-pub use crc32c::{check_crc32c, crc32c};
+pub(crate) use crc32c::{check_crc32c, crc32c};
 pub use fletcher32::fletcher32;
 
 use crate::error::{Kind, Result, err};
@@ -35,17 +35,17 @@ pub struct Filter {
 
 impl Filter {
     /// The i-th netCDF parameter, 0 when absent.
-    pub fn param(&self, i: usize) -> u32 {
+    pub(crate) fn param(&self, i: usize) -> u32 {
         self.params.get(i).copied().unwrap_or(0)
     }
 }
 
 /// Largest decoded chunk we accept (bytes): metadata asking for more is refused at open.
-pub const MAX_CHUNK_BYTES: u128 = 4_294_967_295;
+pub(crate) const MAX_CHUNK_BYTES: u128 = 4_294_967_295;
 
 /// Codecs that turn array elements into bytes themselves (zarr's variable-length strings):
 /// they replace the fixed-width element layout instead of filtering its bytes.
-pub fn is_object_codec(f: &Filter) -> bool {
+pub(crate) fn is_object_codec(f: &Filter) -> bool {
     f.raw.as_ref().and_then(|r| r.get("id")).and_then(|v| v.as_str()).is_some_and(|id| id == "vlen-utf8" || id == "vlen-bytes")
 }
 
@@ -80,7 +80,7 @@ pub fn available(id: u32) -> bool {
 /// The codec id of the entry written for an HDF5 filter that no codec (ours or numcodecs')
 /// describes: `{"id": "hdf5", "filter_id": N, "parameters": [...]}` (`numcodecs.hdf5` in v3),
 /// so no reader takes its chunks for raw data.
-pub const HDF5_ENTRY: &str = "hdf5";
+pub(crate) const HDF5_ENTRY: &str = "hdf5";
 
 /// The built-in codec row of a filter, when it has one that runs.
 fn built_in(f: &Filter) -> Option<&'static Run> {
@@ -106,7 +106,7 @@ fn is_localized(f: &Filter) -> bool {
 /// a plugin filter with HDF5's `set_local` gets the parameters HDF5 would make for it
 /// (`plugin::Plugin::localize`); any other filter is unchanged. Metadata keeps the parameters
 /// the program gave, as netcdf-c's codecs do, so they are made again on every open.
-pub fn localize(f: &Filter, nctype: crate::nc::types::NcType, big_endian: bool, chunk: &[u64]) -> Result<Filter> {
+pub(crate) fn localize(f: &Filter, nctype: crate::nc::types::NcType, big_endian: bool, chunk: &[u64]) -> Result<Filter> {
     if built_in(f).is_some() || is_localized(f) {
         return Ok(f.clone());
     }
@@ -233,7 +233,7 @@ fn codec_id(f: &Filter) -> String {
 
 /// A filter from its Zarr v2 JSON; unknown codecs (and those without an HDF5 id) become id 0
 /// with the JSON kept.
-pub fn from_zarr(v: &Value) -> Result<Filter> {
+pub(crate) fn from_zarr(v: &Value) -> Result<Filter> {
     let obj = v.as_object().ok_or_else(|| crate::error::Error::new(Kind::NcZarr, "codec is not an object"))?;
     let id = obj.get("id").and_then(Value::as_str).ok_or_else(|| crate::error::Error::new(Kind::NcZarr, "codec without string id"))?;
     if id == HDF5_ENTRY {
@@ -262,7 +262,7 @@ pub fn from_zarr(v: &Value) -> Result<Filter> {
 }
 
 /// Validates a filter definition from the API (`nc_def_var_filter`).
-pub fn check_params(id: u32, params: &[u32]) -> Result<()> {
+pub(crate) fn check_params(id: u32, params: &[u32]) -> Result<()> {
     match id {
         DEFLATE if params.len() != 1 || params[0] > 9 => err(Kind::Invalid, "deflate level"),
         // netcdf-c reads the level and ignores any further values (nccopy -F "v,307,9,4").
@@ -279,7 +279,7 @@ pub fn check_params(id: u32, params: &[u32]) -> Result<()> {
 }
 
 /// The Zarr v2 JSON for a filter; `elem_size` is the variable's element size (shuffle, C1).
-pub fn to_zarr(f: &Filter, elem_size: usize) -> Value {
+pub(crate) fn to_zarr(f: &Filter, elem_size: usize) -> Value {
     if f.id == 0 || matches!(codec_id(f).as_str(), "gzip" | "crc32c") {
         return raw_json(f, elem_size);
     }
@@ -297,12 +297,12 @@ pub fn to_zarr(f: &Filter, elem_size: usize) -> Value {
 /// `_Codecs`: the codec list netcdf-c exposes as a virtual attribute, in its JSON style
 /// (`{"id": "zlib", "level": 3}`, list items joined by `,`); codecs read from storage are
 /// shown exactly as stored.
-pub fn codecs_text(filters: &[Filter], elem_size: usize) -> String {
+pub(crate) fn codecs_text(filters: &[Filter], elem_size: usize) -> String {
     let parts: Vec<String> = filters.iter().map(|f| netcdf_json(f.raw.as_ref().unwrap_or(&to_zarr(f, elem_size)))).collect();
     format!("[{}]", parts.join(","))
 }
 
-pub fn netcdf_json(v: &Value) -> String {
+pub(crate) fn netcdf_json(v: &Value) -> String {
     match v {
         Value::Object(m) => {
             let items: Vec<String> = m.iter().map(|(k, v)| format!("{}: {}", Value::String(k.clone()), netcdf_json(v))).collect();
@@ -317,7 +317,7 @@ pub fn netcdf_json(v: &Value) -> String {
 
 /// A v3 bytes→bytes codec as a filter. Known names map to HDF5 ids (gzip reports deflate,
 /// crc32c fletcher32); the codec's framing is kept in `raw` under a numcodecs-style id.
-pub fn from_v3(v: &Value) -> Result<Filter> {
+pub(crate) fn from_v3(v: &Value) -> Result<Filter> {
     let obj = v.as_object().ok_or_else(|| crate::error::Error::new(Kind::NcZarr, "codec is not an object"))?;
     let name = obj.get("name").and_then(Value::as_str).ok_or_else(|| crate::error::Error::new(Kind::NcZarr, "codec without a name"))?;
     let mut conf = match obj.get("configuration") {
@@ -351,7 +351,7 @@ pub fn from_v3(v: &Value) -> Result<Filter> {
 }
 
 /// The v3 JSON we write for a filter (§6 table); `elem_size` is the element size.
-pub fn to_v3(f: &Filter, elem_size: usize) -> Value {
+pub(crate) fn to_v3(f: &Filter, elem_size: usize) -> Value {
     match by_hdf5_id(f.id) {
         Some(c) => (c.v3_json)(f, elem_size),
         // A plugin filter defined through the API: the `hdf5` entry, as `numcodecs.hdf5`.
@@ -361,7 +361,7 @@ pub fn to_v3(f: &Filter, elem_size: usize) -> Value {
 }
 
 /// The codec a filter runs as in a v3 array: deflate is gzip, fletcher32 is crc32c there.
-pub fn v3_effective(f: &Filter) -> Filter {
+pub(crate) fn v3_effective(f: &Filter) -> Filter {
     match (f.id, &f.raw) {
         (DEFLATE, None) => Filter { raw: Some(json!({"id": "gzip", "level": f.params.first().copied().unwrap_or(1)})), ..f.clone() },
         (FLETCHER32, None) => Filter { raw: Some(json!({"id": "crc32c"})), ..f.clone() },
@@ -376,7 +376,7 @@ pub fn v3_effective(f: &Filter) -> Filter {
 const DECODE_SLACK: usize = 64;
 
 /// Codecs whose data this library can encode and decode.
-pub fn is_supported(f: &Filter) -> bool {
+pub(crate) fn is_supported(f: &Filter) -> bool {
     built_in(f).is_some() || (f.id != 0 && plugin::find(f.id).is_some())
 }
 
@@ -412,14 +412,14 @@ fn decode_one(f: &Filter, data: Vec<u8>, elem_size: usize, cap: usize) -> Result
 }
 
 /// Encodes raw chunk bytes through the chain, in definition order.
-pub fn encode(filters: &[Filter], raw: &[u8], elem_size: usize) -> Result<Vec<u8>> {
+pub(crate) fn encode(filters: &[Filter], raw: &[u8], elem_size: usize) -> Result<Vec<u8>> {
     let Some((first, rest)) = filters.split_first() else { return Ok(raw.to_vec()) };
     rest.iter().try_fold(encode_one(first, raw, elem_size)?, |data, f| encode_one(f, &data, elem_size))
 }
 
 /// Decodes a stored chunk through the chain in reverse; the result must be exactly
 /// `expected` bytes, and no stage may grow past that (bounded memory on hostile input).
-pub fn decode(filters: &[Filter], stored: Vec<u8>, elem_size: usize, expected: usize) -> Result<Vec<u8>> {
+pub(crate) fn decode(filters: &[Filter], stored: Vec<u8>, elem_size: usize, expected: usize) -> Result<Vec<u8>> {
     let cap = expected + DECODE_SLACK;
     let out = filters.iter().rev().try_fold(stored, |data, f| decode_one(f, data, elem_size, cap))?;
     if out.len() != expected {
@@ -431,7 +431,7 @@ pub fn decode(filters: &[Filter], stored: Vec<u8>, elem_size: usize, expected: u
 
 /// Decodes straight into `out` (the chunk's exact size) when the chain allows it without an
 /// intermediate buffer: a single zlib or gzip stage. `Ok(false)`: use `decode`.
-pub fn decode_into(filters: &[Filter], stored: &[u8], out: &mut [u8]) -> Result<bool> {
+pub(crate) fn decode_into(filters: &[Filter], stored: &[u8], out: &mut [u8]) -> Result<bool> {
     let [f] = filters else { return Ok(false) };
     let gzip = match codec_id(f).as_str() {
         "zlib" => false,
@@ -447,7 +447,7 @@ pub fn decode_into(filters: &[Filter], stored: &[u8], out: &mut [u8]) -> Result<
 
 /// Decodes a chunk whose size is not known in advance (variable-length strings); bounded by
 /// the largest chunk we accept.
-pub fn decode_unsized(filters: &[Filter], stored: Vec<u8>, elem_size: usize) -> Result<Vec<u8>> {
+pub(crate) fn decode_unsized(filters: &[Filter], stored: Vec<u8>, elem_size: usize) -> Result<Vec<u8>> {
     let cap = MAX_CHUNK_BYTES as usize;
     filters.iter().rev().try_fold(stored, |data, f| decode_one(f, data, elem_size, cap))
 }

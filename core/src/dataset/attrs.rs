@@ -117,7 +117,7 @@ impl Dataset {
         self.virtual_att(gid, varid, &name).ok_or_else(|| Error::new(Kind::NotAtt, name))
     }
 
-    pub fn virtual_att(&self, gid: usize, varid: VarRef, name: &str) -> Option<Att> {
+    pub(crate) fn virtual_att(&self, gid: usize, varid: VarRef, name: &str) -> Option<Att> {
         let text = |s: &str| Some(Att::new(name.into(), Values::Char(s.as_bytes().to_vec())));
         match (varid, name) {
             (VarRef::Global, "_NCProperties") if gid == 0 && !self.nc_properties.is_empty() => text(&self.nc_properties),

@@ -14,15 +14,6 @@ pub struct GroupCounts {
     pub unlimited: Option<usize>,
 }
 
-/// What `nc_inq_var` reports for one variable.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VarSummary {
-    pub name: String,
-    pub nctype: NcType,
-    pub dimids: Vec<usize>,
-    pub natts: usize,
-}
-
 impl Dataset {
     pub fn group_counts(&self, gid: usize) -> GroupCounts {
         let g = &self.model.groups[gid];
@@ -107,11 +98,6 @@ impl Dataset {
     /// A variable by name (NC_ENOTVAR).
     pub fn var_id(&self, gid: usize, name: &str) -> Result<usize> {
         self.model.groups[gid].vars.iter().position(|v| v.name == name).ok_or_else(|| Error::new(Kind::NotVar, name.to_string()))
-    }
-
-    pub fn var_summary(&self, gid: usize, varid: VarRef) -> Result<VarSummary> {
-        let v = self.model.var(gid, varid)?;
-        Ok(VarSummary { name: v.name.clone(), nctype: v.nctype, dimids: v.dimids.clone(), natts: v.atts.len() })
     }
 
     /// `nc_inq_var_fill`: whether fill is off, and the fill value in use (`_FillValue` if set,
@@ -297,9 +283,9 @@ mod tests {
         assert_eq!(ds.group_parent(0).unwrap_err().kind, Kind::NoGroup);
         assert_eq!(ds.var_id(g, "v").unwrap(), v);
         assert_eq!(ds.var_id(0, "v").unwrap_err().kind, Kind::NotVar);
-        let s = ds.var_summary(g, VarRef::Var(v)).unwrap();
-        assert_eq!((s.name.as_str(), s.nctype, s.dimids, s.natts), ("v", NcType::Float, vec![t, y], 1));
-        assert_eq!(ds.var_summary(g, VarRef::Global).unwrap_err().kind, Kind::NotVar);
+        let s = ds.var(g, VarRef::Var(v)).unwrap();
+        assert_eq!((s.name.as_str(), s.nctype, s.dimids.clone(), s.atts.len()), ("v", NcType::Float, vec![t, y], 1));
+        assert_eq!(ds.var(g, VarRef::Global).unwrap_err().kind, Kind::NotVar);
         assert_eq!(ds.att_id(g, VarRef::Var(v), "units").unwrap(), 0);
         assert_eq!(ds.att_name(g, VarRef::Var(v), 0).unwrap(), "units");
         assert_eq!(ds.att_name(g, VarRef::Var(v), 1).unwrap_err().kind, Kind::NotAtt);

@@ -31,7 +31,7 @@ mod strings;
 
 pub use parallel::Access;
 
-pub use inquire::{GroupCounts, VarSummary};
+pub use inquire::GroupCounts;
 mod persist;
 
 /// The provenance string written into new datasets' `_NCProperties`.
@@ -40,7 +40,7 @@ pub(crate) static NC_PROPERTIES: std::sync::LazyLock<String> = std::sync::LazyLo
 });
 
 /// Attribute names netcdf-c reserves: not settable, not deletable, hidden from listings.
-pub const RESERVED_ATTS: &[&str] = &[
+pub(crate) const RESERVED_ATTS: &[&str] = &[
     "_NCProperties",
     "_IsNetcdf4",
     "_SuperblockVersion",
@@ -65,7 +65,7 @@ pub const RESERVED_ATTS: &[&str] = &[
 /// `_Codecs`, answered virtually here); elsewhere only the names this library's storage uses
 /// itself (`_nczarr_attr` and its siblings, `_ARRAY_DIMENSIONS`, and `_NCProperties`, which
 /// readers hide).
-pub fn reserved_att(name: &str, gid: usize, varid: VarRef) -> bool {
+pub(crate) fn reserved_att(name: &str, gid: usize, varid: VarRef) -> bool {
     const STORAGE: &[&str] =
         &["_ARRAY_DIMENSIONS", "_NCProperties", "_nczarr_attr", "_nczarr_group", "_nczarr_array", "_nczarr_superblock"];
     const ON_VARIABLES: &[&str] = &["CLASS", "DIMENSION_LIST", "NAME", "REFERENCE_LIST", "_Netcdf4Coordinates", "_Netcdf4Dimid", "_Codecs"];
@@ -237,12 +237,8 @@ impl Dataset {
         Ok(ds)
     }
 
-    pub fn is_pure_zarr(&self) -> bool {
+    pub(crate) fn is_pure_zarr(&self) -> bool {
         self.layout == Layout::Pure
-    }
-
-    pub fn nc_properties(&self) -> &str {
-        &self.nc_properties
     }
 
     /// NC_EPERM on a dataset opened read-only.
@@ -269,7 +265,7 @@ impl Dataset {
 
     /// Every metadata-changing call starts here: NC_EPERM on read-only datasets, implicit
     /// redef in data mode (classic model: NC_ENOTINDEFINE instead).
-    pub fn begin_define(&mut self) -> Result<()> {
+    pub(crate) fn begin_define(&mut self) -> Result<()> {
         self.check_writable()?;
         if !self.define_mode {
             if self.classic {
@@ -292,7 +288,7 @@ impl Dataset {
     /// classic-model dataset a longer variable or attribute name needs define mode
     /// (`longer`), as netCDF-3's header rewrite does. The new names reach storage at the
     /// next enddef, sync or close; until then data goes to the objects' old keys.
-    pub fn begin_rename(&mut self, longer: bool) -> Result<()> {
+    pub(crate) fn begin_rename(&mut self, longer: bool) -> Result<()> {
         self.check_writable()?;
         if !self.define_mode && self.classic && longer {
             return err(Kind::NotInDefine, "classic model: a longer name needs define mode");

@@ -124,7 +124,7 @@ impl Drop for ObjectFile {
 
 /// The memory budget: `NCZARR_S3_MEMORY_MB`, else S3netCDF4's `resource_allocation.memory`,
 /// else the memory available now (S3netCDF4's default).
-pub fn memory_budget() -> u64 {
+pub(crate) fn memory_budget() -> u64 {
     crate::config::s3_memory_budget().or_else(|| crate::url::s3::resources().memory).unwrap_or_else(available_memory)
 }
 
@@ -136,7 +136,7 @@ fn available_memory() -> u64 {
 
 /// Where cache files go: `NCZARR_S3_CACHE_DIR`, else S3netCDF4's `cache_location`, else the
 /// temp dir.
-pub fn cache_dir() -> PathBuf {
+pub(crate) fn cache_dir() -> PathBuf {
     crate::config::s3_cache_dir().or_else(|| crate::url::s3::resources().cache_location).unwrap_or_else(std::env::temp_dir)
 }
 

@@ -24,7 +24,7 @@ const MPIIO: i32 = 0x2000;
 /// Default bound on bytes of partly written chunks a rank holds between collective calls.
 const PENDING_LIMIT_DEFAULT: usize = 256 << 20;
 
-pub struct ParState {
+pub(crate) struct ParState {
     pub comm: Comm,
     /// Variables switched to NC_COLLECTIVE (the default is NC_INDEPENDENT, as netcdf-c's).
     collective: HashSet<(usize, usize)>,

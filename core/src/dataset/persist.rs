@@ -8,7 +8,7 @@ use crate::zmap::Key;
 impl Dataset {
     /// Makes everything durable in crash-safe order: moved objects of renamed nodes, then
     /// chunks, then array metadata, then group metadata (`flush_metadata`).
-    pub fn persist(&mut self) -> Result<()> {
+    pub(crate) fn persist(&mut self) -> Result<()> {
         self.write_out()?;
         self.store.flush()
     }
@@ -16,7 +16,7 @@ impl Dataset {
     /// What `persist` stores, in the same order, without waiting until the store has it: nc_create
     /// and nc_enddef write the metadata so far but are not durability points (nc_sync and
     /// nc_close are), so on S3 their waves go up while the program goes on.
-    pub fn persist_behind(&mut self) -> Result<()> {
+    pub(crate) fn persist_behind(&mut self) -> Result<()> {
         self.write_out()
     }
 

@@ -78,7 +78,7 @@ impl VarChunks {
 
 /// Decoded chunks of every variable of one dataset.
 #[derive(Default)]
-pub struct Cache {
+pub(crate) struct Cache {
     pub(super) vars: HashMap<(usize, usize), VarChunks>,
     pub(super) clock: u64,
     /// Record which elements each write touched (parallel datasets, `pieces`).
@@ -431,7 +431,7 @@ impl Cache {
     }
 
     /// Writes every dirty chunk of one variable (they stay cached, now clean).
-    pub fn flush_var(&mut self, store: &dyn Zmap, var: (usize, usize), layout: &Layout) -> Result<()> {
+    pub(crate) fn flush_var(&mut self, store: &dyn Zmap, var: (usize, usize), layout: &Layout) -> Result<()> {
         let Some(vc) = self.vars.get_mut(&var) else { return Ok(()) };
         let dirty: Vec<DirtyChunk<'_>> = vc.entries.iter().filter(|(_, e)| e.dirty).map(|(k, e)| (k, &e.buf, e.pending.as_ref())).collect();
         if dirty.is_empty() {
@@ -446,12 +446,12 @@ impl Cache {
         Ok(())
     }
 
-    pub fn dirty_vars(&self) -> Vec<(usize, usize)> {
+    pub(crate) fn dirty_vars(&self) -> Vec<(usize, usize)> {
         self.vars.iter().filter(|(_, vc)| vc.entries.values().any(|e| e.dirty)).map(|(k, _)| *k).collect()
     }
 
     /// Forgets a variable's chunks (its storage moved or its layout changed).
-    pub fn forget(&mut self, var: (usize, usize)) {
+    pub(crate) fn forget(&mut self, var: (usize, usize)) {
         self.vars.remove(&var);
     }
 }
@@ -459,13 +459,13 @@ impl Cache {
 impl Cache {
     /// Parallel datasets: remember which elements each write touched, so partly written
     /// chunks can travel as pieces instead of being stored whole by every writer.
-    pub fn track_writes(&mut self) {
+    pub(crate) fn track_writes(&mut self) {
         self.tracking = true;
     }
 
     /// Removes and returns this variable's dirty chunks that this rank wrote only in part
     /// (`all`: every dirty chunk, for chunks that share a storage object).
-    pub fn take_pieces(&mut self, var: (usize, usize), all: bool) -> Vec<Piece> {
+    pub(crate) fn take_pieces(&mut self, var: (usize, usize), all: bool) -> Vec<Piece> {
         let Some(vc) = self.vars.get_mut(&var) else { return Vec::new() };
         let partial: Vec<Vec<u64>> = vc
             .entries
@@ -483,7 +483,7 @@ impl Cache {
     }
 
     /// Bytes held in partly written chunks (what waits for the next collective call).
-    pub fn pending_bytes(&self) -> usize {
+    pub(crate) fn pending_bytes(&self) -> usize {
         self.vars
             .values()
             .flat_map(|vc| vc.entries.values())

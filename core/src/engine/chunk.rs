@@ -11,7 +11,7 @@ use crate::zmap::Key;
 
 /// Decoded chunk contents in native byte order.
 #[derive(Debug, Clone)]
-pub enum ChunkBuf {
+pub(crate) enum ChunkBuf {
     Fixed(Vec<u8>),
     Strings(Vec<Option<String>>),
 }
@@ -109,7 +109,7 @@ impl Layout {
     /// codec's framing and incompressible-data overhead. Objects above it are corrupt or
     /// hostile and are refused before they are read (reliability.md §4.2, §4.3 N8).
     /// Variable-length (object codec) chunks are bounded by `NCZARR_MAX_CHUNK_MB` instead.
-    pub fn stored_limit(&self) -> crate::zmap::Limit {
+    pub(crate) fn stored_limit(&self) -> crate::zmap::Limit {
         let per_element = match self.storage {
             // No bound follows from the metadata: the stated one (NCZARR_MAX_CHUNK_MB).
             StorageKind::Vlen => return crate::zmap::Limit { bytes: crate::config::max_chunk_bytes(), kind: Kind::NcZarr },
@@ -126,7 +126,7 @@ impl Layout {
         }
     }
 
-    pub fn chunk_key(&self, idx: &[u64]) -> Result<Key> {
+    pub(crate) fn chunk_key(&self, idx: &[u64]) -> Result<Key> {
         let sep = self.sep.to_string();
         let joined = idx.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(&sep);
         let name = match (self.default_keys, idx.is_empty()) {
@@ -164,7 +164,7 @@ impl Layout {
         self.nctype == NcType::String
     }
 
-    pub fn fill_chunk(&self) -> ChunkBuf {
+    pub(crate) fn fill_chunk(&self) -> ChunkBuf {
         if self.is_text() {
             let s = match &self.fill {
                 Some(Values::Str(v)) => v.first().cloned().flatten().unwrap_or_default(),
@@ -178,7 +178,7 @@ impl Layout {
         }
     }
 
-    pub fn decode(&self, stored: Option<Vec<u8>>) -> Result<ChunkBuf> {
+    pub(crate) fn decode(&self, stored: Option<Vec<u8>>) -> Result<ChunkBuf> {
         let Some(bytes) = stored else { return Ok(self.fill_chunk()) };
         let ctx = |e: Error| Error::new(e.kind, format!("{}: {}", self.key, e.context));
         match (self.is_text(), self.storage) {
@@ -252,7 +252,7 @@ impl Layout {
         }
     }
 
-    pub fn encode<'b>(&self, buf: &'b ChunkBuf) -> Result<std::borrow::Cow<'b, [u8]>> {
+    pub(crate) fn encode<'b>(&self, buf: &'b ChunkBuf) -> Result<std::borrow::Cow<'b, [u8]>> {
         use std::borrow::Cow;
         if let ChunkBuf::Fixed(b) = buf
             && self.filters.is_empty()

@@ -15,11 +15,11 @@ mod pieces;
 mod plan;
 mod selection;
 
-pub use cache::Cache;
-pub use chunk::{ChunkBuf, Layout};
+pub(crate) use cache::Cache;
+pub(crate) use chunk::Layout;
 pub use convert::check_types;
 pub use mem::{Mem, MemType};
-pub use pieces::{Mask, Piece, WirePiece, decode_pieces, merge};
+pub(crate) use pieces::{Piece, WirePiece, decode_pieces, merge};
 pub use selection::{Request, Selection, select};
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 
 /// Which elements of a chunk a rank wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mask {
+pub(crate) struct Mask {
     words: Vec<u64>,
     len: usize,
 }
@@ -36,7 +36,7 @@ impl Mask {
         self.words[i / 64] >> (i % 64) & 1 == 1
     }
 
-    pub fn full(&self) -> bool {
+    pub(crate) fn full(&self) -> bool {
         let whole = self.len / 64;
         self.words[..whole].iter().all(|&w| w == u64::MAX)
             && (self.len.is_multiple_of(64) || self.words[whole] == (1u64 << (self.len % 64)) - 1)
@@ -48,7 +48,7 @@ impl Mask {
 }
 
 /// One rank's part of one chunk, ready to travel.
-pub struct Piece {
+pub(crate) struct Piece {
     pub var: (usize, usize),
     pub idx: Vec<u64>,
     pub mask: Mask,
@@ -56,7 +56,7 @@ pub struct Piece {
 }
 
 impl Piece {
-    pub fn encode(&self, item: usize, out: &mut Vec<u8>) {
+    pub(crate) fn encode(&self, item: usize, out: &mut Vec<u8>) {
         out.extend((self.var.0 as u32).to_le_bytes());
         out.extend((self.var.1 as u32).to_le_bytes());
         out.extend((self.idx.len() as u32).to_le_bytes());
@@ -91,7 +91,7 @@ impl Piece {
 }
 
 /// A received piece: the elements still in wire form.
-pub struct WirePiece {
+pub(crate) struct WirePiece {
     pub var: (usize, usize),
     pub idx: Vec<u64>,
     mask: Mask,
@@ -123,7 +123,7 @@ impl Reader<'_> {
 }
 
 /// Splits what one rank sent into its pieces.
-pub fn decode_pieces(bytes: &[u8]) -> Result<Vec<WirePiece>> {
+pub(crate) fn decode_pieces(bytes: &[u8]) -> Result<Vec<WirePiece>> {
     let mut r = Reader { bytes, at: 0 };
     let mut out = Vec::new();
     while r.at < bytes.len() {
@@ -179,7 +179,7 @@ impl WirePiece {
 /// The owner's half of two-phase I/O for one variable: reads the chunks that pieces arrived
 /// for a batch at a time, lays the pieces over each in the order given (rank order), and
 /// stores each chunk once.
-pub fn merge(store: &dyn Zmap, layout: &Layout, chunks: Vec<(Vec<u64>, Vec<WirePiece>)>) -> Result<()> {
+pub(crate) fn merge(store: &dyn Zmap, layout: &Layout, chunks: Vec<(Vec<u64>, Vec<WirePiece>)>) -> Result<()> {
     if chunks.is_empty() {
         return Ok(());
     }

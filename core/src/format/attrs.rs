@@ -72,7 +72,7 @@ pub fn typed(v: &Value, t: NcType) -> Result<(Values, Option<Value>)> {
 /// metadata's `fill_value`; CF clients should see it as `_FillValue` (read-only, synthetic: never
 /// written back unless the user sets it). Zarr v2 and v3 arrays behave the same. An empty
 /// string fill (zarr-python's default for strings) is not shown.
-pub fn add_declared_fill(atts: &mut Vec<Att>, fill: Option<&Values>) {
+pub(crate) fn add_declared_fill(atts: &mut Vec<Att>, fill: Option<&Values>) {
     if atts.iter().any(|a| a.name == "_FillValue") {
         return;
     }
@@ -84,7 +84,7 @@ pub fn add_declared_fill(atts: &mut Vec<Att>, fill: Option<&Values>) {
 }
 
 /// Infers the netCDF type of an untyped (pure Zarr) attribute. `None`: skip it (`[]`).
-pub fn inferred(v: &Value) -> Option<(Values, Option<Value>)> {
+pub(crate) fn inferred(v: &Value) -> Option<(Values, Option<Value>)> {
     let items = match v {
         Value::Array(items) => items.as_slice(),
         Value::String(s) if special_float(s).is_some() && s.starts_with('\0') => {
@@ -189,7 +189,7 @@ pub fn render(att: &Att) -> Value {
 /// metadata lists them (`latin1` beside the attribute types) so `restore_latin1` gets the exact
 /// bytes back. netcdf-c reads such text as its UTF-8 bytes; zarr-python and xarray as the
 /// Latin-1 string.
-pub fn latin1_names(atts: &[Att]) -> Vec<&str> {
+pub(crate) fn latin1_names(atts: &[Att]) -> Vec<&str> {
     atts.iter()
         .filter(|a| !a.synthetic && a.json.is_none() && matches!(&a.value, Values::Char(b) if char_text(b).1))
         .map(|a| a.name.as_str())
@@ -197,7 +197,7 @@ pub fn latin1_names(atts: &[Att]) -> Vec<&str> {
 }
 
 /// The `latin1` list of an NCZarr attribute-types object.
-pub fn latin1_list(attr_meta: Option<&Value>) -> Vec<String> {
+pub(crate) fn latin1_list(attr_meta: Option<&Value>) -> Vec<String> {
     attr_meta
         .and_then(|m| m.get("latin1"))
         .and_then(Value::as_array)
@@ -206,7 +206,7 @@ pub fn latin1_list(attr_meta: Option<&Value>) -> Vec<String> {
 }
 
 /// Gives the attributes `latin1` names their bytes back (see `latin1_names`).
-pub fn restore_latin1(atts: &mut [Att], latin1: &[String], raw: impl Fn(&str) -> Option<String>) {
+pub(crate) fn restore_latin1(atts: &mut [Att], latin1: &[String], raw: impl Fn(&str) -> Option<String>) {
     for att in atts.iter_mut().filter(|a| latin1.contains(&a.name)) {
         if let (Values::Char(_), Some(text)) = (&att.value, raw(&att.name)) {
             att.value = Values::Char(crate::json::latin1_bytes(&text));
@@ -215,7 +215,7 @@ pub fn restore_latin1(atts: &mut [Att], latin1: &[String], raw: impl Fn(&str) ->
 }
 
 /// `.zarray` `fill_value` for a one-element fill (C3, C10).
-pub fn render_fill(fill: &Values) -> Value {
+pub(crate) fn render_fill(fill: &Values) -> Value {
     match fill {
         Values::Char(b) if b.first().copied().unwrap_or(0) == 0 => Value::String(String::new()),
         // A byte past ASCII is no one-character UTF-8 text: base64, zarr's spelling of `|S1`
@@ -231,7 +231,7 @@ pub fn render_fill(fill: &Values) -> Value {
 }
 
 /// Reads a `fill_value`. `None` is "no fill". 4.8.0 wrote one-element lists.
-pub fn parse_fill(v: &Value, t: NcType) -> Result<Option<Values>> {
+pub(crate) fn parse_fill(v: &Value, t: NcType) -> Result<Option<Values>> {
     let v = match v {
         Value::Array(items) if items.len() == 1 => &items[0],
         other => other,

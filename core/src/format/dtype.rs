@@ -26,7 +26,7 @@ pub struct DType {
 }
 
 /// Largest fixed string width we accept (guards `|S2147483648`).
-pub use crate::model::MAX_STRLEN;
+pub(crate) use crate::model::MAX_STRLEN;
 
 /// Why a dtype could not be read: invalid (the store is corrupt) or valid Zarr that netCDF
 /// cannot represent (the array is skipped, D4).
@@ -86,7 +86,7 @@ pub fn parse(text: &str, char_alias: bool) -> std::result::Result<DType, Unreada
 }
 
 impl DType {
-    pub fn item_size(&self) -> usize {
+    pub(crate) fn item_size(&self) -> usize {
         match self.storage {
             Storage::FixedBytes(n) => n,
             Storage::Utf32(n) => 4 * n,
@@ -117,7 +117,7 @@ pub fn render(t: NcType, endian: Endian, maxstrlen: usize, strict_char: bool) ->
 }
 
 /// Attribute type codes in `_nczarr_attr.types` (and the numeric codes of 4.8.0's `.nczattr`).
-pub fn attr_type(text: &str) -> Result<NcType> {
+pub(crate) fn attr_type(text: &str) -> Result<NcType> {
     if let Ok(id) = text.parse::<i32>() {
         return NcType::from_id(id).map_err(|_| crate::error::Error::new(Kind::NcZarr, format!("attribute type {text:?}")));
     }
@@ -132,7 +132,7 @@ pub fn attr_type(text: &str) -> Result<NcType> {
     }
 }
 
-pub fn render_attr_type(t: NcType) -> String {
+pub(crate) fn render_attr_type(t: NcType) -> String {
     match t {
         NcType::Char => ">S1".into(),
         NcType::String => "|S128".into(),

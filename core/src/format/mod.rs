@@ -5,12 +5,12 @@
 //! from except `Layout`, used only to refuse writing into legacy layouts. `write` renders one
 //! layout per flavour.
 
-pub mod attrs;
-pub mod common;
-pub mod dtype;
+pub(crate) mod attrs;
+pub(crate) mod common;
+pub(crate) mod dtype;
 pub mod open;
-pub mod v2;
-pub mod v3;
+pub(crate) mod v2;
+pub(crate) mod v3;
 
 /// Which generation of metadata a dataset was read from (nczarr-format.md §1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,13 +28,13 @@ pub enum Layout {
 }
 
 impl Layout {
-    pub fn is_legacy(self) -> bool {
+    pub(crate) fn is_legacy(self) -> bool {
         matches!(self, Layout::G2l | Layout::G2u | Layout::G1)
     }
 }
 
 /// Attribute names that belong to the layout and never appear in netCDF attribute lists.
-pub const HIDDEN_ATTS: &[&str] = &[
+pub(crate) const HIDDEN_ATTS: &[&str] = &[
     "_nczarr_superblock",
     "_nczarr_group",
     "_nczarr_array",
@@ -69,7 +69,7 @@ pub struct RenderOptions {
 }
 
 impl ZarrFormat {
-    pub fn from_number(n: u8) -> ZarrFormat {
+    pub(crate) fn from_number(n: u8) -> ZarrFormat {
         if n == 3 { ZarrFormat::V3 } else { ZarrFormat::V2 }
     }
 
@@ -81,7 +81,7 @@ impl ZarrFormat {
     }
 
     /// Naming rules of the format on top of netCDF's, for groups and variables.
-    pub fn check_node_name(self, name: &str) -> crate::error::Result<()> {
+    pub(crate) fn check_node_name(self, name: &str) -> crate::error::Result<()> {
         match self {
             ZarrFormat::V2 => Ok(()),
             ZarrFormat::V3 => v3::check_node_name(name),
@@ -90,7 +90,7 @@ impl ZarrFormat {
 
     /// Chunk-key separator when neither the URL nor `.ncrc` names one: netcdf-c's `.` in v2,
     /// `/` for v3 `default` keys (zarr-v3.md §5).
-    pub fn default_separator(self) -> char {
+    pub(crate) fn default_separator(self) -> char {
         match self {
             ZarrFormat::V2 => '.',
             ZarrFormat::V3 => '/',
@@ -99,7 +99,7 @@ impl ZarrFormat {
 
     /// Sets up a new variable's stored form: v3 arrays get their v3 part, and v3 strings are
     /// `string` + `vlen-utf8` (zarr-v3.md V3): no width, no truncation.
-    pub fn init_var(self, var: &mut crate::model::Var) {
+    pub(crate) fn init_var(self, var: &mut crate::model::Var) {
         if self == ZarrFormat::V3 {
             var.stored.v3 = Some(Box::new(crate::model::V3Array { default_keys: true, ..Default::default() }));
             if var.nctype == crate::nc::types::NcType::String {
@@ -110,7 +110,7 @@ impl ZarrFormat {
     }
 
     /// Refuses a filter the format has no codec for.
-    pub fn check_filter(self, id: u32) -> crate::error::Result<()> {
+    pub(crate) fn check_filter(self, id: u32) -> crate::error::Result<()> {
         match self {
             ZarrFormat::V3 if id == crate::codec::SZIP => crate::error::err(crate::error::Kind::Filter, "szip has no Zarr v3 codec"),
             _ => Ok(()),
@@ -118,13 +118,13 @@ impl ZarrFormat {
     }
 
     /// Sharding exists in v3 only.
-    pub fn has_shards(self) -> bool {
+    pub(crate) fn has_shards(self) -> bool {
         self == ZarrFormat::V3
     }
 
     /// Zip archives: netcdf-c's v2 archives hold the dataset in a folder named after the
     /// archive; v3 archives keep entries at the root (zarr-v3.md V12).
-    pub fn zip_in_folder(self) -> bool {
+    pub(crate) fn zip_in_folder(self) -> bool {
         self == ZarrFormat::V2
     }
 
@@ -135,7 +135,7 @@ impl ZarrFormat {
     }
 
     /// `_SuperblockVersion`: 0 for pure Zarr, else the format number.
-    pub fn superblock_version(self, pure: bool) -> i32 {
+    pub(crate) fn superblock_version(self, pure: bool) -> i32 {
         if pure { 0 } else { self.number() as i32 }
     }
 
@@ -158,7 +158,7 @@ impl ZarrFormat {
     /// The `_Codecs` attribute netcdf-c answers for a variable (NUL-terminated: ncdump reads
     /// it into an uninitialised len+1 buffer and prints up to the first NUL); `None` when the
     /// variable has no filters.
-    pub fn codecs_attribute(self, model: &crate::model::Model, var: &crate::model::Var) -> Option<Vec<u8>> {
+    pub(crate) fn codecs_attribute(self, model: &crate::model::Model, var: &crate::model::Var) -> Option<Vec<u8>> {
         let mut bytes = match &var.stored.v3 {
             // v3: the `codecs` list itself (sharding included), as stored or as we write it.
             Some(v3) => {

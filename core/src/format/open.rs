@@ -10,7 +10,7 @@ use crate::url::Flavor;
 use crate::zmap::{Key, Zmap};
 
 /// The root objects fetched at open, in this order (v2's reader indexes them).
-pub const ROOT_KEYS: [&str; 6] = [".zgroup", ".zattrs", ".zarray", ".zmetadata", ".nczarr", "zarr.json"];
+pub(crate) const ROOT_KEYS: [&str; 6] = [".zgroup", ".zattrs", ".zarray", ".zmetadata", ".nczarr", "zarr.json"];
 
 /// Reads the hierarchy in `store`; `prefer`: the Zarr version the mode names, if any.
 pub fn read(

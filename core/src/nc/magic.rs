@@ -26,14 +26,14 @@ pub fn signature(head: &[u8]) -> Option<FileFormat> {
 
 /// Offsets where an HDF5 signature may sit in a file of `size` bytes: 0, then every power of
 /// two from 512 (HDF5 allows a user block of any such size before the superblock).
-pub fn hdf5_offsets(size: u64) -> impl Iterator<Item = u64> {
+pub(crate) fn hdf5_offsets(size: u64) -> impl Iterator<Item = u64> {
     std::iter::once(0).chain(std::iter::successors(Some(512u64), |o| o.checked_mul(2))).take_while(move |o| o.saturating_add(8) <= size)
 }
 
 /// The format of a file whose first bytes are `head` (of a file of `size` bytes); `None` when
 /// `head` holds no signature. An HDF5 signature past the end of `head` cannot be seen here:
 /// `hdf5_offsets` lists where else to look.
-pub fn sniff(head: &[u8], size: u64) -> Option<FileFormat> {
+pub(crate) fn sniff(head: &[u8], size: u64) -> Option<FileFormat> {
     signature(head).or_else(|| {
         hdf5_offsets(size)
             .filter_map(|o| head.get(usize::try_from(o).ok()?..))

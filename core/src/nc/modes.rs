@@ -78,7 +78,7 @@ impl OpenFlags {
         self.has(NOCLOBBER)
     }
 
-    pub fn netcdf4(self) -> bool {
+    pub(crate) fn netcdf4(self) -> bool {
         self.has(NETCDF4)
     }
 

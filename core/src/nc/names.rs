@@ -14,7 +14,7 @@ pub fn check(raw: &[u8]) -> Result<String> {
     check_str(text)
 }
 
-pub fn check_str(text: &str) -> Result<String> {
+pub(crate) fn check_str(text: &str) -> Result<String> {
     if text.len() > MAX_NAME {
         return err(Kind::MaxName, "name longer than NC_MAX_NAME");
     }
@@ -54,7 +54,7 @@ pub fn lookup(raw: &[u8]) -> Result<String> {
 }
 
 /// Names coming from storage must also not collide with layout objects.
-pub fn check_stored(text: &str) -> Result<String> {
+pub(crate) fn check_stored(text: &str) -> Result<String> {
     let name = check_str(text)?;
     if name == "." || name == ".." || name.starts_with(".z") || name.starts_with(".ncz") {
         return err(Kind::BadName, format!("reserved storage name {name:?}"));

@@ -9,7 +9,7 @@
 use crate::nc::types::NcType;
 
 /// The attribute recording each mode's setting (index = mode - 1), an int holding the nsd.
-pub const ATT_NAMES: [&str; 3] = [
+pub(crate) const ATT_NAMES: [&str; 3] = [
     "_QuantizeBitGroomNumberOfSignificantDigits",
     "_QuantizeGranularBitRoundNumberOfSignificantDigits",
     "_QuantizeBitRoundNumberOfSignificantBits",
@@ -24,7 +24,7 @@ const BITS_PER_DIGIT: f64 = std::f64::consts::LN_10 / std::f64::consts::LN_2;
 const DIGITS_PER_BIT: f64 = std::f64::consts::LN_2 / std::f64::consts::LN_10;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Mode {
+pub(crate) enum Mode {
     BitGroom,
     GranularBitRound,
     BitRound,
@@ -32,7 +32,7 @@ pub enum Mode {
 
 /// A variable's quantization settings, with the masks precomputed for the fixed-width modes.
 #[derive(Debug, Clone, Copy)]
-pub struct Quantizer {
+pub(crate) struct Quantizer {
     mode: Mode,
     nsd: i32,
     double: bool,
@@ -128,7 +128,7 @@ impl Quantizer {
 
     /// Quantizes native-order elements of `buf` in place: element `i` of the slice sits at
     /// position `first + i * step` of the written block (BitGroom alternates by position).
-    pub fn apply(&self, buf: &mut [u8], elems: impl Iterator<Item = (usize, usize)>) {
+    pub(crate) fn apply(&self, buf: &mut [u8], elems: impl Iterator<Item = (usize, usize)>) {
         for (at, position) in elems {
             if self.double {
                 let b = &mut buf[at * 8..at * 8 + 8];

@@ -19,7 +19,7 @@ pub enum NcType {
 }
 
 impl NcType {
-    pub const ALL: [NcType; 12] = [
+    pub(crate) const ALL: [NcType; 12] = [
         NcType::Byte,
         NcType::Char,
         NcType::Short,
@@ -79,12 +79,12 @@ impl NcType {
         !matches!(self, NcType::Char | NcType::String)
     }
 
-    pub fn is_float(self) -> bool {
+    pub(crate) fn is_float(self) -> bool {
         matches!(self, NcType::Float | NcType::Double)
     }
 
     /// Types allowed in the classic data model.
-    pub fn is_classic(self) -> bool {
+    pub(crate) fn is_classic(self) -> bool {
         self.id() <= 6
     }
 }

@@ -25,7 +25,7 @@ pub enum Values {
 
 /// One element in a form every conversion can start from.
 #[derive(Debug, Clone, Copy)]
-pub enum Scalar {
+pub(crate) enum Scalar {
     Int(i128),
     F32(f32),
     F64(f64),
@@ -49,7 +49,7 @@ macro_rules! each_numeric {
     };
 }
 
-pub trait Element: Copy {
+pub(crate) trait Element: Copy {
     fn scalar(self) -> Scalar;
 }
 macro_rules! int_element {
@@ -112,7 +112,7 @@ fn wrap(v: i128, t: NcType) -> i128 {
 }
 
 /// Converts one element to `dst`; the bool says "out of range" (NC_ERANGE).
-pub fn convert_scalar(s: Scalar, dst: NcType) -> (Scalar, bool) {
+pub(crate) fn convert_scalar(s: Scalar, dst: NcType) -> (Scalar, bool) {
     match (s, dst) {
         (Scalar::Int(v), NcType::Float) => (Scalar::F32(v as f32), false),
         (Scalar::Int(v), NcType::Double) => (Scalar::F64(v as f64), false),
@@ -184,12 +184,12 @@ impl Values {
         Values::from_scalars(t, std::iter::empty())
     }
 
-    pub fn scalars(&self) -> Vec<Scalar> {
+    pub(crate) fn scalars(&self) -> Vec<Scalar> {
         each_numeric!(self, x => x.iter().map(|e| e.scalar()).collect(), Vec::new())
     }
 
     /// Builds a numeric vector of type `t` from already-converted scalars.
-    pub fn from_scalars(t: NcType, it: impl Iterator<Item = Scalar>) -> Values {
+    pub(crate) fn from_scalars(t: NcType, it: impl Iterator<Item = Scalar>) -> Values {
         fn as_i(s: Scalar) -> i128 {
             match s {
                 Scalar::Int(v) => v,
@@ -320,7 +320,7 @@ impl Values {
     }
 
     /// The netCDF default fill value of a type, as a one-element vector.
-    pub fn default_fill(t: NcType) -> Values {
+    pub(crate) fn default_fill(t: NcType) -> Values {
         match t {
             NcType::Byte => Values::Byte(vec![-127]),
             NcType::Char => Values::Char(vec![0]),
@@ -371,12 +371,12 @@ mod tests {
 }
 
 /// IEEE half → single (exact).
-pub fn f16_to_f32(h: u16) -> f32 {
+pub(crate) fn f16_to_f32(h: u16) -> f32 {
     half::f16::from_bits(h).to_f32()
 }
 
 /// Single → IEEE half, rounding to nearest even; overflow gives infinity, NaN stays NaN.
-pub fn f32_to_f16(f: f32) -> u16 {
+pub(crate) fn f32_to_f16(f: f32) -> u16 {
     half::f16::from_f32(f).to_bits()
 }
 

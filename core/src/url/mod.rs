@@ -66,7 +66,7 @@ pub enum ShardRequest {
 
 impl OpenSpec {
     /// The Zarr format a create writes: the mode's word, else `NCZARRFORMAT`, else 2 (V1).
-    pub fn create_format(&self) -> u8 {
+    pub(crate) fn create_format(&self) -> u8 {
         self.zarr_format.or_else(crate::config::create_format).unwrap_or(2)
     }
 }

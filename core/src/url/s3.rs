@@ -73,7 +73,7 @@ fn split_bucket(path: &str) -> Result<(String, String)> {
 }
 
 /// Is this URL (scheme, host, mode words) an S3 dataset name?
-pub fn is_s3_url(base: &str, words: &[String]) -> bool {
+pub(crate) fn is_s3_url(base: &str, words: &[String]) -> bool {
     let lower = base.to_ascii_lowercase();
     if lower.starts_with("s3://") || lower.starts_with("gs3://") {
         return true;
@@ -86,7 +86,7 @@ pub fn is_s3_url(base: &str, words: &[String]) -> bool {
 }
 
 /// Parses the part of an S3 dataset name before `#`.
-pub fn parse_target(base: &str) -> Result<S3Target> {
+pub(crate) fn parse_target(base: &str) -> Result<S3Target> {
     let lower = base.to_ascii_lowercase();
     if let Some(rest) = lower.strip_prefix("s3://").map(|_| &base[5..]) {
         let (first, after) = split_bucket(rest)?;

@@ -92,7 +92,7 @@ fn put_at(dir_fd: std::os::fd::BorrowedFd<'_>, dir: &Path, name: &str, parts: &[
     }
 }
 
-pub struct FileStore {
+pub(crate) struct FileStore {
     root: PathBuf,
     /// The root directory opened once: reads resolve keys beneath it with one `openat2`
     /// that refuses symlinks, instead of an `lstat` per path segment.

@@ -5,7 +5,7 @@
 //! `Ok(None)`, never an error; there is no separate "exists"/"length" call because on S3 that
 //! would cost a HEAD before every GET.
 
-pub mod adapter;
+pub(crate) mod adapter;
 pub mod cfa;
 #[cfg(test)]
 pub(crate) mod conformance;
@@ -14,7 +14,7 @@ mod key;
 pub mod memory;
 pub mod open;
 pub mod s3;
-pub mod zip;
+pub(crate) mod zip;
 
 use crate::error::{Kind, Result, err};
 
@@ -185,7 +185,7 @@ pub fn zeroed(len: u64) -> Result<Vec<u8>> {
 }
 
 /// An empty buffer with room for `len` bytes, allocated fallibly (see `zeroed`).
-pub fn with_room(len: u64) -> Result<Vec<u8>> {
+pub(crate) fn with_room(len: u64) -> Result<Vec<u8>> {
     let n = usize::try_from(len).map_err(|_| crate::error::Error::new(Kind::NoMem, format!("{len} bytes")))?;
     let mut buf = Vec::new();
     buf.try_reserve_exact(n).map_err(|_| crate::error::Error::new(Kind::NoMem, format!("cannot allocate {n} bytes")))?;
@@ -193,7 +193,7 @@ pub fn with_room(len: u64) -> Result<Vec<u8>> {
 }
 
 /// Objects fetched in full, refused when one is larger than `limit` allows.
-pub fn within_limit(keys: &[Key], got: Vec<Option<Vec<u8>>>, limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
+pub(crate) fn within_limit(keys: &[Key], got: Vec<Option<Vec<u8>>>, limit: Limit) -> Result<Vec<Option<Vec<u8>>>> {
     for (key, bytes) in keys.iter().zip(&got) {
         if let Some(b) = bytes {
             limit.check(key, b.len() as u64)?;
@@ -216,7 +216,7 @@ thread_local! {
 /// runs at half speed otherwise: measured on tmpfs, 256 MiB of 256 KiB chunks read into the rows
 /// of a `malloc`ed array (16 bytes past a line) take 0.17 s, into line-aligned rows 0.08 s, and
 /// through a line-aligned bounce buffer plus a user-space copy 0.09 s. An early end is NC_ENCZARR.
-pub fn read_vectored_exact(key: &str, reader: &mut impl std::io::Read, start: u64, parts: &mut [&mut [u8]]) -> Result<()> {
+pub(crate) fn read_vectored_exact(key: &str, reader: &mut impl std::io::Read, start: u64, parts: &mut [&mut [u8]]) -> Result<()> {
     use crate::bytes::LINE;
     let short = || err(Kind::NcZarr, format!("{key}: shorter than its size"));
     let mut at = start as usize;
@@ -270,7 +270,7 @@ pub fn read_vectored_exact(key: &str, reader: &mut impl std::io::Read, start: u6
 
 /// Writes every part, in order, with as few `writev` calls as the kernel allows. Empty parts
 /// are left out: a `writev` of nothing but empty slices writes 0 bytes, which is not a failure.
-pub fn write_vectored_all(writer: &mut impl std::io::Write, parts: &[&[u8]]) -> std::io::Result<()> {
+pub(crate) fn write_vectored_all(writer: &mut impl std::io::Write, parts: &[&[u8]]) -> std::io::Result<()> {
     let mut slices: Vec<std::io::IoSlice<'_>> = parts.iter().filter(|p| !p.is_empty()).map(|p| std::io::IoSlice::new(p)).collect();
     let mut rest = &mut slices[..];
     while !rest.is_empty() {
@@ -284,7 +284,7 @@ pub fn write_vectored_all(writer: &mut impl std::io::Write, parts: &[&[u8]]) -> 
 }
 
 /// `read_scatter` from a whole object: its bytes laid into `parts` in order.
-pub fn scatter_exact(key: &str, got: Option<Vec<u8>>, parts: &mut [&mut [u8]]) -> Result<bool> {
+pub(crate) fn scatter_exact(key: &str, got: Option<Vec<u8>>, parts: &mut [&mut [u8]]) -> Result<bool> {
     let total: usize = parts.iter().map(|p| p.len()).sum();
     let Some(bytes) = got else { return Ok(false) };
     if bytes.len() != total {
@@ -299,7 +299,7 @@ pub fn scatter_exact(key: &str, got: Option<Vec<u8>>, parts: &mut [&mut [u8]]) -
 }
 
 /// `read_into` from a whole object: absent → `false`; any size but `out.len()` is NC_ENCZARR.
-pub fn copy_exact(key: &str, got: Option<Vec<u8>>, out: &mut [u8]) -> Result<bool> {
+pub(crate) fn copy_exact(key: &str, got: Option<Vec<u8>>, out: &mut [u8]) -> Result<bool> {
     match got {
         None => Ok(false),
         Some(b) if b.len() == out.len() => {
@@ -341,7 +341,7 @@ pub struct Ranges {
 }
 
 /// NC_ENCZARR unless an object of `actual` bytes is the `expected` size (when one is).
-pub fn check_size(key: &str, actual: u64, expected: Option<u64>) -> Result<()> {
+pub(crate) fn check_size(key: &str, actual: u64, expected: Option<u64>) -> Result<()> {
     match expected {
         Some(n) if n != actual => err(Kind::NcZarr, format!("{key}: {actual} bytes, expected {n}")),
         _ => Ok(()),
@@ -349,7 +349,7 @@ pub fn check_size(key: &str, actual: u64, expected: Option<u64>) -> Result<()> {
 }
 
 /// `get_ranges` cut from a whole object.
-pub fn cut_ranges(key: &str, got: Option<Vec<u8>>, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
+pub(crate) fn cut_ranges(key: &str, got: Option<Vec<u8>>, ranges: &[ByteRange], size: Option<u64>) -> Result<Option<Ranges>> {
     let Some(b) = got else { return Ok(None) };
     let total = b.len() as u64;
     check_size(key, total, size)?;
@@ -370,7 +370,7 @@ pub struct Limit {
 }
 
 impl Limit {
-    pub const NONE: Limit = Limit { bytes: u64::MAX, kind: Kind::NcZarr };
+    pub(crate) const NONE: Limit = Limit { bytes: u64::MAX, kind: Kind::NcZarr };
 
     pub fn check(&self, key: &str, len: u64) -> Result<()> {
         if len > self.bytes {
@@ -390,6 +390,6 @@ pub fn join(a: &str, b: &str) -> String {
 
 /// Rejects keys that could leave the store or confuse a backend (reliability.md §3.3); the
 /// rule itself is `Key::new`'s.
-pub fn validate_key(key: &str) -> Result<()> {
+pub(crate) fn validate_key(key: &str) -> Result<()> {
     Key::new(key).map(drop)
 }

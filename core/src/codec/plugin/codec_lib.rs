@@ -40,7 +40,7 @@ pub struct CodecPlugin {
 ///
 /// # Safety
 /// `handle` is a live library handle; if codecs are returned the library must stay loaded.
-pub unsafe fn codecs_of(handle: *mut c_void) -> Vec<CodecPlugin> {
+pub(crate) unsafe fn codecs_of(handle: *mut c_void) -> Vec<CodecPlugin> {
     let mut classes: Vec<*const NczCodec> = Vec::new();
     // SAFETY: a live handle and NUL-terminated names; netcdf-c's entry points
     // `const void *NCZ_get_codec_info(void)` and `const void *NCZ_codec_info_defaults(void)`.
@@ -93,7 +93,7 @@ impl CodecPlugin {
     }
 
     /// The codec JSON for HDF5 parameters `params`.
-    pub fn to_json(&self, params: &[u32]) -> Result<Value> {
+    pub(crate) fn to_json(&self, params: &[u32]) -> Result<Value> {
         let convert = self.class().hdf5_to_codec.ok_or_else(|| self.failed("no HDF5-to-codec conversion"))?;
         let mut text: *mut c_char = std::ptr::null_mut();
         // SAFETY: netcdf-c's conversion: the parameters in, a malloc'ed JSON string out.
@@ -114,7 +114,7 @@ impl CodecPlugin {
     }
 
     /// The HDF5 parameters of a stored codec JSON object.
-    pub fn to_params(&self, json: &Value) -> Result<Vec<u32>> {
+    pub(crate) fn to_params(&self, json: &Value) -> Result<Vec<u32>> {
         let convert = self.class().codec_to_hdf5.ok_or_else(|| self.failed("no codec-to-HDF5 conversion"))?;
         let text = std::ffi::CString::new(json.to_string()).map_err(|_| self.failed("a NUL in the codec"))?;
         let (mut n, mut params): (usize, *mut c_uint) = (0, std::ptr::null_mut());
@@ -137,11 +137,11 @@ impl CodecPlugin {
 }
 
 /// The codec plugin describing HDF5 filter `id`, if one was found.
-pub fn by_hdf5_id(id: u32) -> Option<&'static CodecPlugin> {
+pub(crate) fn by_hdf5_id(id: u32) -> Option<&'static CodecPlugin> {
     super::found().codecs.iter().find(|c| id != 0 && c.hdf5_id == id).copied()
 }
 
 /// The codec plugin of a stored codec id, if one was found.
-pub fn by_codec_id(id: &str) -> Option<&'static CodecPlugin> {
+pub(crate) fn by_codec_id(id: &str) -> Option<&'static CodecPlugin> {
     super::found().codecs.iter().find(|c| c.codec_id == id).copied()
 }

@@ -23,7 +23,7 @@ use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-pub mod codec_lib;
+pub(crate) mod codec_lib;
 use codec_lib::CodecPlugin;
 
 /// `hid_t` (HDF5 1.10 and later).
@@ -282,7 +282,7 @@ impl Plugin {
     /// Encodes with a `set_local` filter's parameters, checking once per parameters and chunk
     /// size that the output decodes back to the chunk's size (parameters made for another chunk
     /// shape, as copied from an HDF5 file, would store data no one can read).
-    pub fn encode_checked(&self, params: &[u32], data: &[u8], slack: usize) -> Result<Vec<u8>> {
+    pub(crate) fn encode_checked(&self, params: &[u32], data: &[u8], slack: usize) -> Result<Vec<u8>> {
         let encoded = self.run(params, data, false, usize::MAX)?;
         let key = (params.to_vec(), data.len());
         if self.verified.lock().unwrap_or_else(|p| p.into_inner()).contains(&key) {
@@ -343,7 +343,7 @@ impl Plugin {
     /// on a creation property list holding the filter), made with the libhdf5 the plugin
     /// itself links. The parameters a program gives are rewritten there (ZFP's header, szip's
     /// pixel sizes, bitshuffle's element size); for filters without `set_local`, unchanged.
-    pub fn localize(&self, params: &[u32], nctype: NcType, big_endian: bool, chunk: &[u64]) -> Result<Vec<u32>> {
+    pub(crate) fn localize(&self, params: &[u32], nctype: NcType, big_endian: bool, chunk: &[u64]) -> Result<Vec<u32>> {
         if !self.set_local {
             return Ok(params.to_vec());
         }

@@ -9,7 +9,8 @@ mod read;
 mod write;
 
 pub use read::read;
-pub use write::{Options, check_node_name, codecs_for, render};
+pub use write::{Options, render};
+pub(crate) use write::{check_node_name, codecs_for};
 
 use crate::codec;
 use crate::codec::Filter;
@@ -205,7 +206,7 @@ fn attr_type(name: &str) -> Option<NcType> {
     })
 }
 
-pub fn attr_type_name(t: NcType) -> &'static str {
+pub(crate) fn attr_type_name(t: NcType) -> &'static str {
     match t {
         NcType::Byte => "int8",
         NcType::UByte => "uint8",

@@ -51,7 +51,7 @@ fn atts_object(atts: &[Att], var: Option<&Var>, nczarr: bool) -> (Map<String, Va
 }
 
 /// The codec list of a variable we defined (§6, §7).
-pub fn codecs_for(var: &Var, elem: usize) -> Value {
+pub(crate) fn codecs_for(var: &Var, elem: usize) -> Value {
     let mut inner: Vec<Value> = Vec::new();
     if var.stored.fortran_order && var.dimids.len() > 1 {
         inner.push(json!({"name": "transpose", "configuration": {"order": (0..var.dimids.len()).rev().collect::<Vec<_>>()}}));
@@ -197,7 +197,7 @@ pub fn render(model: &Model, opts: &Options) -> Vec<(String, Vec<u8>)> {
 }
 
 /// v3 node names (§8.1): no `__` prefix, not only periods, not `zarr.json`.
-pub fn check_node_name(name: &str) -> Result<()> {
+pub(crate) fn check_node_name(name: &str) -> Result<()> {
     if name.starts_with("__") || name.chars().all(|c| c == '.') || name == "zarr.json" {
         return err(Kind::BadName, format!("{name:?} is not a valid Zarr v3 node name"));
     }

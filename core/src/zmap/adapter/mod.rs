@@ -3,5 +3,5 @@
 //! logs every call (`NCZARR_TRACE`). Drivers (file, zip, S3, memory) hold bytes; adapters only
 //! change how keys and bytes map onto a driver's.
 
-pub mod shard;
-pub mod traced;
+pub(crate) mod shard;
+pub(crate) mod traced;

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 /// `(offset, nbytes)` per inner chunk in C order; `EMPTY` pairs mark absent chunks.
-pub type Index = Arc<Vec<(u64, u64)>>;
+pub(crate) type Index = Arc<Vec<(u64, u64)>>;
 const EMPTY: u64 = u64::MAX;
 /// Shard indexes kept per dataset before the cache starts over.
 const MAX_CACHED_INDEXES: usize = 4096;
@@ -51,14 +51,14 @@ impl IndexCache {
     }
 
     /// Drops every index under a variable's key (its objects moved or were rewritten).
-    pub fn forget_prefix(&self, prefix: &str) {
+    pub(crate) fn forget_prefix(&self, prefix: &str) {
         if let Ok(mut m) = self.0.lock() {
             m.retain(|k, _| !k.starts_with(prefix));
         }
     }
 }
 
-pub struct ShardStore<'a> {
+pub(crate) struct ShardStore<'a> {
     inner: &'a dyn Zmap,
     cache: &'a IndexCache,
     var_key: String,
@@ -77,7 +77,7 @@ pub struct ShardStore<'a> {
 }
 
 /// The adapter for a sharded variable whose objects live under `key`; `None` when unsharded.
-pub fn for_var<'a>(inner: &'a dyn Zmap, cache: &'a IndexCache, var: &Var, key: &str) -> Option<ShardStore<'a>> {
+pub(crate) fn for_var<'a>(inner: &'a dyn Zmap, cache: &'a IndexCache, var: &Var, key: &str) -> Option<ShardStore<'a>> {
     let v3 = var.stored.v3.as_ref()?;
     let shard = v3.shard.as_ref()?;
     let per_shard = shard.iter().zip(&var.chunks).map(|(s, c)| s / c.max(&1)).collect();

@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::trace;
 use crate::zmap::{ByteRange, Caps, Key, Limit, Ranges, Zmap};
 
-pub struct Traced(pub Box<dyn Zmap>);
+pub(crate) struct Traced(pub Box<dyn Zmap>);
 
 fn outcome<T>(r: &Result<T>, ok: impl FnOnce(&T) -> String) -> String {
     match r {

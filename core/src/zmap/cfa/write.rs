@@ -37,7 +37,7 @@ pub fn is_aggregated(array: &ArrayInfo) -> bool {
 
 /// Elements of fragment `index` a chunk put writes: the chunk, cut at the end of every fixed
 /// dimension (an unlimited one is cut at `settle`).
-pub fn fragment_count(array: &ArrayInfo, index: &[u64]) -> Vec<usize> {
+pub(crate) fn fragment_count(array: &ArrayInfo, index: &[u64]) -> Vec<usize> {
     array
         .dims
         .iter()
@@ -52,7 +52,7 @@ pub fn fragment_count(array: &ArrayInfo, index: &[u64]) -> Vec<usize> {
 
 /// The `count` block at the origin of a chunk of shape `chunk` (row-major, `item` bytes per
 /// element), copied out.
-pub fn cut_block(chunk: &[usize], count: &[usize], item: usize, src: &[u8]) -> Vec<u8> {
+pub(crate) fn cut_block(chunk: &[usize], count: &[usize], item: usize, src: &[u8]) -> Vec<u8> {
     if count == chunk {
         return src.to_vec();
     }

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 /// Profiles from `~/.aws/config` then `~/.aws/credentials` (credentials win on duplicate keys),
 /// as netcdf-c and the AWS SDK read them: `[name]` and `[profile name]`, `#`/`;` comments.
-pub fn load_profiles() -> HashMap<String, HashMap<String, String>> {
+pub(crate) fn load_profiles() -> HashMap<String, HashMap<String, String>> {
     let base = crate::config::aws_dir();
     let config = std::env::var_os("AWS_CONFIG_FILE").map(PathBuf::from).or_else(|| base.as_ref().map(|b| b.join("config")));
     let creds = std::env::var_os("AWS_SHARED_CREDENTIALS_FILE").map(PathBuf::from).or_else(|| base.as_ref().map(|b| b.join("credentials")));
@@ -47,7 +47,7 @@ fn parse_profiles(text: &str, profiles: &mut HashMap<String, HashMap<String, Str
 
 /// Credentials to sign with; `None` = unsigned (anonymous) requests.
 #[derive(Clone)]
-pub struct Keys {
+pub(crate) struct Keys {
     pub access: String,
     pub secret: String,
     pub token: Option<String>,
@@ -60,7 +60,7 @@ impl std::fmt::Debug for Keys {
 }
 
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub region: String,
     pub keys: Option<Keys>,
     /// Which source gave the keys (for the trace log; never the keys themselves).

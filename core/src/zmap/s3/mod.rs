@@ -48,7 +48,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use uploads::{InFlight, Uploads};
 
-pub struct S3Store {
+pub(crate) struct S3Store {
     client: Client,
     target: S3Target,
     /// The region buckets are created in (`create_root`).
@@ -126,7 +126,7 @@ impl S3Store {
 
     /// Makes room for a new dataset (netcdf-c's clobber): clears the root, and creates the
     /// bucket when it does not exist, as netcdf-c does (refused: NC_EACCESS).
-    pub fn create_root(&self) -> Result<()> {
+    pub(crate) fn create_root(&self) -> Result<()> {
         self.uploads.finish()?;
         let (client, bucket, dir) = (self.client.clone(), self.target.bucket.clone(), self.dir_prefix(""));
         let region = self.region.clone();

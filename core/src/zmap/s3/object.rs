@@ -46,7 +46,7 @@ pub struct FirstPart {
 }
 
 /// Where a download goes.
-pub enum Destination<'a> {
+pub(crate) enum Destination<'a> {
     /// Memory of exactly the object's size.
     Memory(&'a mut [u8]),
     /// A local file (written at the same offsets as the object's bytes).
@@ -163,7 +163,14 @@ impl S3Object {
     /// first part still arriving) into `dest`: the first part's body and concurrent ranged
     /// GETs of one part each for the others, every one pinned to the probed version (an
     /// object replaced meanwhile is an error, never a mix of two versions).
-    pub fn download(&self, size: u64, head: &[u8], etag: Option<&str>, pending: Option<FirstPart>, dest: Destination<'_>) -> Result<()> {
+    pub(crate) fn download(
+        &self,
+        size: u64,
+        head: &[u8],
+        etag: Option<&str>,
+        pending: Option<FirstPart>,
+        dest: Destination<'_>,
+    ) -> Result<()> {
         use std::future::Future;
         use std::pin::Pin;
         type Job<'a> = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
@@ -236,7 +243,7 @@ impl S3Object {
     /// Stores `body` as the object. Above the part size it goes up in concurrent parts
     /// (unless the alias turned multipart uploads off); the upload completes only when every
     /// part is stored and is aborted otherwise, so a failure leaves the previous object.
-    pub fn upload(&self, body: bytes::Bytes) -> Result<()> {
+    pub(crate) fn upload(&self, body: bytes::Bytes) -> Result<()> {
         // S3 allows 10,000 parts: a huge file gets bigger parts.
         let part_size = self.part_size.max(body.len().div_ceil(10_000));
         let ctx = Arc::new(PutCtx {

@@ -26,7 +26,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-pub struct ZipStore {
+pub(crate) struct ZipStore {
     path: PathBuf,
     prefix: String,
     state: Mutex<State>,
