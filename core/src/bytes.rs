@@ -13,7 +13,7 @@ pub(crate) const LINE: usize = 64;
 
 /// `dst.copy_from_slice(src)`, with vector moves when the destination is off a cache line.
 #[inline]
-pub fn copy(dst: &mut [u8], src: &[u8]) {
+pub(crate) fn copy(dst: &mut [u8], src: &[u8]) {
     if dst.len() < SMALL || (dst.as_ptr() as usize).is_multiple_of(LINE) {
         dst.copy_from_slice(src);
     } else {

@@ -57,11 +57,11 @@ impl Comm {
         Ok(Comm { raw })
     }
 
-    pub fn rank(&self) -> usize {
+    pub(crate) fn rank(&self) -> usize {
         self.raw.rank as usize
     }
 
-    pub fn size(&self) -> usize {
+    pub(crate) fn size(&self) -> usize {
         self.raw.size as usize
     }
 
@@ -76,7 +76,7 @@ impl Comm {
     }
 
     /// Element-wise maximum over all ranks, in place.
-    pub fn max(&self, values: &mut [u64]) -> Result<()> {
+    pub(crate) fn max(&self, values: &mut [u64]) -> Result<()> {
         let f = self.raw.allreduce_max.expect("checked in new");
         // SAFETY: `values` is valid for `len` u64s.
         Self::mpi(unsafe { f(self.raw.ctx, values.as_mut_ptr(), values.len()) }, "MPI_Allreduce")
@@ -151,7 +151,7 @@ pub mod fake {
     use super::*;
     use std::sync::{Arc, Barrier, Mutex};
 
-    pub struct World {
+    pub(crate) struct World {
         pub size: usize,
         barrier: Barrier,
         slots: Mutex<Vec<Vec<u64>>>,
@@ -163,7 +163,7 @@ pub mod fake {
         rank: usize,
     }
 
-    pub fn world(size: usize) -> Arc<World> {
+    pub(crate) fn world(size: usize) -> Arc<World> {
         Arc::new(World {
             size,
             barrier: Barrier::new(size),
@@ -250,7 +250,7 @@ pub mod fake {
         drop(unsafe { Box::from_raw(ctx as *mut Ctx) });
     }
 
-    pub fn comm(world: &Arc<World>, rank: usize) -> NczParComm {
+    pub(crate) fn comm(world: &Arc<World>, rank: usize) -> NczParComm {
         let ctx = Box::into_raw(Box::new(Ctx { world: world.clone(), rank })) as *mut c_void;
         NczParComm {
             ctx,

@@ -129,7 +129,7 @@ pub(crate) fn max_chunk_bytes() -> u64 {
 }
 
 /// A positive number from the environment (the `NCZARR_S3_*` tuning knobs), else `default`.
-pub fn number(name: &str, default: f64) -> f64 {
+pub(crate) fn number(name: &str, default: f64) -> f64 {
     env_str(name).and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v > 0.0).unwrap_or(default)
 }
 

@@ -17,7 +17,7 @@ pub(crate) const NINF_MARK: &str = "\u{0}-Infinity";
 /// Largest metadata object we parse (64 MiB attributes exist in the wild).
 pub(crate) const MAX_OBJECT: usize = 1 << 30;
 
-pub fn parse(bytes: &[u8], what: &str) -> Result<Value> {
+pub(crate) fn parse(bytes: &[u8], what: &str) -> Result<Value> {
     if bytes.len() > MAX_OBJECT {
         return err(Kind::NoMem, format!("{what}: metadata object too large"));
     }
@@ -189,7 +189,7 @@ pub(crate) fn int_of(n: &Number) -> Option<i128> {
     None
 }
 
-pub fn to_bytes(v: &Value) -> Vec<u8> {
+pub(crate) fn to_bytes(v: &Value) -> Vec<u8> {
     serde_json::to_vec(v).unwrap_or_default()
 }
 
@@ -204,7 +204,7 @@ pub(crate) struct ObjectBytes<'a> {
 
 impl<'a> ObjectBytes<'a> {
     /// A member whose value is already JSON bytes.
-    pub fn raw(&mut self, key: impl Into<std::borrow::Cow<'a, str>>, value: Vec<u8>) {
+    pub(crate) fn raw(&mut self, key: impl Into<std::borrow::Cow<'a, str>>, value: Vec<u8>) {
         let key = key.into();
         match self.members.iter_mut().find(|(k, _)| *k == key) {
             Some(member) => member.1 = value,
@@ -213,19 +213,19 @@ impl<'a> ObjectBytes<'a> {
     }
 
     /// A member of any serializable value (a `Value`, a string, a list of numbers...).
-    pub fn value(&mut self, key: impl Into<std::borrow::Cow<'a, str>>, value: &(impl serde::Serialize + ?Sized)) {
+    pub(crate) fn value(&mut self, key: impl Into<std::borrow::Cow<'a, str>>, value: &(impl serde::Serialize + ?Sized)) {
         self.raw(key, serde_json::to_vec(value).unwrap_or_default());
     }
 
-    pub fn contains(&self, key: &str) -> bool {
+    pub(crate) fn contains(&self, key: &str) -> bool {
         self.members.iter().any(|(k, _)| k == key)
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.members.is_empty()
     }
 
-    pub fn finish(self) -> Vec<u8> {
+    pub(crate) fn finish(self) -> Vec<u8> {
         let size: usize = self.members.iter().map(|(k, v)| k.len() + v.len() + 4).sum();
         let mut out = Vec::with_capacity(size + 2);
         out.push(b'{');

@@ -22,7 +22,7 @@ pub struct Att {
 }
 
 impl Att {
-    pub fn new(name: String, value: Values) -> Att {
+    pub(crate) fn new(name: String, value: Values) -> Att {
         Att { name, value, json: None, synthetic: false }
     }
 }
@@ -133,12 +133,12 @@ impl Var {
         self.dimids.len()
     }
 
-    pub fn att(&self, name: &str) -> Option<&Att> {
+    pub(crate) fn att(&self, name: &str) -> Option<&Att> {
         self.atts.iter().find(|a| a.name == name)
     }
 
     /// The fill value in force: `_FillValue` if set (and of the right type), else the default.
-    pub fn fill_value(&self) -> Values {
+    pub(crate) fn fill_value(&self) -> Values {
         if let Some(fill) = &self.storage_fill {
             return fill.clone();
         }
@@ -230,7 +230,7 @@ impl Model {
         }
     }
 
-    pub fn new() -> Model {
+    pub(crate) fn new() -> Model {
         Model {
             groups: vec![Group {
                 name: "/".into(),
@@ -245,7 +245,7 @@ impl Model {
         }
     }
 
-    pub fn group(&self, gid: usize) -> Result<&Group> {
+    pub(crate) fn group(&self, gid: usize) -> Result<&Group> {
         self.groups.get(gid).ok_or_else(|| crate::error::Error::new(Kind::BadId, "group id"))
     }
 
@@ -254,7 +254,7 @@ impl Model {
     }
 
     /// A variable by reference; NC_GLOBAL or an index the group lacks is NC_ENOTVAR.
-    pub fn var(&self, gid: usize, varid: VarRef) -> Result<&Var> {
+    pub(crate) fn var(&self, gid: usize, varid: VarRef) -> Result<&Var> {
         let i = varid.index()?;
         self.group(gid)?.vars.get(i).ok_or_else(|| crate::error::Error::new(Kind::NotVar, varid.to_string()))
     }
@@ -264,7 +264,7 @@ impl Model {
         self.group_mut(gid)?.vars.get_mut(i).ok_or_else(|| crate::error::Error::new(Kind::NotVar, varid.to_string()))
     }
 
-    pub fn dim(&self, dimid: i32) -> Result<&Dim> {
+    pub(crate) fn dim(&self, dimid: i32) -> Result<&Dim> {
         usize::try_from(dimid)
             .ok()
             .and_then(|d| self.dims.get(d))
@@ -272,7 +272,7 @@ impl Model {
     }
 
     /// Attribute list of a variable or, for NC_GLOBAL, of the group.
-    pub fn atts(&self, gid: usize, varid: VarRef) -> Result<&Vec<Att>> {
+    pub(crate) fn atts(&self, gid: usize, varid: VarRef) -> Result<&Vec<Att>> {
         match varid {
             VarRef::Global => Ok(&self.group(gid)?.atts),
             VarRef::Var(_) => Ok(&self.var(gid, varid)?.atts),
@@ -287,7 +287,7 @@ impl Model {
     }
 
     /// "/g1/g2" for a group, "/" for the root.
-    pub fn full_name(&self, gid: usize) -> String {
+    pub(crate) fn full_name(&self, gid: usize) -> String {
         let mut parts = Vec::new();
         let mut cur = Some(gid);
         while let Some(g) = cur {
@@ -314,7 +314,7 @@ impl Model {
         self.dims[dimid].len
     }
 
-    pub fn var_shape(&self, var: &Var) -> Vec<u64> {
+    pub(crate) fn var_shape(&self, var: &Var) -> Vec<u64> {
         var.dimids.iter().map(|&d| self.dim_len(d)).collect()
     }
 

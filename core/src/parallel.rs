@@ -39,7 +39,7 @@ pub(crate) fn pool() -> &'static rayon::ThreadPool {
 }
 
 /// Runs `work` with its parallel iterators on this process's pool.
-pub fn run<R: Send>(work: impl FnOnce() -> R + Send) -> R {
+pub(crate) fn run<R: Send>(work: impl FnOnce() -> R + Send) -> R {
     let pool = pool();
     // Already on one of our workers (nested parallel sections): stay there.
     if pool.current_thread_index().is_some() {
@@ -49,6 +49,6 @@ pub fn run<R: Send>(work: impl FnOnce() -> R + Send) -> R {
 }
 
 /// Starts `work` in the background on this process's pool.
-pub fn spawn(work: impl FnOnce() + Send + 'static) {
+pub(crate) fn spawn(work: impl FnOnce() + Send + 'static) {
     pool().spawn(work)
 }

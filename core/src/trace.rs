@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 static LEVEL: AtomicI32 = AtomicI32::new(-1);
 
-pub fn level() -> i32 {
+pub(crate) fn level() -> i32 {
     let l = LEVEL.load(Ordering::Relaxed);
     if l >= 0 {
         return l;

@@ -397,7 +397,7 @@ impl Dataset {
         self.written.extend((0..n).map(|v| (gid, v)));
     }
 
-    pub fn sync(&mut self) -> Result<()> {
+    pub(crate) fn sync(&mut self) -> Result<()> {
         if !self.writable {
             return Ok(());
         }
@@ -453,9 +453,5 @@ impl Dataset {
 
     fn touched(&mut self) {
         self.dirty = true;
-    }
-
-    pub fn layout(&self) -> Layout {
-        self.layout
     }
 }

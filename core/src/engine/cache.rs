@@ -133,7 +133,7 @@ impl Cache {
     }
 
     /// Reads a selection into memory. Returns whether any element was out of range.
-    pub fn get(
+    pub(crate) fn get(
         &mut self,
         store: &dyn Zmap,
         var: (usize, usize),
@@ -262,7 +262,7 @@ impl Cache {
     /// batches of chunks, each trimmed (written out) before the next is loaded, so memory stays
     /// bounded and evicted buffers are reused.
     #[allow(clippy::too_many_arguments)]
-    pub fn put(
+    pub(crate) fn put(
         &mut self,
         store: &dyn Zmap,
         var: (usize, usize),
@@ -396,7 +396,7 @@ impl Cache {
     }
 
     /// Keeps a variable's cache within `budget` bytes, writing dirty chunks it drops.
-    pub fn trim(&mut self, store: &dyn Zmap, var: (usize, usize), layout: &Layout, budget: usize) -> Result<()> {
+    pub(crate) fn trim(&mut self, store: &dyn Zmap, var: (usize, usize), layout: &Layout, budget: usize) -> Result<()> {
         let vc = self.vars.entry(var).or_default();
         if vc.bytes <= budget {
             return Ok(());
@@ -494,7 +494,7 @@ impl Cache {
 
     /// Drops every cached chunk (all clean after a collective flush): other ranks' writes
     /// become visible to this rank's next reads.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.vars.clear();
     }
 }

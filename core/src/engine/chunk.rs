@@ -27,7 +27,7 @@ impl ChunkBuf {
 
 /// Everything needed to turn a variable's chunks into bytes and back.
 #[derive(Debug, Clone)]
-pub struct Layout {
+pub(crate) struct Layout {
     pub nctype: NcType,
     pub chunk_shape: Vec<u64>,
     pub nelems: usize,
@@ -51,7 +51,7 @@ pub struct Layout {
 }
 
 impl Layout {
-    pub fn new(model: &Model, var: &Var, key: String) -> Result<Layout> {
+    pub(crate) fn new(model: &Model, var: &Var, key: String) -> Result<Layout> {
         let chunk_shape = if var.dimids.is_empty() { vec![] } else { var.chunks.clone() };
         let nelems = chunk_shape
             .iter()

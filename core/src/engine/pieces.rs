@@ -24,15 +24,15 @@ pub(crate) struct Mask {
 }
 
 impl Mask {
-    pub fn new(len: usize) -> Mask {
+    pub(crate) fn new(len: usize) -> Mask {
         Mask { words: vec![0; len.div_ceil(64)], len }
     }
 
-    pub fn set(&mut self, i: usize) {
+    pub(crate) fn set(&mut self, i: usize) {
         self.words[i / 64] |= 1 << (i % 64);
     }
 
-    pub fn get(&self, i: usize) -> bool {
+    pub(crate) fn get(&self, i: usize) -> bool {
         self.words[i / 64] >> (i % 64) & 1 == 1
     }
 

@@ -32,7 +32,7 @@ fn elements(v: &Value) -> Vec<&Value> {
 }
 
 /// Converts a JSON attribute value to the recorded netCDF type.
-pub fn typed(v: &Value, t: NcType) -> Result<(Values, Option<Value>)> {
+pub(crate) fn typed(v: &Value, t: NcType) -> Result<(Values, Option<Value>)> {
     match t {
         NcType::Char => Ok(match v {
             Value::String(s) => (Values::Char(text_bytes(unmark(s))), None),

@@ -5,7 +5,7 @@ use crate::model::Endian;
 use crate::nc::types::NcType;
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Storage {
+pub(crate) enum Storage {
     /// Plain numbers or chars, `item_size` bytes each.
     Plain,
     /// Fixed-width NUL-padded byte strings (`|S<n>`).
@@ -19,7 +19,7 @@ pub enum Storage {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct DType {
+pub(crate) struct DType {
     pub nctype: NcType,
     pub endian: Endian,
     pub storage: Storage,
@@ -31,12 +31,12 @@ pub(crate) use crate::model::MAX_STRLEN;
 /// Why a dtype could not be read: invalid (the store is corrupt) or valid Zarr that netCDF
 /// cannot represent (the array is skipped, D4).
 #[derive(Debug)]
-pub enum Unreadable {
+pub(crate) enum Unreadable {
     Invalid(String),
     Unsupported(String),
 }
 
-pub fn parse(text: &str, char_alias: bool) -> std::result::Result<DType, Unreadable> {
+pub(crate) fn parse(text: &str, char_alias: bool) -> std::result::Result<DType, Unreadable> {
     let invalid = || Unreadable::Invalid(format!("dtype {text:?}"));
     let mut chars = text.chars();
     let order = chars.next().ok_or_else(invalid)?;

@@ -73,7 +73,7 @@ impl ZarrFormat {
         if n == 3 { ZarrFormat::V3 } else { ZarrFormat::V2 }
     }
 
-    pub fn number(self) -> u8 {
+    pub(crate) fn number(self) -> u8 {
         match self {
             ZarrFormat::V2 => 2,
             ZarrFormat::V3 => 3,

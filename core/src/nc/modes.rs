@@ -187,7 +187,7 @@ impl QuantizeMode {
     }
 
     /// netcdf.h's number, as the model and `nc_inq_var_quantize` keep it.
-    pub fn to_c(self) -> i32 {
+    pub(crate) fn to_c(self) -> i32 {
         match self {
             QuantizeMode::None => 0,
             QuantizeMode::BitGroom => 1,

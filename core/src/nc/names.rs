@@ -6,7 +6,7 @@ use unicode_normalization::UnicodeNormalization;
 pub const MAX_NAME: usize = 256;
 
 /// Validates a name given as raw bytes and returns its NFC form, the form stored and compared.
-pub fn check(raw: &[u8]) -> Result<String> {
+pub(crate) fn check(raw: &[u8]) -> Result<String> {
     if raw.len() > MAX_NAME {
         return err(Kind::MaxName, "name longer than NC_MAX_NAME");
     }

@@ -59,7 +59,7 @@ fn masks(keep_bits: i32, mant_bits: i32, width: u32) -> (u64, u64) {
 
 impl Quantizer {
     /// `None` unless the mode asks for quantization of a float or double variable.
-    pub fn new(mode: i32, nsd: i32, nctype: NcType, fill: f64) -> Option<Quantizer> {
+    pub(crate) fn new(mode: i32, nsd: i32, nctype: NcType, fill: f64) -> Option<Quantizer> {
         let mode = match mode {
             1 => Mode::BitGroom,
             2 => Mode::GranularBitRound,
@@ -112,14 +112,14 @@ impl Quantizer {
         }
     }
 
-    pub fn f32(&self, v: f32, position: usize) -> f32 {
+    pub(crate) fn f32(&self, v: f32, position: usize) -> f32 {
         if self.untouched(v as f64) {
             return v;
         }
         f32::from_bits(self.apply_bits(v.to_bits() as u64, v as f64, position) as u32)
     }
 
-    pub fn f64(&self, v: f64, position: usize) -> f64 {
+    pub(crate) fn f64(&self, v: f64, position: usize) -> f64 {
         if self.untouched(v) {
             return v;
         }

@@ -221,7 +221,7 @@ impl Values {
     }
 
     /// One vector of type `t` from parts of that type (parts of another type are skipped).
-    pub fn concat(t: NcType, parts: Vec<Values>) -> Values {
+    pub(crate) fn concat(t: NcType, parts: Vec<Values>) -> Values {
         let mut out = Values::from_scalars(t, std::iter::empty());
         for part in parts {
             match (&mut out, part) {
@@ -245,7 +245,7 @@ impl Values {
 
     /// Converts to `dst` with netcdf-c's rules. Returns the values and whether any element
     /// was out of range (the caller reports NC_ERANGE after storing them).
-    pub fn convert(&self, dst: NcType) -> Result<(Values, bool)> {
+    pub(crate) fn convert(&self, dst: NcType) -> Result<(Values, bool)> {
         let src = self.nctype();
         if src == dst {
             return Ok((self.clone(), false));

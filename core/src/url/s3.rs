@@ -56,7 +56,7 @@ impl std::fmt::Debug for S3Target {
 }
 
 impl S3Target {
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.endpoint {
             Some(e) => format!("{e}/{}/{}", self.bucket, self.root),
             None => format!("s3://{}/{}", self.bucket, self.root),

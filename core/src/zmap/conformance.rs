@@ -14,7 +14,7 @@ fn got(store: &dyn Zmap, k: &str) -> Option<Vec<u8>> {
     store.get(&key(k)).unwrap()
 }
 
-pub fn run(store: &dyn Zmap) {
+pub(crate) fn run(store: &dyn Zmap) {
     whole_objects(store);
     batches(store);
     direct_reads(store);

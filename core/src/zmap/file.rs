@@ -128,7 +128,7 @@ const PUT_TASK_OBJECTS: usize = 16;
 
 impl FileStore {
     /// Opens an existing directory store.
-    pub fn open(root: &Path) -> Result<FileStore> {
+    pub(crate) fn open(root: &Path) -> Result<FileStore> {
         match fs::metadata(root) {
             Ok(m) if m.is_dir() => Ok(FileStore { root: root.to_path_buf(), root_dir: open_root_dir(root) }),
             Ok(_) => err(Kind::NotNetcdf, format!("{} is not a directory", root.display())),
@@ -138,7 +138,7 @@ impl FileStore {
     }
 
     /// Creates (or, with `clobber`, empties and re-creates) a directory store.
-    pub fn create(root: &Path) -> Result<FileStore> {
+    pub(crate) fn create(root: &Path) -> Result<FileStore> {
         if fs::symlink_metadata(root).is_ok() {
             remove_tree(root)?;
         }

@@ -26,22 +26,17 @@ impl Key {
     }
 
     /// Several keys at once (the first bad one is the error).
-    pub fn all<S: AsRef<str>>(keys: &[S]) -> Result<Vec<Key>> {
+    pub(crate) fn all<S: AsRef<str>>(keys: &[S]) -> Result<Vec<Key>> {
         keys.iter().map(|k| Key::new(k.as_ref())).collect()
     }
 
     /// The dataset root (the prefix of everything).
-    pub fn root() -> Key {
+    pub(crate) fn root() -> Key {
         Key(String::new())
     }
 
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
-    }
-
-    /// `self/name` (just `name` at the root).
-    pub fn child(&self, name: &str) -> Result<Key> {
-        Key::new(super::join(&self.0, name))
     }
 }
 
@@ -66,7 +61,6 @@ mod tests {
     fn only_safe_keys_are_made() {
         assert_eq!(Key::new("a/b/0.0").unwrap().as_str(), "a/b/0.0");
         assert_eq!(Key::root().as_str(), "");
-        assert_eq!(Key::new("a").unwrap().child("b").unwrap().as_str(), "a/b");
         for bad in ["/a", "a//b", "a/../b", "./a", "a/", "a\\b", "a\u{1}b", ".."] {
             assert_eq!(Key::new(bad).unwrap_err().kind, Kind::BadName, "{bad:?}");
         }

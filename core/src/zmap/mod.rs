@@ -178,7 +178,7 @@ impl Default for Caps {
 
 /// A zeroed buffer of `len` bytes, a size read from storage: NC_ENOMEM when it cannot be had,
 /// never an abort (a sparse 1 TiB object must not take the process down).
-pub fn zeroed(len: u64) -> Result<Vec<u8>> {
+pub(crate) fn zeroed(len: u64) -> Result<Vec<u8>> {
     let mut buf = with_room(len)?;
     buf.resize(len as usize, 0);
     Ok(buf)
@@ -321,7 +321,7 @@ pub enum ByteRange {
 
 impl ByteRange {
     /// Offset and length in an object of `size` bytes; past the end is NC_ENCZARR.
-    pub fn within(self, key: &str, size: u64) -> Result<(u64, usize)> {
+    pub(crate) fn within(self, key: &str, size: u64) -> Result<(u64, usize)> {
         match self {
             ByteRange::At { offset, len } => match offset.checked_add(len as u64) {
                 Some(end) if end <= size => Ok((offset, len)),
@@ -372,7 +372,7 @@ pub struct Limit {
 impl Limit {
     pub(crate) const NONE: Limit = Limit { bytes: u64::MAX, kind: Kind::NcZarr };
 
-    pub fn check(&self, key: &str, len: u64) -> Result<()> {
+    pub(crate) fn check(&self, key: &str, len: u64) -> Result<()> {
         if len > self.bytes {
             return err(self.kind, format!("{key}: {len} bytes, more than any encoding of its chunk ({})", self.bytes));
         }
@@ -380,7 +380,7 @@ impl Limit {
     }
 }
 
-pub fn join(a: &str, b: &str) -> String {
+pub(crate) fn join(a: &str, b: &str) -> String {
     match (a.is_empty(), b.is_empty()) {
         (true, _) => b.to_string(),
         (_, true) => a.to_string(),

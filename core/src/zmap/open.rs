@@ -13,7 +13,7 @@ use crate::zmap::zip::ZipStore;
 
 /// The store of `spec`, created (`create`) or opened, and the driver it took.
 /// `zip_in_folder`: a created zip archive holds the store in a folder (Zarr v3's layout).
-pub fn open(spec: &OpenSpec, create: bool, zip_in_folder: bool) -> Result<(Box<dyn Zmap>, Driver)> {
+pub(crate) fn open(spec: &OpenSpec, create: bool, zip_in_folder: bool) -> Result<(Box<dyn Zmap>, Driver)> {
     let driver = match spec.driver {
         Some(d) => d,
         None if create => Driver::File,
@@ -48,7 +48,7 @@ pub fn open(spec: &OpenSpec, create: bool, zip_in_folder: bool) -> Result<(Box<d
 }
 
 /// Whether something already sits where `spec` would create a store (`NC_NOCLOBBER`).
-pub fn exists(spec: &OpenSpec) -> Result<bool> {
+pub(crate) fn exists(spec: &OpenSpec) -> Result<bool> {
     match &spec.s3 {
         Some(target) => S3Store::new(target, &spec.params)?.exists(),
         None => Ok(std::fs::symlink_metadata(&spec.path).is_ok()),

@@ -27,7 +27,7 @@ struct NczCodec {
 }
 
 /// One codec a library defines.
-pub struct CodecPlugin {
+pub(crate) struct CodecPlugin {
     /// The codec's id in Zarr metadata (`"id"` in v2).
     pub codec_id: String,
     /// The HDF5 filter it describes.

@@ -55,7 +55,7 @@ const FILTER_PLUGIN: c_int = 0;
 type LocalKey = (Vec<u32>, NcType, bool, Vec<u64>);
 
 /// One filter from a plugin library.
-pub struct Plugin {
+pub(crate) struct Plugin {
     pub id: u32,
     pub name: String,
     pub encoder: bool,
@@ -116,7 +116,7 @@ pub fn split_path(list: &str, sep: char) -> Vec<String> {
 /// What the plugin path's libraries hold: filters (the first library of an id wins) and codecs
 /// (the first of a codec id wins).
 #[derive(Default)]
-pub struct Found {
+pub(crate) struct Found {
     pub filters: Vec<&'static Plugin>,
     pub codecs: Vec<&'static CodecPlugin>,
 }
@@ -135,7 +135,7 @@ static FOUND: RwLock<Option<Arc<Found>>> = RwLock::new(None);
 static PROBED: Mutex<Option<HashMap<PathBuf, std::result::Result<Library, String>>>> = Mutex::new(None);
 
 /// The filters and codecs in the plugin path's directories.
-pub fn found() -> Arc<Found> {
+pub(crate) fn found() -> Arc<Found> {
     if let Some(found) = FOUND.read().unwrap_or_else(|p| p.into_inner()).as_ref() {
         return found.clone();
     }
@@ -186,7 +186,7 @@ pub fn found() -> Arc<Found> {
 }
 
 /// The plugin for HDF5 filter `id`, if one was found.
-pub fn find(id: u32) -> Option<&'static Plugin> {
+pub(crate) fn find(id: u32) -> Option<&'static Plugin> {
     if id == 0 {
         return None;
     }
@@ -299,7 +299,7 @@ impl Plugin {
 
     /// Runs the filter over `data` (forward, or `reverse` to decode) with HDF5 parameters
     /// `params`; the output may not exceed `cap` bytes.
-    pub fn run(&self, params: &[u32], data: &[u8], reverse: bool, cap: usize) -> Result<Vec<u8>> {
+    pub(crate) fn run(&self, params: &[u32], data: &[u8], reverse: bool, cap: usize) -> Result<Vec<u8>> {
         let failed = |what: &str| Error::new(Kind::Filter, format!("filter {} ({}): {what}", self.id, self.name));
         if (reverse && !self.decoder) || (!reverse && !self.encoder) {
             return Err(Error::new(

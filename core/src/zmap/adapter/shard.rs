@@ -28,7 +28,7 @@ fn whole_reads() -> bool {
 
 /// Shard indexes read so far, by shard key.
 #[derive(Default)]
-pub struct IndexCache(Mutex<HashMap<String, Index>>);
+pub(crate) struct IndexCache(Mutex<HashMap<String, Index>>);
 
 impl IndexCache {
     fn get(&self, key: &str) -> Option<Index> {
@@ -97,7 +97,7 @@ pub(crate) fn for_var<'a>(inner: &'a dyn Zmap, cache: &'a IndexCache, var: &Var,
 
 /// Runs `f` on the store a variable's chunks go through (its shards' adapter when sharded),
 /// then stores every shard `f` wrote to. `chunk_limit`: the most bytes an inner chunk can have.
-pub fn through<R>(
+pub(crate) fn through<R>(
     inner: &dyn Zmap,
     cache: &IndexCache,
     var: &Var,
@@ -274,7 +274,7 @@ impl ShardStore<'_> {
     }
 
     /// Stores every shard written to since the last call, each exactly once.
-    pub fn finish(&self) -> Result<()> {
+    pub(crate) fn finish(&self) -> Result<()> {
         let pending = std::mem::take(&mut *self.pending.lock().map_err(|_| Error::new(Kind::Internal, "shard lock poisoned"))?);
         if pending.is_empty() {
             return Ok(());

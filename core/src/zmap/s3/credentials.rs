@@ -76,7 +76,7 @@ fn fragment(params: &BTreeMap<String, String>, key: &str) -> Option<String> {
 }
 
 /// Profile, region and keys for a target, in netcdf-c's order of sources.
-pub fn resolve(target: &S3Target, params: &BTreeMap<String, String>) -> Settings {
+pub(crate) fn resolve(target: &S3Target, params: &BTreeMap<String, String>) -> Settings {
     let profiles = load_profiles();
     let rc = |k: &str| crate::config::rc_get(k).filter(|v| !v.is_empty());
     // Profile: fragment → rc → AWS_PROFILE (if it exists) → default (if it exists).

@@ -74,7 +74,7 @@ impl Drop for S3Store {
 
 impl S3Store {
     /// Connects (lazily: no request is made here) with the settings of `target`/`params`.
-    pub fn new(target: &S3Target, params: &BTreeMap<String, String>) -> Result<S3Store> {
+    pub(crate) fn new(target: &S3Target, params: &BTreeMap<String, String>) -> Result<S3Store> {
         let settings = credentials::resolve(target, params);
         crate::trace::emit(2, &format!("s3: {} region {} credentials from {}", target.describe(), settings.region, settings.source));
         // An alias's own backend timeouts apply to that alias only.
@@ -120,7 +120,7 @@ impl S3Store {
 
     /// Deletes the dataset: every object under its root key (`x/...`), never an object named
     /// exactly like the root (`x` is not part of the dataset `x`; netcdf-c leaves it too).
-    pub fn clear(&self) -> Result<()> {
+    pub(crate) fn clear(&self) -> Result<()> {
         self.delete_prefix(&Key::root())
     }
 
@@ -139,7 +139,7 @@ impl S3Store {
     }
 
     /// Does anything exist under the dataset root?
-    pub fn exists(&self) -> Result<bool> {
+    pub(crate) fn exists(&self) -> Result<bool> {
         self.uploads.settle()?;
         let (client, bucket, prefix) = (self.client.clone(), self.target.bucket.clone(), self.dir_prefix(""));
         block_on(async move {

@@ -29,7 +29,7 @@ pub struct S3Object {
 }
 
 /// What an open found under the name.
-pub enum Probed {
+pub(crate) enum Probed {
     /// No object of that key (or no such bucket).
     Absent,
     /// An object that holds no netCDF signature.
@@ -40,7 +40,7 @@ pub enum Probed {
 }
 
 /// The body of the first ranged GET, not yet read past `head`: it ends at byte `end`.
-pub struct FirstPart {
+pub(crate) struct FirstPart {
     body: aws_sdk_s3::primitives::ByteStream,
     end: usize,
 }
@@ -77,7 +77,7 @@ impl S3Object {
         })
     }
 
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         self.store.target.describe()
     }
 
@@ -89,7 +89,7 @@ impl S3Object {
     /// request: an open of a small file costs one round trip). The rest of that part keeps
     /// arriving while `download` asks for the others. An HDF5 signature behind a user block
     /// costs the whole first part, then one small ranged GET per candidate offset past it.
-    pub fn probe(&self) -> Result<Probed> {
+    pub(crate) fn probe(&self) -> Result<Probed> {
         let (client, bucket, key) = (&self.store.client, self.bucket(), self.key.as_str());
         let first = self.part_size;
         let stall = self.store.stall;

@@ -45,7 +45,7 @@ pub(super) const MAX_ENTRY: u64 = 1 << 34;
 impl ZipStore {
     /// `top_folder`: netcdf-c's layout (entries under one folder named after the archive);
     /// false: entries at the archive root, as zarr-python's `ZipStore` writes v3.
-    pub fn create(path: &Path, top_folder: bool) -> Result<ZipStore> {
+    pub(crate) fn create(path: &Path, top_folder: bool) -> Result<ZipStore> {
         if std::fs::symlink_metadata(path).is_ok() {
             std::fs::remove_file(path)?;
         }
@@ -58,7 +58,7 @@ impl ZipStore {
         Ok(store)
     }
 
-    pub fn open(path: &Path) -> Result<ZipStore> {
+    pub(crate) fn open(path: &Path) -> Result<ZipStore> {
         let file = match File::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
