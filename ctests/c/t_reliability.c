@@ -377,6 +377,45 @@ static void late_fill(const char *dir)
     OK(nc_close(ncid));
 }
 
+/* Found by `make fuzz` (seed 20261127..): netcdf-c checks nc_def_dim, nc_def_grp and
+ * nc_rename_grp whole before it leaves data mode, so a refused call leaves the dataset in data
+ * mode (the next nc_enddef is NC_ENOTINDEFINE); a _FillValue for a written variable is
+ * NC_ELATEFILL before its type is looked at; an attribute length over NC_MAX_INT (a negative
+ * length) is NC_EINVAL, where one-byte types used to abort the process allocating it. */
+static void define_checks_first(const char *dir)
+{
+    int ncid, g, d, v, x = 1;
+    unsigned char u = 3;
+    OK(nc_create(url(dir, "order", "nczarr,file"), NC_NETCDF4, &ncid));
+    OK(nc_def_grp(ncid, "g", &g));
+    OK(nc_def_dim(ncid, "d", 2, &d));
+    OK(nc_def_var(ncid, "v", NC_UBYTE, 1, &d, &v));
+    OK(nc_enddef(ncid));
+    EXPECT(NC_EBADNAME, nc_def_dim(g, "a/b", 0, &d));
+    EXPECT(NC_ENOTINDEFINE, nc_enddef(ncid));
+    EXPECT(NC_ENAMEINUSE, nc_def_dim(ncid, "d", 4, &d));
+    EXPECT(NC_ENOTINDEFINE, nc_enddef(ncid));
+    EXPECT(NC_ENAMEINUSE, nc_def_grp(ncid, "g", &g));
+    EXPECT(NC_ENOTINDEFINE, nc_enddef(ncid));
+    EXPECT(NC_EBADNAME, nc_def_grp(ncid, "a/b", &g));
+    EXPECT(NC_ENOTINDEFINE, nc_enddef(ncid));
+    EXPECT(NC_ENAMEINUSE, nc_rename_grp(g, "g"));
+    EXPECT(NC_ENOTINDEFINE, nc_enddef(ncid));
+    EXPECT(NC_EBADGRPID, nc_rename_grp(ncid, "root"));
+    EXPECT(NC_ENOTINDEFINE, nc_enddef(ncid));
+    /* (nc_def_var redefines first, as netcdf-c does.) */
+    EXPECT(NC_ENAMEINUSE, nc_def_var(ncid, "v", NC_INT, 0, NULL, &x));
+    OK(nc_enddef(ncid));
+    OK(nc_rename_grp(g, "h"));
+    OK(nc_enddef(ncid));
+    EXPECT(NC_ELATEFILL, nc_put_att_int(ncid, v, "_FillValue", NC_INT, 1, &x));
+    EXPECT(NC_ELATEFILL, nc_put_att_uchar(ncid, v, "_FillValue", NC_UBYTE, 1, &u));
+    EXPECT(NC_EINVAL, nc_put_att_uchar(ncid, v, "big", NC_UBYTE, (size_t)-1, &u));
+    EXPECT(NC_EINVAL, nc_put_att_text(ncid, v, "big", (size_t)INT32_MAX + 1, "x"));
+    EXPECT(NC_EINVAL, nc_put_att_int(ncid, NC_GLOBAL, "big", NC_INT, (size_t)-1, &x));
+    OK(nc_close(ncid));
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argv[1];
@@ -388,5 +427,6 @@ int main(int argc, char **argv)
     fifo_chunk(dir);
     api_codes(dir);
     late_fill(dir);
+    define_checks_first(dir);
     DONE();
 }

@@ -16,6 +16,11 @@ use std::ffi::{CStr, c_char, c_int, c_void};
 /// # Safety
 /// `p` is NULL or valid for `n` elements of `t`'s C type.
 pub unsafe fn values_from_mem(t: NcType, p: *const c_void, n: usize) -> Result<Values> {
+    // netcdf-c refuses attribute lengths over NC_MAX_INT (a negative length cast to size_t
+    // lands there) before it reads the data.
+    if n > i32::MAX as usize {
+        return err(Kind::Invalid, format!("attribute length {n} over NC_MAX_INT"));
+    }
     if n == 0 {
         return Ok(Values::empty(t));
     }

@@ -39,13 +39,14 @@ impl Dataset {
             if converted.len() != 1 {
                 return err(Kind::Invalid, "_FillValue must have one element");
             }
-            if target != var.nctype {
-                return err(Kind::BadType, "_FillValue type mismatch");
-            }
             // netcdf-c's rule (`written_to`): too late once data was written to the variable
-            // since the dataset was opened; netCDF-3 has no such rule.
+            // since the dataset was opened; netCDF-3 has no such rule. (Checked before the
+            // type, as netcdf-c does.)
             if self.written.contains(&(gid, varid.index()?)) && !self.netcdf3_semantics() {
                 return err(Kind::LateFill, "_FillValue after data was written");
+            }
+            if target != var.nctype {
+                return err(Kind::BadType, "_FillValue type mismatch");
             }
         }
         let atts = self.model.atts_mut(gid, varid)?;

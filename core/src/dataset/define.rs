@@ -15,7 +15,7 @@ impl Dataset {
     pub fn def_grp(&mut self, parent: usize, name: &[u8]) -> Result<usize> {
         // The name is checked before write access (netcdf-c's order).
         let name = self.node_name(name)?;
-        self.begin_define()?;
+        self.check_define()?;
         if self.classic {
             return err(Kind::StrictNc3, "groups in a classic-model dataset");
         }
@@ -25,13 +25,15 @@ impl Dataset {
         if self.model.groups.len() >= 0xffff {
             return err(Kind::MaxDims, "too many groups");
         }
+        self.begin_define()?;
         let gid = self.model.add_group(parent, name);
         self.touched();
         Ok(gid)
     }
 
     pub fn rename_grp(&mut self, gid: usize, name: &[u8]) -> Result<()> {
-        self.begin_define()?;
+        // Checked whole before the implicit redef: a refused rename stays in data mode.
+        self.check_define()?;
         if gid == 0 {
             return err(Kind::BadGroupId, "cannot rename the root group");
         }
@@ -41,13 +43,14 @@ impl Dataset {
         if self.model.name_in_use(parent, &name) {
             return err(Kind::NameInUse, name);
         }
+        self.begin_define()?;
         self.model.groups[gid].name = name;
         self.touched();
         Ok(())
     }
 
     pub fn def_dim(&mut self, gid: usize, name: &[u8], len: u64) -> Result<usize> {
-        self.begin_define()?;
+        self.check_define()?;
         let name = names::check(name)?;
         let unlimited = len == 0;
         if self.classic && unlimited && self.model.dims.iter().any(|d| d.unlimited) {
@@ -59,6 +62,7 @@ impl Dataset {
         if len > i64::MAX as u64 || (self.classic && len > u32::MAX as u64) {
             return err(Kind::DimSize, format!("dimension length {len}"));
         }
+        self.begin_define()?;
         let id = self.model.add_dim(gid, name, len, unlimited);
         self.touched();
         Ok(id)

@@ -266,12 +266,18 @@ impl Dataset {
     /// Every metadata-changing call starts here: NC_EPERM on read-only datasets, implicit
     /// redef in data mode (classic model: NC_ENOTINDEFINE instead).
     pub(crate) fn begin_define(&mut self) -> Result<()> {
+        self.check_define()?;
+        self.define_mode = true;
+        Ok(())
+    }
+
+    /// `begin_define`'s refusals without the implicit redef, for the calls netcdf-c checks
+    /// whole before it leaves data mode (`nc_def_dim`, `nc_def_grp`): refused, they leave the
+    /// dataset in data mode, so the next `nc_enddef` is NC_ENOTINDEFINE as in netcdf-c.
+    pub(crate) fn check_define(&self) -> Result<()> {
         self.check_writable()?;
-        if !self.define_mode {
-            if self.classic {
-                return err(Kind::NotInDefine, "classic model: call nc_redef first");
-            }
-            self.define_mode = true;
+        if !self.define_mode && self.classic {
+            return err(Kind::NotInDefine, "classic model: call nc_redef first");
         }
         Ok(())
     }
