@@ -3,6 +3,8 @@
  * netcdf-c 4.10.1's on the same calls (netCDF-4/HDF5), where the item is a divergence. */
 #include "check.h"
 #include "netcdf_nczarr.h"
+#include "netcdf_filter.h"
+#include "netcdf_aux.h"
 #include <math.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -413,6 +415,13 @@ static void define_checks_first(const char *dir)
     EXPECT(NC_EINVAL, nc_put_att_uchar(ncid, v, "big", NC_UBYTE, (size_t)-1, &u));
     EXPECT(NC_EINVAL, nc_put_att_text(ncid, v, "big", (size_t)INT32_MAX + 1, "x"));
     EXPECT(NC_EINVAL, nc_put_att_int(ncid, NC_GLOBAL, "big", NC_INT, (size_t)-1, &x));
+    /* Counts no memory could hold, in the other calls taking one: NC_EINVAL, never an abort. */
+    unsigned p = 1;
+    OK(nc_def_var(ncid, "f", NC_INT, 1, &d, &v));
+    EXPECT(NC_EINVAL, nc_def_var_filter(ncid, v, 1, (size_t)-1, &p));
+    EXPECT(NC_EINVAL, nc_def_var_filter(ncid, v, 1, (size_t)1 << 62, &p));
+    NCPluginList dirs = {0, NULL};
+    EXPECT(NC_EINVAL, ncaux_plugin_path_parsen((size_t)-1, "/a:/b", ':', &dirs));
     OK(nc_close(ncid));
 }
 

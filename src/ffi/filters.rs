@@ -78,7 +78,11 @@ pub unsafe extern "C" fn nc_inq_var_szip(ncid: c_int, varid: c_int, options_mask
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_def_var_filter(ncid: c_int, varid: c_int, id: c_uint, nparams: usize, parms: *const c_uint) -> c_int {
     // SAFETY: `parms` holds `nparams` values.
-    let params = unsafe { slice(parms, nparams) }?.to_vec();
+    let given = unsafe { slice(parms, nparams) }?;
+    // A count larger than memory holds is NC_ENOMEM (netcdf-c's failed malloc), not an abort.
+    let mut params = Vec::new();
+    params.try_reserve_exact(given.len()).map_err(|_| Error::new(Kind::NoMem, format!("{nparams} filter parameters")))?;
+    params.extend_from_slice(given);
     with(ncid, |ds, gid| ds.def_var_filter(gid, VarRef::from_c(varid), id, params))
 }
 

@@ -143,7 +143,8 @@ pub unsafe fn put_name(p: *mut c_char, s: &str) {
     }
 }
 
-/// An input array of `n` elements; NULL with `n > 0` → NC_EINVAL.
+/// An input array of `n` elements; NULL with `n > 0` → NC_EINVAL, and so is a count no
+/// memory could hold (a negative count cast to `size_t`).
 ///
 /// # Safety
 /// `p` is NULL or valid for `n` reads.
@@ -153,6 +154,9 @@ pub unsafe fn slice<'a, T>(p: *const T, n: usize) -> Result<&'a [T]> {
     }
     if p.is_null() {
         return err(Kind::Invalid, "NULL array");
+    }
+    if n.checked_mul(std::mem::size_of::<T>()).is_none_or(|bytes| bytes > isize::MAX as usize) {
+        return err(Kind::Invalid, format!("array of {n} elements"));
     }
     // SAFETY: non-NULL, and the caller provides `n` elements.
     Ok(unsafe { std::slice::from_raw_parts(p, n) })

@@ -51,8 +51,9 @@ pub unsafe extern "C" fn ncaux_plugin_path_parsen(pathlen: usize, pathlist: *con
     let path: &[u8] = if pathlist.is_null() || pathlen == 0 {
         &[]
     } else {
-        // SAFETY: `pathlen` readable bytes (the caller's contract).
-        unsafe { std::slice::from_raw_parts(pathlist as *const u8, pathlen) }
+        // SAFETY: `pathlen` readable bytes (the caller's contract); a length no memory could
+        // hold is refused by `slice`.
+        unsafe { crate::ffi::slice(pathlist as *const u8, pathlen) }?
     };
     // SAFETY: a non-NULL list.
     unsafe { parse_into(path, sep, dirs) }
