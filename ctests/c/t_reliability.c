@@ -425,6 +425,28 @@ static void define_checks_first(const char *dir)
     OK(nc_close(ncid));
 }
 
+/* Found when the differential tester learned nc_copy_att: a copy onto itself (same ncid, same
+ * varid) is NC_NOERR whatever the name, as in netcdf-c; into a classic-model dataset a missing
+ * target variable is NC_ENOTVAR before the source attribute is looked up. */
+static void copy_att_codes(const char *dir)
+{
+    int ncid, g, d, v;
+    OK(nc_create(url(dir, "copyatt", "nczarr,file"), NC_NETCDF4, &ncid));
+    OK(nc_def_grp(ncid, "g", &g));
+    OK(nc_copy_att(ncid, NC_GLOBAL, "nope", ncid, NC_GLOBAL));
+    OK(nc_copy_att(ncid, 42, "nope", ncid, 42));
+    OK(nc_copy_att(ncid, NC_GLOBAL, NULL, ncid, NC_GLOBAL));
+    EXPECT(NC_ENOTATT, nc_copy_att(ncid, NC_GLOBAL, "nope", g, NC_GLOBAL));
+    EXPECT(NC_EBADID, nc_copy_att(ncid + 999, NC_GLOBAL, "nope", ncid + 999, NC_GLOBAL));
+    OK(nc_close(ncid));
+    OK(nc_create(url(dir, "copyatt3", "nczarr,file"), NC_NETCDF4 | NC_CLASSIC_MODEL, &ncid));
+    OK(nc_def_dim(ncid, "x", 2, &d));
+    OK(nc_def_var(ncid, "v", NC_INT, 1, &d, &v));
+    EXPECT(NC_ENOTVAR, nc_copy_att(ncid, NC_GLOBAL, "nope", ncid, 5));
+    EXPECT(NC_ENOTATT, nc_copy_att(ncid, NC_GLOBAL, "nope", ncid, v));
+    OK(nc_close(ncid));
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argv[1];
@@ -437,5 +459,6 @@ int main(int argc, char **argv)
     api_codes(dir);
     late_fill(dir);
     define_checks_first(dir);
+    copy_att_codes(dir);
     DONE();
 }

@@ -173,6 +173,15 @@ pub unsafe extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *con
     // Both datasets are checked before the attribute is looked up (netcdf-c's order).
     with(ncid_in, |_, _| Ok(()))?;
     with(ncid_out, |_, _| Ok(()))?;
+    // A copy onto itself is nothing to do, and netcdf-c answers it before looking at the
+    // variable, the name or the attribute.
+    if ncid_in == ncid_out && varid_in == varid_out {
+        return Ok(());
+    }
+    // Into a classic-model dataset netcdf-c first looks the name up in the target variable
+    // (to keep the attributes' order), so a missing target variable is NC_ENOTVAR before
+    // anything is read from the source.
+    with(ncid_out, |ds, gid| if ds.is_classic_model() { ds.atts(gid, VarRef::from_c(varid_out)).map(|_| ()) } else { Ok(()) })?;
     // SAFETY: as above.
     let raw = unsafe { cstr(name) }?;
     let text = String::from_utf8_lossy(raw).into_owned();
@@ -180,9 +189,6 @@ pub unsafe extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *con
         let atts = ds.atts(gid, VarRef::from_c(varid_in))?;
         atts.iter().find(|a| a.name == names::normalize(&text)).cloned().ok_or_else(|| Error::new(Kind::NotAtt, text.clone()))
     })?;
-    if ncid_in == ncid_out && varid_in == varid_out {
-        return Ok(());
-    }
     let t = att.value.nctype().id();
     with(ncid_out, |ds, gid| ds.put_att(gid, VarRef::from_c(varid_out), raw, t, att.value))
 }
