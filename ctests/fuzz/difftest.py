@@ -9,8 +9,8 @@ Each sequence creates a dataset, defines groups, dimensions (fixed and unlimited
 of every atomic type, attributes (puts in every memory type, conversions, NC_ERANGE), fills,
 chunking and deflate settings, writes and reads hyperslabs, renames and deletes, crosses
 define and data mode, syncs, closes and reopens for write, and finally reopens read-only and
-dumps everything (strided access, byte order, checksums, attribute copies, group renames and
-the fill mode in a smaller share). About one call in six is wrong on purpose (bad ids, names, types,
+dumps everything. A smaller share of calls does strided access, byte order, checksums,
+attribute copies, group renames and the fill mode. About one call in six is wrong on purpose (bad ids, names, types,
 coordinates, modes). The two transcripts must agree line by line; where they first differ
 the sequence stops counting. A divergence is "known" when it matches a documented
 difference (ours on purpose, or netcdf-c/HDF5 misbehaviour, listed in KNOWN below) and
