@@ -57,7 +57,15 @@ int main(int argc, char **argv)
     EXPECT(NC_EBADTYPE, nc_put_att_int(ncid, v, "bad", 20, 1, ii));
     EXPECT(NC_EBADTYPID, nc_put_att_int(ncid, v, "bad", 40, 1, ii));
     EXPECT(NC_EBADNAME, nc_put_att_int(ncid, v, "a\nb", NC_INT, 1, ii));
-    EXPECT(NC_EINVAL, nc_put_att_int(ncid, v, NULL, NC_INT, 1, ii));
+    /* A NULL name: NC_EBADNAME in the calls that put, get, inquire or copy an attribute,
+     * NC_EINVAL in nc_del_att/nc_rename_att (netcdf-c 4.10.1, HDF5 and NCZarr alike). */
+    EXPECT(NC_EBADNAME, nc_put_att_int(ncid, v, NULL, NC_INT, 1, ii));
+    EXPECT(NC_EBADNAME, nc_get_att_int(ncid, v, NULL, ii));
+    EXPECT(NC_EBADNAME, nc_inq_att(ncid, v, NULL, &type, &len));
+    EXPECT(NC_EBADNAME, nc_inq_attid(ncid, v, NULL, &type));
+    EXPECT(NC_EBADNAME, nc_copy_att(ncid, v, NULL, ncid, NC_GLOBAL));
+    EXPECT(NC_EINVAL, nc_del_att(ncid, v, NULL));
+    EXPECT(NC_EINVAL, nc_rename_att(ncid, v, NULL, "y"));
     EXPECT(NC_ENOTVAR, nc_put_att_int(ncid, 7, "x", NC_INT, 1, ii));
     EXPECT(NC_EINVAL, nc_put_att_int(ncid, v, "x", NC_INT, 2, NULL));
     /* A failed put leaves nothing behind. */

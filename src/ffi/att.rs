@@ -11,6 +11,19 @@ use crate::nc::values::Values;
 use nczarr_macros::export;
 use std::ffi::{CStr, c_char, c_int, c_void};
 
+/// An attribute name from C in the calls that put, get, inquire or copy one: NULL is
+/// NC_EBADNAME there, as in netcdf-c (nc_del_att and nc_rename_att say NC_EINVAL).
+///
+/// # Safety
+/// `p` is NULL or NUL-terminated.
+pub(super) unsafe fn att_name<'a>(p: *const c_char) -> Result<&'a [u8]> {
+    if p.is_null() {
+        return err(Kind::BadName, "NULL attribute name");
+    }
+    // SAFETY: as this function's contract.
+    unsafe { cstr(p) }
+}
+
 /// Reads `n` elements of type `t` from C memory (`char*` array for strings).
 ///
 /// # Safety
@@ -87,7 +100,7 @@ unsafe fn put_att_impl(
     op: *const c_void,
 ) -> Result<()> {
     // SAFETY: NUL-terminated name or NULL (→ NC_EINVAL).
-    let name = unsafe { cstr(name) }?;
+    let name = unsafe { att_name(name) }?;
     // SAFETY: `op` holds `len` elements of the memory type.
     let values = unsafe { values_from_mem(mem, op, len) }?;
     with(ncid, |ds, gid| ds.put_att(gid, VarRef::from_c(varid), name, xtype, values))
@@ -98,7 +111,7 @@ unsafe fn put_att_impl(
 /// `mem` (its own type when None).
 unsafe fn get_att_impl(ncid: c_int, varid: c_int, name: *const c_char, mem: Option<NcType>, ip: *mut c_void) -> Result<()> {
     // SAFETY: as above.
-    let raw = unsafe { cstr(name) }?;
+    let raw = unsafe { att_name(name) }?;
     let (values, range) = with(ncid, |ds, gid| {
         let att = ds.get_att(gid, VarRef::from_c(varid), &names::lookup(raw)?)?;
         ds.att_in_type(&att, mem.unwrap_or(att.value.nctype()))
@@ -192,7 +205,7 @@ pub(crate) unsafe fn get_att_typed(call: &str, ncid: c_int, varid: c_int, name: 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_att(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type, lenp: *mut usize) -> c_int {
     // SAFETY: as above.
-    let raw = unsafe { cstr(name) }?;
+    let raw = unsafe { att_name(name) }?;
     let att = with(ncid, |ds, gid| ds.get_att(gid, VarRef::from_c(varid), &names::lookup(raw)?))?;
     // SAFETY: optional out-pointers.
     unsafe {
@@ -220,7 +233,7 @@ pub unsafe extern "C" fn nc_inq_attlen(ncid: c_int, varid: c_int, name: *const c
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_attid(ncid: c_int, varid: c_int, name: *const c_char, idp: *mut c_int) -> c_int {
     // SAFETY: as above.
-    let raw = unsafe { cstr(name) }?;
+    let raw = unsafe { att_name(name) }?;
     let id = with(ncid, |ds, gid| ds.att_id(gid, VarRef::from_c(varid), &names::lookup(raw)?))?;
     // SAFETY: optional out-pointer.
     unsafe { put(idp, id as c_int) };

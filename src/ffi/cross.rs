@@ -11,7 +11,7 @@ use super::file::{nc_enddef, nc_redef};
 use super::group::{nc_inq_dimid, nc_inq_dimlen, nc_inq_dimname};
 use super::usertypes::{nc_free_string, nc_inq_type};
 use super::var::{nc_def_var, nc_inq_var};
-use super::{cstr, put, with};
+use super::{put, with};
 use crate::error::{Error, Kind};
 use crate::nc::modes::VarRef;
 use crate::nc::names;
@@ -183,7 +183,7 @@ pub unsafe extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *con
     // anything is read from the source.
     with(ncid_out, |ds, gid| if ds.is_classic_model() { ds.atts(gid, VarRef::from_c(varid_out)).map(|_| ()) } else { Ok(()) })?;
     // SAFETY: as above.
-    let raw = unsafe { cstr(name) }?;
+    let raw = unsafe { super::att::att_name(name) }?;
     let text = String::from_utf8_lossy(raw).into_owned();
     let att = with(ncid_in, |ds, gid| {
         let atts = ds.atts(gid, VarRef::from_c(varid_in))?;
