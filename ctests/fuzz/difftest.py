@@ -40,8 +40,13 @@ NC_NETCDF4, NC_CLASSIC_MODEL, NC_WRITE = 0x1000, 0x100, 1
 # misbehave: (reason, predicate over the diverging op, our line, the reference's line and the
 # whole script `ops` with both transcripts up to here in `ctx`). The README's "Where we differ
 # from netcdf-c on purpose" lists ours.
+def history(ctx):
+    """The ops before the diverging one, each with the reference's line for it."""
+    return zip(ctx["ops"][: ctx["i"]], ctx["ref"][: ctx["i"]])
+
+
 def earlier(ctx, pred):
-    return any(pred(o, r) for o, r in zip(ctx["ops"][: ctx["i"]], ctx["ref"][: ctx["i"]]))
+    return any(pred(o, r) for o, r in history(ctx))
 
 
 def is_get(op):
@@ -120,8 +125,7 @@ KNOWN = [
     # HDF5 moves a renamed group's link to the end of the creation order, so after a reopen
     # netcdf-c lists it after its siblings and the group indexes of the script shift; ours
     # keep the order the groups were made in.
-    ("HDF5 lists a renamed group last after reopen", lambda op, a, b, ctx: ctx["i"] > 0
-     and renamed_group_reopened(ctx)),
+    ("HDF5 lists a renamed group last after reopen", lambda op, a, b, ctx: renamed_group_reopened(ctx)),
     # _NCProperties is hidden by every reader of this library's stores, so it stays reserved in
     # every group (netcdf-c reserves it on the root group only).
     ("_NCProperties reserved in every group", lambda op, a, b, ctx: op[0] in ("put_att", "rename_att") and "_NCProperties" in op and a.endswith("rc=-42")),
@@ -140,7 +144,7 @@ def ghost_only(a, b):
 
 def renamed_group_reopened(ctx):
     seen_rename = False
-    for o, r in zip(ctx["ops"][: ctx["i"]], ctx["ref"][: ctx["i"]]):
+    for o, r in history(ctx):
         if o[:1] == ["rename_grp"] and r.endswith("rc=0"):
             seen_rename = True
         elif o[:1] == ["open"] and seen_rename:
@@ -150,7 +154,7 @@ def renamed_group_reopened(ctx):
 
 def renamed_ghost(a, b, ctx):
     """b = a plus attributes named as ones a successful rename_att renamed away."""
-    old = {o[3] for o, r in zip(ctx["ops"][: ctx["i"]], ctx["ref"][: ctx["i"]]) if o[:1] == ["rename_att"] and r.endswith("rc=0")}
+    old = {o[3] for o, r in history(ctx) if o[:1] == ["rename_att"] and r.endswith("rc=0")}
     # (the group's or variable's natts count the ghost too)
     wa, wb = ([w for w in x.replace("]", " ").split() if not w.startswith("natts=")] for x in (a, b))
     extra = [w for w in wb if w not in wa]
