@@ -14,7 +14,8 @@
 #                   (e.g. make check-c T=t_atts, make check-s3 T=faults); one line per check
 #   make headers    render include/*.h from the C ABI crate (headers/; committed, checked in CI)
 #   make demo       create a dataset on local storage and show it with ncdump and zarr-python
-#   make fuzz       thousands of differential sequences and hostile stores, and the parser fuzz targets
+#   make fuzz       thousands of differential sequences and hostile stores, the parser fuzz targets
+#                   and every crash point of every update the crash-point tester knows
 #   make install PREFIX=/usr/local
 
 PREFIX  ?= /usr/local
@@ -44,7 +45,7 @@ TOOL_HELPERS := H5get_libversion Cdh2e NC__testurl NC_shellUnescape NCpathcanoni
   nclog ncsetlogging ncsetloglevel ncuriappendfragmentkey ncuribuild ncurifree ncuriparse strlcat
 C_SYMBOLS := ncerr ncopts nc_advise nclog
 
-.PHONY: all cargo deps headers check check-rust check-c check-fuzz fuzz check-compat check-clients check-passthrough check-s3 check-cfa check-plugins check-python check-v3 check-cmake check-mpi demo install clean bench
+.PHONY: all cargo deps headers check check-rust check-c check-fuzz fuzz check-compat check-clients check-passthrough check-s3 check-cfa check-plugins check-python check-v3 check-cmake check-mpi check-crash demo install clean bench
 
 all: $(DROPIN) $(PRELOAD) $(STATIC) $(BUILD)/nc-config $(BUILD)/netcdf.pc
 ifeq ($(HAVE_MPI),yes)
@@ -149,7 +150,7 @@ headers:
 	$(CARGO) run --release -q -p nczarr-headers
 
 check: deps all
-	$(MAKE) --no-print-directory check-rust check-c check-fuzz check-compat check-clients check-passthrough check-s3 check-cfa check-plugins check-python check-v3 check-cmake check-mpi
+	$(MAKE) --no-print-directory check-rust check-c check-fuzz check-crash check-compat check-clients check-passthrough check-s3 check-cfa check-plugins check-python check-v3 check-cmake check-mpi
 	@echo "make check: all suites passed"
 
 check-rust:
@@ -177,6 +178,12 @@ fuzz: all
 	python3 ctests/fuzz/difftest.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
 	python3 ctests/fuzz/hostile.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
 	PROPTEST_CASES=2000 $(CARGO) test --release --workspace --lib fuzz_
+	CRASH_ALL=1 sh ctests/crash/run.sh
+
+# The crash-point tester (ctests/crash/run.sh): every crash point of renames and defines on
+# directory, v3, zip, pure Zarr and S3 stores (a small set; make fuzz runs every scenario).
+check-crash: all
+	sh ctests/crash/run.sh
 
 check-compat: all
 	sh ctests/compat/run.sh

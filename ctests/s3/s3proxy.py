@@ -12,7 +12,10 @@ Behaviour is set at run time with `POST /__proxy` and a JSON body (unset keys ke
   stall_s          seconds of the stall
   deny_puts        PUT requests get 500 InternalError (a failing write)
   deny_put_paths   ... and so do PUTs whose path contains this text ("" = none)
-`GET /__proxy` returns the counters: requests, gets, puts, injected.
+  mutations_left   forward only this many more PUT/POST/DELETE requests, refuse (500) every
+                   later one: the server's state is then what a writer killed after that many
+                   requests leaves (-1 = no limit; the crash-point tester)
+`GET /__proxy` returns the counters: requests, gets, puts, mutations (forwarded), injected.
 """
 import http.client
 import http.server
@@ -24,8 +27,8 @@ import time
 PORT = int(sys.argv[1])
 UPSTREAM = sys.argv[2].split("://", 1)[1]
 state = {"latency_ms": 0, "fail_next": 0, "fail_all": False, "truncate_next": 0, "stall_next": 0, "stall_s": 3.0,
-         "deny_puts": False, "deny_put_paths": ""}
-counters = {"requests": 0, "gets": 0, "puts": 0, "injected": 0}
+         "deny_puts": False, "deny_put_paths": "", "mutations_left": -1}
+counters = {"requests": 0, "gets": 0, "puts": 0, "mutations": 0, "injected": 0}
 lock = threading.Lock()
 local = threading.local()
 
@@ -80,6 +83,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 state["fail_next"] -= 1
             pattern = state["deny_put_paths"]
             deny = self.command == "PUT" and (state["deny_puts"] or (pattern and pattern in self.path))
+            if self.command in ("PUT", "POST", "DELETE") and not fail and not deny:
+                if state["mutations_left"] == 0:
+                    deny = True
+                else:
+                    state["mutations_left"] -= 1 if state["mutations_left"] > 0 else 0
+                    counters["mutations"] += 1
             if fail or deny:
                 counters["injected"] += 1
         if latency:

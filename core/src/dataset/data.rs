@@ -30,7 +30,8 @@ impl Dataset {
                 self.chunks.trim(store, key, &layout, budget)?;
                 Ok(range)
             },
-        )?;
+        );
+        let range = self.after_store_call(range)?;
         if range && !unchecked { err(Kind::Range, "value out of range for the memory type") } else { Ok(()) }
     }
 
@@ -74,7 +75,7 @@ impl Dataset {
             }
             self.dirty = was_dirty;
         }
-        stored
+        self.after_store_call(stored)
     }
 
     pub(super) fn write_chunks(

@@ -114,6 +114,9 @@ pub struct Dataset {
     /// Variables (group, varid) written to since the dataset was opened: netcdf-c's
     /// `written_to`, after which a `_FillValue` is NC_ELATEFILL.
     written: std::collections::HashSet<(usize, usize)>,
+    /// Old keys of renamed nodes whose objects were copied to their new keys: deleted once the
+    /// metadata naming the new keys is stored (persist.rs).
+    retired: Vec<String>,
 }
 
 impl Dataset {
@@ -165,6 +168,7 @@ impl Dataset {
             shard_indexes: Default::default(),
             par: None,
             written: Default::default(),
+            retired: Vec::new(),
             spec,
         }
     }
@@ -227,6 +231,7 @@ impl Dataset {
             shard_indexes: Default::default(),
             par: None,
             written: Default::default(),
+            retired: Vec::new(),
             spec,
         };
         // netcdf-c counts every variable of an opened file as written (`written_to`): a

@@ -178,7 +178,11 @@ impl Dataset {
             self.note_renames();
         }
         self.exchange_chunks()?;
-        let local = self.flush_metadata_as(rank == 0).and_then(|()| self.store.flush());
+        let mut local = self.flush_metadata_as(rank == 0);
+        if local.is_ok() && rank == 0 {
+            local = self.delete_retired();
+        }
+        let local = local.and_then(|()| self.store.flush());
         self.par_agree(local)?;
         self.chunks.clear();
         Ok(())

@@ -9,15 +9,30 @@ impl Dataset {
     /// Makes everything durable in crash-safe order: moved objects of renamed nodes, then
     /// chunks, then array metadata, then group metadata (`flush_metadata`).
     pub(crate) fn persist(&mut self) -> Result<()> {
-        self.write_out()?;
-        self.store.flush()
+        let r = self.write_out().and_then(|()| self.store.flush());
+        self.after_store_call(r)
+    }
+
+    /// A storage failure may be a metadata write made behind the caller (S3) that the store
+    /// reports only now, at any later call: what `stored` says is on storage can no longer be
+    /// trusted, so the next persist writes every metadata object again, and nothing retired
+    /// is deleted until that has succeeded.
+    pub(super) fn after_store_call<T>(&mut self, r: Result<T>) -> Result<T> {
+        if let Err(e) = &r
+            && matches!(e.kind, Kind::S3 | Kind::Io | Kind::Errno(_) | Kind::Access | Kind::NoObject)
+        {
+            self.stored.clear();
+            self.dirty = true;
+        }
+        r
     }
 
     /// What `persist` stores, in the same order, without waiting until the store has it: nc_create
     /// and nc_enddef write the metadata so far but are not durability points (nc_sync and
     /// nc_close are), so on S3 their waves go up while the program goes on.
     pub(crate) fn persist_behind(&mut self) -> Result<()> {
-        self.write_out()
+        let r = self.write_out();
+        self.after_store_call(r)
     }
 
     fn write_out(&mut self) -> Result<()> {
@@ -38,8 +53,25 @@ impl Dataset {
             )?;
         }
         self.flush_metadata()?;
+        self.delete_retired()?;
         if self.store.wants_arrays() {
             self.store.note_arrays(self.array_infos())?;
+        }
+        Ok(())
+    }
+
+    /// The last step of a rename: the old keys' objects go once no stored metadata names them.
+    pub(super) fn delete_retired(&mut self) -> Result<()> {
+        if self.retired.is_empty() {
+            return Ok(());
+        }
+        // Stored, not just sent: an S3 metadata wave may still be in flight, and may fail.
+        self.store.flush()?;
+        while let Some(old) = self.retired.pop() {
+            if let Err(e) = self.store.delete_prefix(&Key::new(old.clone())?) {
+                self.retired.push(old);
+                return Err(e);
+            }
         }
         Ok(())
     }
@@ -115,15 +147,19 @@ impl Dataset {
         let node_of = |key: &str| key.rsplit_once('/').map_or(String::new(), |(node, _)| node.to_string());
         let depth = |node: &str| if node.is_empty() { 0 } else { node.split('/').count() };
         let deepest = changed.iter().map(|(k, _)| depth(&node_of(k))).max().unwrap_or(0);
+        // Within a node, v2's `.zattrs` goes before the `.zarray`/`.zgroup` that makes the node
+        // exist: a pure Zarr reader lists nodes, and must not find a new variable without its
+        // attributes (`_ARRAY_DIMENSIONS`, `units`).
         let wave_of = |key: &str| {
             let node = node_of(key);
-            if key == ".zmetadata" {
+            let level = if key == ".zmetadata" {
                 deepest + 2
             } else if arrays.contains(&node) {
                 0
             } else {
                 1 + deepest - depth(&node)
-            }
+            };
+            2 * level + usize::from(!key.ends_with(".zattrs"))
         };
         let mut waves: std::collections::BTreeMap<usize, Vec<(String, Vec<u8>)>> = std::collections::BTreeMap::new();
         for (key, bytes) in changed {
@@ -148,9 +184,15 @@ impl Dataset {
         Ok(())
     }
 
-    /// Moves the objects of renamed groups and variables to their new keys (FIX of netcdf-c's
-    /// rename data loss): groups top-down, then variables.
+    /// Puts the objects of renamed groups and variables at their new keys (FIX of netcdf-c's
+    /// rename data loss): groups top-down, then variables. Crash-safe order (reliability.md):
+    /// the objects are copied (hard links on a directory store) and the old keys deleted only
+    /// after the metadata that names the new keys is stored (`delete_retired`), so a writer
+    /// stopped at any point leaves a dataset with the old names or the new ones, never a
+    /// variable whose metadata names a directory that is gone. A pure Zarr dataset without a
+    /// consolidated document is its own listing: there one directory rename is the commit.
     pub(super) fn apply_renames(&mut self) -> Result<()> {
+        self.clear_new_keys()?;
         self.renames(true)
     }
 
@@ -159,16 +201,40 @@ impl Dataset {
     pub(super) fn note_renames(&mut self) {
         // Without store calls nothing here can fail.
         let _ = self.renames(false);
+        self.retired.clear();
+    }
+
+    /// Nodes defined since the dataset was opened start empty: objects a writer stopped before
+    /// `delete_retired` left under their keys (invisible until then, since no metadata names
+    /// them) must not become a new variable's data.
+    fn clear_new_keys(&mut self) -> Result<()> {
+        if self.created {
+            return Ok(());
+        }
+        let mut fresh = Vec::new();
+        for gid in 0..self.model.groups.len() {
+            if gid > 0 && self.model.groups[gid].stored_key.is_none() {
+                fresh.push(self.model.group_key(gid));
+                continue;
+            }
+            for varid in 0..self.model.groups[gid].vars.len() {
+                if self.model.groups[gid].vars[varid].stored.key.is_none() {
+                    fresh.push(self.model.var_key(gid, varid));
+                }
+            }
+        }
+        fresh.iter().try_for_each(|k| self.store.delete_prefix(&Key::new(k.as_str())?))
     }
 
     fn renames(&mut self, move_objects: bool) -> Result<()> {
+        let atomic = self.layout == crate::format::Layout::Pure && !self.render_options().consolidated;
         for gid in 1..self.model.groups.len() {
             let now = self.model.group_key(gid);
             if let Some(old) = self.model.groups[gid].stored_key.clone()
                 && old != now
             {
                 if move_objects {
-                    self.store.rename_prefix(&Key::new(old.clone())?, &Key::new(now.clone())?)?;
+                    self.move_prefix(&old, &now, atomic)?;
                 }
                 let lead = format!("{old}/");
                 let fix = |k: &mut Option<String>| {
@@ -197,7 +263,7 @@ impl Dataset {
                     && !old.is_empty()
                 {
                     if move_objects {
-                        self.store.rename_prefix(&Key::new(old.clone())?, &Key::new(now.clone())?)?;
+                        self.move_prefix(&old, &now, atomic)?;
                     }
                     let lead = format!("{old}/");
                     self.stored.retain(|k, _| !k.starts_with(&lead));
@@ -206,7 +272,41 @@ impl Dataset {
                 }
             }
         }
+        if move_objects {
+            self.retire_reused_keys()?;
+        }
         Ok(())
+    }
+
+    /// The objects under `old` made present under `now`; `old` kept until `delete_retired`
+    /// unless one step moves them (`atomic`).
+    fn move_prefix(&mut self, old: &str, now: &str, atomic: bool) -> Result<()> {
+        let (from, to) = (Key::new(old)?, Key::new(now)?);
+        if atomic {
+            return self.store.rename_prefix(&from, &to);
+        }
+        // A key retired earlier in this update that is reused now (a -> b, then c -> a) must
+        // not be deleted after its new objects are written.
+        self.retired.retain(|r| r != now && !r.starts_with(&format!("{now}/")));
+        self.store.copy_prefix(&from, &to)?;
+        self.retired.push(old.to_string());
+        Ok(())
+    }
+
+    /// A retired key that a node now lives under (a variable renamed away and another given
+    /// its old name in the same define session) cannot wait until the metadata is stored: its
+    /// old objects would become the new node's. They go now; this one case is not crash-safe.
+    fn retire_reused_keys(&mut self) -> Result<()> {
+        let live: Vec<String> = (0..self.model.groups.len())
+            .flat_map(|g| {
+                let vars = (0..self.model.groups[g].vars.len()).map(move |v| (g, v));
+                std::iter::once(self.model.group_key(g)).chain(vars.map(|(g, v)| self.model.var_key(g, v)).collect::<Vec<_>>())
+            })
+            .collect();
+        let (reused, kept): (Vec<String>, Vec<String>) =
+            std::mem::take(&mut self.retired).into_iter().partition(|r| live.iter().any(|k| k == r || k.starts_with(&format!("{r}/"))));
+        self.retired = kept;
+        reused.iter().try_for_each(|r| self.store.delete_prefix(&Key::new(r.as_str())?))
     }
 }
 

@@ -112,7 +112,7 @@ fn ranges(store: &dyn Zmap) {
     assert_eq!(store.get_ranges(&key("a/s"), &[Suffix(11)], None).unwrap_err().kind, Kind::NcZarr);
 }
 
-/// list_dir, delete_prefix, rename_prefix: direct children only, objects and sub-prefixes
+/// list_dir, delete_prefix, copy_prefix, rename_prefix: direct children only, objects and sub-prefixes
 /// alike; a prefix and everything under it go together.
 fn listing_and_moving(store: &dyn Zmap) {
     let mut root = store.list_dir(&Key::root()).unwrap();
@@ -125,6 +125,16 @@ fn listing_and_moving(store: &dyn Zmap) {
     store.delete_prefix(&key("a/s")).unwrap();
     assert_eq!(got(store, "a/s"), None);
     store.delete_prefix(&key("nowhere")).unwrap();
+    // A copy leaves the source whole and replaces what the target held.
+    store.put(&key("c/stale"), b"old").unwrap();
+    store.copy_prefix(&key("a"), &key("c")).unwrap();
+    assert_eq!(got(store, "c/stale"), None, "the copy replaces the target");
+    assert_eq!(got(store, "c/b/0.0").as_deref(), Some(&b"xyz"[..]));
+    assert_eq!(got(store, "a/b/0.0").as_deref(), Some(&b"xyz"[..]), "the source stays");
+    store.put(&key("c/b/0.0"), b"new").unwrap();
+    assert_eq!(got(store, "a/b/0.0").as_deref(), Some(&b"xyz"[..]), "a write to the copy leaves the source");
+    store.copy_prefix(&key("nowhere"), &key("n2")).unwrap();
+    assert_eq!(store.list_dir(&key("n2")).unwrap(), Vec::<String>::new());
     store.rename_prefix(&key("a"), &key("c")).unwrap();
     assert_eq!(got(store, "a/.zarray"), None);
     assert_eq!(store.list_dir(&key("a")).unwrap(), Vec::<String>::new());

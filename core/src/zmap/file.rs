@@ -345,6 +345,27 @@ fn remove_tree(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `copy_prefix` of one file or folder: folders made, files hard-linked (copied where a link
+/// cannot be made); a symlink inside the store is refused, as everywhere else.
+fn link_tree(src: &Path, dst: &Path, meta: &fs::Metadata) -> Result<()> {
+    if meta.file_type().is_symlink() {
+        return err(Kind::Access, format!("symlink inside store: {}", src.display()));
+    }
+    if meta.is_dir() {
+        fs::create_dir(dst)?;
+        for entry in fs::read_dir(src)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            link_tree(&src.join(&name), &dst.join(&name), &fs::symlink_metadata(entry.path())?)?;
+        }
+        return Ok(());
+    }
+    if fs::hard_link(src, dst).is_err() {
+        fs::copy(src, dst)?;
+    }
+    Ok(())
+}
+
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Zmap for FileStore {
@@ -497,6 +518,27 @@ impl Zmap for FileStore {
         match remove_tree(&path) {
             Err(e) if matches!(e.kind, Kind::Errno(libc::ENOENT)) => Ok(()),
             other => other,
+        }
+    }
+
+    /// Hard links, not copies: a renamed variable's chunks cost a directory entry each, and
+    /// every later write replaces a file (a new inode, `put_at`), so the old tree never sees
+    /// it. Where links cannot be made (another file system, a file system without them) the
+    /// bytes are copied.
+    fn copy_prefix(&self, from: &Key, to: &Key) -> Result<()> {
+        let src = self.path(from)?;
+        let dst = self.path(to)?;
+        if fs::symlink_metadata(&dst).is_ok() {
+            remove_tree(&dst)?;
+        }
+        match fs::symlink_metadata(&src) {
+            Err(_) => Ok(()),
+            Ok(meta) => {
+                if let Some(parent) = dst.parent() {
+                    fs::create_dir_all(parent)?;
+                }
+                link_tree(&src, &dst, &meta)
+            }
         }
     }
 

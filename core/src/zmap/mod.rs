@@ -94,19 +94,42 @@ pub trait Zmap: Send + Sync {
     /// Removes every object under `prefix` (and the object named `prefix` itself).
     fn delete_prefix(&self, prefix: &Key) -> Result<()>;
 
-    /// Moves every object under `from` to the same relative key under `to`.
-    fn rename_prefix(&self, from: &Key, to: &Key) -> Result<()> {
+    /// Makes every object under `from` also present at the same relative key under `to`,
+    /// replacing whatever was under `to`; the objects under `from` stay. The first half of a
+    /// crash-safe move: the metadata naming `to` is written next, `from` deleted last, so a
+    /// writer stopped anywhere leaves the old dataset or the new one (reliability.md).
+    fn copy_prefix(&self, from: &Key, to: &Key) -> Result<()> {
+        self.delete_prefix(to)?;
+        let mut keys = Vec::new();
         let mut stack = vec![String::new()];
         while let Some(rel) = stack.pop() {
-            let here = join(from, &rel);
-            for child in self.list_dir(&Key::new(&here)?)? {
+            for child in self.list_dir(&Key::new(join(from, &rel))?)? {
                 let child_rel = join(&rel, &child);
-                if let Some(bytes) = self.get(&Key::new(join(from, &child_rel))?)? {
-                    self.put(&Key::new(join(to, &child_rel))?, &bytes)?;
-                }
+                keys.push(child_rel.clone());
                 stack.push(child_rel);
             }
         }
+        // A listed name is an object, a sub-prefix or both; absent objects are sub-prefixes.
+        for batch in keys.chunks(self.caps().batch_size.max(1)) {
+            let from_keys = batch.iter().map(|rel| Key::new(join(from, rel))).collect::<Result<Vec<_>>>()?;
+            let got = self.get_many(&from_keys)?;
+            let items = batch
+                .iter()
+                .zip(got)
+                .filter_map(|(rel, bytes)| bytes.map(|b| Key::new(join(to, rel)).map(|k| (k, b))))
+                .collect::<Result<Vec<_>>>()?;
+            if !items.is_empty() {
+                self.put_many(items)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves every object under `from` to the same relative key under `to`, replacing
+    /// whatever was under `to`: in one step where the driver can (a directory rename), which
+    /// a dataset whose listing is its metadata (pure Zarr) needs to change atomically.
+    fn rename_prefix(&self, from: &Key, to: &Key) -> Result<()> {
+        self.copy_prefix(from, to)?;
         self.delete_prefix(from)
     }
 

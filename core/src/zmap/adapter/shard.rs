@@ -432,6 +432,10 @@ impl Zmap for ShardStore<'_> {
         self.inner.delete_prefix(prefix)
     }
 
+    fn copy_prefix(&self, from: &Key, to: &Key) -> Result<()> {
+        self.inner.copy_prefix(from, to)
+    }
+
     fn rename_prefix(&self, from: &Key, to: &Key) -> Result<()> {
         self.inner.rename_prefix(from, to)
     }

@@ -133,6 +133,12 @@ impl Zmap for Traced {
         r
     }
 
+    fn copy_prefix(&self, from: &Key, to: &Key) -> Result<()> {
+        let r = self.0.copy_prefix(from, to);
+        trace::emit(2, &format!("storage: copy {from:?} -> {to:?}: {}", outcome(&r, |_| "ok".into())));
+        r
+    }
+
     fn rename_prefix(&self, from: &Key, to: &Key) -> Result<()> {
         let r = self.0.rename_prefix(from, to);
         trace::emit(2, &format!("storage: rename {from:?} -> {to:?}: {}", outcome(&r, |_| "ok".into())));
