@@ -110,6 +110,33 @@ pub fn log_routing() -> bool {
     *ON.get_or_init(|| std::env::var_os("NCZARR_LOG").is_some_and(|v| v != "0"))
 }
 
+/// `NCZARR_CFA_NAMES=relative`: aggregation masters name fragments relative to themselves
+/// (the name's `cfa_names=` wins).
+pub fn cfa_names() -> Option<String> {
+    env_str("NCZARR_CFA_NAMES")
+}
+
+/// `NCZARR_ALLOW_TARGETS` (else rc `NCZARR.ALLOW_TARGETS`): what a remote document may name
+/// beyond its own place (url/trust.rs). Read at every check: a program may set it late.
+pub(crate) fn allow_targets() -> Option<String> {
+    #[cfg(test)]
+    if let Some(v) = ALLOW_TARGETS_TEST.with(|t| t.borrow().clone()) {
+        return v;
+    }
+    env_str("NCZARR_ALLOW_TARGETS").or_else(|| rc_get("NCZARR.ALLOW_TARGETS")).filter(|v| !v.trim().is_empty())
+}
+
+// Tests set the consent for their own thread rather than in the process environment.
+#[cfg(test)]
+thread_local! {
+    static ALLOW_TARGETS_TEST: std::cell::RefCell<Option<Option<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+#[cfg(test)]
+pub(crate) fn set_allow_targets_for_test(v: Option<&str>) {
+    ALLOW_TARGETS_TEST.with(|t| *t.borrow_mut() = Some(v.map(str::to_string)));
+}
+
 /// `NCZARR_FALLBACK_LIB`: the real netcdf-c the drop-in forwards non-Zarr datasets to.
 pub fn fallback_lib() -> Option<OsString> {
     std::env::var_os("NCZARR_FALLBACK_LIB").filter(|v| !v.is_empty())

@@ -29,9 +29,11 @@ if op == "ours":
     from pycheck import check, finish
 
     want = np.load(sys.argv[3])
-    # cfdm resolves relative fragment URIs against the working directory.
-    os.chdir(os.path.dirname(os.path.abspath(out)))
-    fields = {f.nc_get_variable(): f for f in cfdm.read(os.path.basename(out))}
+    # cfdm resolves relative fragment URIs against its working directory: our masters name
+    # fragments in full, so it reads them from anywhere (here from /).
+    path = os.path.abspath(out)
+    os.chdir("/")
+    fields = {f.nc_get_variable(): f for f in cfdm.read(path)}
     for name in want.files:
         check(name in fields, f"cfdm sees {name} (it sees {sorted(fields)})")
         if name in fields:

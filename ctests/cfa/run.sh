@@ -278,5 +278,28 @@ PY
 [ ! -e "$scratch/blocked/b.nca" ] && ok "no master after a failed fragment" || bad "no master after a failed fragment"
 fi
 
+# 12. Packed variables (short, scale_factor/add_offset, _FillValue) both ways with cfdm: our
+#     aggregation of a packed file reads as the source's values in cfdm and through us, and
+#     cfdm's aggregation of it (a float variable over the packed fragment) reads unpacked
+#     through us. cfdm reads from / (our fragment names are absolute).
+if case_ "12-packing"; then
+mkdir -p "$scratch/pk"
+python3 "$top/ctests/cfa/packing.py" source "$scratch/pk" > "$scratch/o.txt" 2>&1 || { bad "packed source file"; cat "$scratch/o.txt"; }
+py() { python3 "$top/ctests/cfa/packing.py" "$@" > "$scratch/o.txt" 2>&1 && ok "$(tail -1 "$scratch/o.txt")" || { bad "packing.py $*"; cat "$scratch/o.txt"; }; }
+LD_PRELOAD="$pre" py values "$scratch/pk/src.nc"
+for conv in cf 0.5 0.4; do
+    LD_PRELOAD="$pre" nccopy -k nc4 "$scratch/pk/src.nc" "file://$scratch/pk/ours$conv.nca#mode=cfa&cfa=$conv" \
+        && ok "nccopy of the packed file into #mode=cfa&cfa=$conv" || bad "nccopy of the packed file into #mode=cfa&cfa=$conv"
+    LD_PRELOAD="$pre" py values "$scratch/pk/ours$conv.nca"
+    LD_PRELOAD="$pre" ncdump -v v "$scratch/pk/ours$conv.nca" | grep -q "v =" && ok "ncdump of our packed $conv aggregation" || bad "ncdump of our packed $conv aggregation"
+    LD_PRELOAD="$pre" ncdump -h "$scratch/pk/ours$conv.nca" | grep -q "short v(y, x)" && ok "the $conv aggregation variable stays packed (short)" || bad "the $conv aggregation variable stays packed (short)"
+    frag=$(ls "$scratch/pk/ours$conv/"*.nc | head -1)
+    ncdump -h "$frag" | grep -q "scale_factor\|add_offset" && bad "a $conv fragment carries the packing" || ok "$conv fragments hold packed values without the packing"
+done
+py cfdm-reads "$scratch/pk/ourscf.nca"
+py cfdm-writes "$scratch/pk"
+LD_PRELOAD="$pre" py values "$scratch/pk/cfpacked.nc"
+fi
+
 echo "CFA tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

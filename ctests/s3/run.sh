@@ -423,6 +423,81 @@ AWS_ENDPOINT_URL="$E" LD_PRELOAD="$pre" ncdump "s3://nczarr-test/cfacopy/c.nca" 
 grep -v ':Conventions = ' "$scratch/cfa4_v05.want.cdl" | cmp -s - "$scratch/c.cdl" && ok "the S3 aggregated copy reads back equal" || bad "the S3 aggregated copy reads back equal"
 fi
 
+# 5d. The trust rule (README "Security"): a master fetched from S3 or HTTP names fragments in its
+#     own place only. Hostile masters naming a local file, a cloud metadata address, another
+#     port on loopback, another bucket or a `..` escape are refused (NC_EACCESS, the reason in
+#     the log) and read only when NCZARR_ALLOW_TARGETS allows them; a master whose fragments
+#     sit beside it reads as before.
+if case_ "5d-security-remote-masters"; then
+python3 - "$scratch" << 'PY' || bad "hostile masters written"
+import sys, netCDF4, numpy as np
+d = sys.argv[1]
+with netCDF4.Dataset(f"{d}/secret.nc", "w") as ds:
+    ds.createDimension("x", 4)
+    ds.createVariable("v", "i4", ("x",))[:] = [42, 43, 44, 45]
+def master(name, uri):
+    with netCDF4.Dataset(f"{d}/{name}.nca", "w") as ds:
+        ds.Conventions = "CF-1.12"
+        ds.createDimension("x", 4)
+        ds.createDimension("j", 1)
+        ds.createDimension("i", 1)
+        v = ds.createVariable("v", "i4", ())
+        v.aggregated_dimensions = "x"
+        v.aggregated_data = "map: fmap uris: furis identifiers: fid"
+        ds.createVariable("fmap", "i4", ("j", "i"))[:] = [[4]]
+        ds.createVariable("furis", str, ("i",))[0] = uri
+        ds.createVariable("fid", str, ())[...] = np.array("v", dtype=object)
+master("local_path", f"{d}/secret.nc")
+master("local_uri", f"file://{d}/secret.nc")
+master("metadata_service", "http://127.0.0.2:9/latest/meta-data/secret.nc")  # another host (the unit tests name 169.254.169.254; no test sends traffic there)
+master("other_port", sys.argv[1] and "OTHER_PORT")
+master("other_bucket", "s3://nczarr-other/secret.nc")
+master("escape", "../../nczarr-other/secret.nc")
+master("beside", "beside/secret.nc")
+PY
+python3 - "$scratch" "$E" "http://127.0.0.1:$M" << 'PY' || bad "hostile masters uploaded"
+import sys, boto3, netCDF4
+d, e, direct = sys.argv[1:4]
+with netCDF4.Dataset(f"{d}/other_port.nca", "a") as ds:
+    ds["furis"][0] = f"{direct}/nczarr-test/sec/secret.nc#mode=bytes"
+s3 = boto3.client("s3", endpoint_url=e, region_name="us-east-1")
+try:
+    s3.create_bucket(Bucket="nczarr-other")
+except Exception:
+    pass
+s3.upload_file(f"{d}/secret.nc", "nczarr-other", "secret.nc")
+s3.upload_file(f"{d}/secret.nc", "nczarr-test", "sec/secret.nc")
+s3.upload_file(f"{d}/secret.nc", "nczarr-test", "sec/beside/secret.nc")
+for m in ("local_path", "local_uri", "metadata_service", "other_port", "other_bucket", "escape", "beside"):
+    s3.upload_file(f"{d}/{m}.nca", "nczarr-test", f"sec/{m}.nca")
+PY
+for m in local_path local_uri metadata_service other_port other_bucket escape; do
+    for form in "$E/nczarr-test/sec/$m.nca#mode=s3" "$E/nczarr-test/sec/$m.nca#mode=bytes"; do
+        AWS_ENDPOINT_URL="$E" NCTRACING=1 LD_PRELOAD="$pre" ncdump -v v "$form" > "$scratch/o.txt" 2> "$scratch/e.txt"; rc=$?
+        if [ $rc -ne 0 ] && ! grep -q "42" "$scratch/o.txt" && grep -q "Access failure" "$scratch/e.txt" && grep -q "refused" "$scratch/e.txt"; then
+            ok "$m (${form##*#}): refused with NC_EACCESS and the reason"
+        else bad "$m (${form##*#}): rc $rc: $(head -c 300 "$scratch/o.txt") $(head -c 300 "$scratch/e.txt")"; fi
+    done
+done
+# Consent: the setting (environment or .ncrc) opens what the user names, and only that.
+for m in local_path local_uri; do
+    NCZARR_ALLOW_TARGETS="$scratch/" LD_PRELOAD="$pre" ncdump -v v "$E/nczarr-test/sec/$m.nca#mode=s3" 2> /dev/null | grep -q "v = 42, 43, 44, 45" \
+        && ok "$m read when NCZARR_ALLOW_TARGETS names its folder" || bad "$m read when NCZARR_ALLOW_TARGETS names its folder"
+done
+NCZARR_ALLOW_TARGETS="/elsewhere/" LD_PRELOAD="$pre" ncdump -v v "$E/nczarr-test/sec/local_path.nca#mode=s3" > /dev/null 2>&1 \
+    && bad "a folder the user did not name is read" || ok "a folder the user did not name stays refused"
+printf 'NCZARR.ALLOW_TARGETS=s3://nczarr-other/\n' > "$scratch/allow.rc"
+NCRCENV_RC="$scratch/allow.rc" AWS_ENDPOINT_URL="$E" LD_PRELOAD="$pre" ncdump -v v "$E/nczarr-test/sec/other_bucket.nca#mode=s3" 2> /dev/null | grep -q "v = 42, 43, 44, 45" \
+    && ok "another bucket read when the .ncrc key allows it" || bad "another bucket read when the .ncrc key allows it"
+NCZARR_ALLOW_TARGETS="*" AWS_ENDPOINT_URL="$E" LD_PRELOAD="$pre" ncdump -v v "$E/nczarr-test/sec/escape.nca#mode=s3" 2> /dev/null | grep -q "v = 42, 43, 44, 45" \
+    && ok "a .. escape read when everything is allowed" || bad "a .. escape read when everything is allowed"
+# Fragments beside the master, and local masters naming any local file, read as before.
+LD_PRELOAD="$pre" ncdump -v v "$E/nczarr-test/sec/beside.nca#mode=s3" 2> "$scratch/e.txt" | grep -q "v = 42, 43, 44, 45" \
+    && ok "a remote master's own fragments read" || { bad "a remote master's own fragments read"; cat "$scratch/e.txt"; }
+LD_PRELOAD="$pre" ncdump -v v "$scratch/local_path.nca" 2> /dev/null | grep -q "v = 42, 43, 44, 45" \
+    && ok "a local master names any local file" || bad "a local master names any local file"
+fi
+
 # 6. Faults.
 if case_ "6-faults"; then
 U="$E/nczarr-test/forms/path#mode=nczarr,s3"
@@ -477,6 +552,28 @@ sleep 0.2
 kill $(echo $pids | awk '{print $1}') 2> /dev/null
 wait $reader && ok || { bad "server killed mid-read -> NC_ES3"; cat "$scratch/dead.txt"; }
 [ $(( $(date +%s) - start )) -lt 30 ] && ok "dead server took too long" || bad "dead server took too long"
+fi
+
+# 7. No signal reaches the host: the server's proxy is SIGKILLed mid-upload (after 8 of 64
+# chunk PUTs) again and again; the writer, which leaves SIGPIPE at its default (deadly) action,
+# must live and see NC_ES3 every time (ctests/fixtures/repro/s3_sigpipe.c).
+if case_ "7-sigpipe"; then
+cc -std=c11 -I"$top/include" -o "$scratch/sigpipe" "$top/ctests/fixtures/repro/s3_sigpipe.c" -L"$build" -lnetcdf -Wl,-rpath,"$build" || bad "s3_sigpipe build"
+M2=$(port); moto_server -H 127.0.0.1 -p "$M2" > "$scratch/moto2.log" 2>&1 & pids="$pids $!"
+wait_up "http://127.0.0.1:$M2/"
+python3 -c "
+import boto3
+boto3.client('s3', endpoint_url='http://127.0.0.1:$M2', region_name='us-east-1').create_bucket(Bucket='sbucket')
+"
+for k in 1 2 3 4 5 6; do
+    P2=$(port); python3 "$top/ctests/s3/s3proxy.py" "$P2" "http://127.0.0.1:$M2" & X=$!
+    wait_up "http://127.0.0.1:$P2/__proxy"
+    ( while :; do n=$(curl -s "http://127.0.0.1:$P2/__proxy" | sed 's/.*"puts": \([0-9]*\).*/\1/'); [ "${n:-0}" -ge 8 ] 2> /dev/null && { kill -9 $X; break; }; sleep 0.005; done ) & W=$!
+    NCZARR_S3_MAX_ATTEMPTS=2 NCZARR_S3_BACKOFF_MS=10 NCZARR_S3_CONNECT_TIMEOUT=1 "$scratch/sigpipe" "http://127.0.0.1:$P2/sbucket/ds$k#mode=nczarr,s3" > "$scratch/sp.txt" 2>&1; rc=$?
+    kill $W 2> /dev/null; kill -9 $X 2> /dev/null; wait $X 2> /dev/null
+    if [ $rc -eq 0 ] && grep -q "rc -138" "$scratch/sp.txt"; then ok "server killed mid-upload, try $k: NC_ES3, no signal"
+    else bad "server killed mid-upload, try $k: exit $rc: $(tr '\n' ';' < "$scratch/sp.txt")"; fi
+done
 fi
 
 echo "S3 tests: $pass passed, $fail failed"

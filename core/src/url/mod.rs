@@ -7,6 +7,7 @@
 
 pub mod object;
 pub mod s3;
+pub mod trust;
 
 use crate::error::{Kind, Result, err};
 use std::collections::BTreeMap;

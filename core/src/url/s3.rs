@@ -192,6 +192,18 @@ fn alias_for(name: &str) -> Result<Option<Alias>> {
     alias_in(&text, name, &path.display().to_string())
 }
 
+/// The name of an S3netCDF4 alias (`~/.s3nc.json`) whose endpoint is `endpoint`
+/// (`scheme://host[:port]`): how S3netCDF4 names objects there (`s3://<alias>/bucket/key`).
+pub fn alias_named_for(endpoint: &str) -> Option<String> {
+    let text = std::fs::read(alias_file()?).ok()?;
+    let doc: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    let same = |url: &str| url.trim_end_matches('/').eq_ignore_ascii_case(endpoint.trim_end_matches('/'));
+    doc.get("hosts")?.as_object()?.iter().find_map(|(name, host)| {
+        let alias = name.strip_prefix("s3://")?;
+        (!alias.is_empty() && host.get("url").and_then(|u| u.as_str()).is_some_and(same)).then(|| alias.to_string())
+    })
+}
+
 /// The alias `s3://<name>` in the text of an `.s3nc.json` file (`file` names it in errors).
 fn alias_in(text: &[u8], name: &str, file: &str) -> Result<Option<Alias>> {
     let bad = |why: &str| Error::new(Kind::Invalid, format!("{file}: {why}"));

@@ -187,8 +187,12 @@ fn define_aggregated(real: c_int, v: c_int, ours: c_int, master: &str, version: 
     } else {
         return err(Kind::Invalid, format!("{vname}: {version} variable without cfa_array or cfa_group"));
     };
-    // Every fragment inside the aggregated array (a hostile or broken master is refused).
+    // Every fragment inside the aggregated array (a hostile or broken master is refused), and
+    // in the master's own place unless the user allowed more (README "Security").
     for f in &fragments {
+        if f.constant.is_none() {
+            crate::url::trust::check_target(master, &f.file, &format!("{vname}: fragment"))?;
+        }
         let inside = f.start.len() == shape.len()
             && f.shape.len() == shape.len()
             && (0..shape.len()).all(|d| f.shape[d] > 0 && f.start[d].checked_add(f.shape[d]).is_some_and(|end| end <= shape[d]));

@@ -387,7 +387,11 @@ fn define_fragment(ncid: c_int, array: &ArrayInfo, ncvar: &str, count: &[usize])
         }
     }
     for (aname, values) in &array.attributes {
-        if aname == "_FillValue" {
+        // A fragment holds the aggregated variable's stored (packed) values: CF aggregation
+        // unpacks a fragment by its own scale_factor/add_offset before the aggregation
+        // variable's packing applies, so the fragment carries neither (else cfdm, and we,
+        // would unpack twice).
+        if matches!(aname.as_str(), "_FillValue" | "scale_factor" | "add_offset") {
             continue;
         }
         let st = put_attribute(ncid, varid, &name(aname)?, values);

@@ -288,7 +288,9 @@ fn bookkeeping(m: c_int, id: c_int, array: &ArrayInfo, writer: &Writer, fills: &
             writer.files.materialise(array, &index, &shape)?;
         }
     }
-    let stored: HashMap<Vec<u64>, String> = writer.files.fragments_of(&array.key).into_iter().map(|(i, _, rel)| (i, rel)).collect();
+    let place = writer.files.place();
+    let stored: HashMap<Vec<u64>, String> =
+        writer.files.fragments_of(&array.key).into_iter().map(|(i, _, rel)| (i, place.master_name(&rel, writer.convention))).collect();
     let dim_names: Vec<&str> = array.dims.iter().map(|d| d.0.as_str()).collect();
     let rank = sizes.len();
     let fragments = cells(&sizes);
@@ -349,7 +351,7 @@ fn bookkeeping(m: c_int, id: c_int, array: &ArrayInfo, writer: &Writer, fills: &
             let strings =
                 |f: &dyn Fn(&Vec<u64>) -> String| fragments.iter().map(|(i, _, _)| if present(i) { f(i) } else { String::new() }).collect();
             fills.push(Fill::Strings { ncid: g, varid: ncvar, values: strings(&|_| v.clone()) });
-            fills.push(Fill::Strings { ncid: g, varid: file, values: strings(&|i| dot_relative(&stored[i])) });
+            fills.push(Fill::Strings { ncid: g, varid: file, values: strings(&|i| stored[i].clone()) });
             fills.push(Fill::Strings { ncid: g, varid: format, values: strings(&|_| "NETCDF4".to_string()) });
         }
         Convention::V04 => {
@@ -359,7 +361,7 @@ fn bookkeeping(m: c_int, id: c_int, array: &ArrayInfo, writer: &Writer, fills: &
                 .map(|(i, s, n)| {
                     let location: Vec<[usize; 2]> = s.iter().zip(n).map(|(&a, &k)| [a, a + k - 1]).collect();
                     serde_json::json!({
-                        "subarray": {"ncvar": v, "file": dot_relative(&stored[i]), "format": "NETCDF4", "shape": n},
+                        "subarray": {"ncvar": v, "file": stored[i], "format": "NETCDF4", "shape": n},
                         "index": i,
                         "location": location,
                     })
@@ -376,11 +378,6 @@ fn bookkeeping(m: c_int, id: c_int, array: &ArrayInfo, writer: &Writer, fills: &
         }
     }
     Ok(())
-}
-
-/// A fragment name as S3netCDF4 writes it: `./` before a relative one.
-fn dot_relative(name: &str) -> String {
-    if name.starts_with('/') || name.contains("://") || name.starts_with("./") { name.to_string() } else { format!("./{name}") }
 }
 
 /// The master's `Conventions`: ours, with the convention's word (CF-1.12 at least, or the

@@ -55,7 +55,7 @@ fn disabled(name: &str) -> bool {
 }
 
 /// The dataset name without the words only we know (`nocfa`, `cfa` in its mode, a `cfa=`
-/// version), for the real library; `None` when the name has none.
+/// version, `cfa_names=`), for the real library; `None` when the name has none.
 ///
 /// # Safety
 /// `path` is NULL or NUL-terminated.
@@ -77,7 +77,7 @@ pub unsafe fn without_cfa_words(path: *const c_char) -> Option<CString> {
                 let words: Vec<&str> = v.split(',').filter(|w| !ours(w) && !w.is_empty()).collect();
                 (!words.is_empty()).then(|| format!("{k}={}", words.join(",")))
             }
-            Some((k, _)) if k.eq_ignore_ascii_case("cfa") => None,
+            Some((k, _)) if k.eq_ignore_ascii_case("cfa") || k.eq_ignore_ascii_case("cfa_names") => None,
             _ if ours(pair) || pair.is_empty() => None,
             _ => Some(pair.to_string()),
         })

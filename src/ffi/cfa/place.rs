@@ -25,6 +25,8 @@ pub(super) struct Place {
     pub stem: String,
     /// The master's directory, for the fragments' directory (empty: the working directory).
     pub local_dir: Option<String>,
+    /// The master names fragments relative to itself (`cfa_names=relative`), not in full.
+    pub relative_names: bool,
 }
 
 impl Place {
@@ -42,7 +44,10 @@ impl Place {
             return err(Kind::Invalid, format!("{name}: no file name for the master"));
         }
         let dir = path.rsplit_once('/').map_or(String::new(), |(d, _)| format!("{d}/"));
+        let params = name.split_once('#').map(|(_, f)| crate::url::parse_fragment(f)).unwrap_or_default();
+        let names = params.get("cfa_names").cloned().or_else(crate::config::cfa_names).unwrap_or_default();
         Ok(Place {
+            relative_names: names.trim().eq_ignore_ascii_case("relative"),
             original: name.to_string(),
             master: if remote { format!("{path}#mode=bytes") } else { path.clone() },
             stem,
@@ -61,6 +66,45 @@ impl Place {
             Some(rel) if !dir.is_empty() || !plain.contains("://") => rel.to_string(),
             _ => plain.to_string(),
         }
+    }
+
+    /// How the master names the fragment `rel` (its name relative to the master, or a full
+    /// name). By default in full, so that other readers open it from anywhere: S3netCDF4 opens a
+    /// name exactly as written and cfdm resolves relative URIs against its working directory.
+    /// CFA-0.4/0.5 as S3netCDF4 writes them: an absolute path, an `s3://` name (through the
+    /// `~/.s3nc.json` alias of a custom endpoint when there is one); CF-1.12: a `file://` URI or
+    /// the object's URL. With `relative_names`, the relative name (`./` first for CFA, as
+    /// S3netCDF4 writes one): a folder that moves as a whole, read from the master's place.
+    pub fn master_name(&self, rel: &str, convention: Convention) -> String {
+        let cf = convention == Convention::Cf;
+        if self.relative_names {
+            return if cf || rel.starts_with('/') || rel.contains("://") || rel.starts_with("./") {
+                rel.to_string()
+            } else {
+                format!("./{rel}")
+            };
+        }
+        let resolved = resolve(&self.original, rel);
+        let plain = resolved.split('#').next().unwrap_or(&resolved);
+        if plain.contains("://") {
+            let lower = plain.to_ascii_lowercase();
+            let scheme = ["http://", "https://"].into_iter().find(|s| lower.starts_with(s));
+            if let (false, Some(scheme)) = (cf, scheme) {
+                let rest = &plain[scheme.len()..];
+                if let Some((host, path)) = rest.split_once('/')
+                    && let Some(alias) = crate::url::s3::alias_named_for(&format!("{scheme}{host}"))
+                {
+                    return format!("s3://{alias}/{path}");
+                }
+            }
+            return plain.to_string();
+        }
+        let absolute = if plain.starts_with('/') {
+            plain.to_string()
+        } else {
+            std::env::current_dir().map(|d| d.join(plain).display().to_string()).unwrap_or_else(|_| plain.to_string())
+        };
+        if cf { format!("file://{absolute}") } else { absolute }
     }
 
     /// The fragment's name as the master records it (relative to the master).
@@ -107,6 +151,16 @@ pub(super) fn resolve(master: &str, file: &str) -> String {
     let dir = base.rsplit_once('/').map_or("", |(d, _)| d);
     let rel = file.trim_start_matches("./");
     let joined = if dir.is_empty() { rel.to_string() } else { format!("{dir}/{rel}") };
+    // `..` and `.` resolved as a URL resolver would (the object read is the one the trust
+    // rule checks): in the path after `scheme://authority`, or in the whole local path.
+    let joined = match joined.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+            format!("{scheme}://{authority}{}", crate::url::trust::normalize(&format!("/{path}")))
+        }
+        None if joined.contains("..") || joined.contains("/./") => crate::url::trust::normalize(&joined),
+        None => joined,
+    };
     let remote = ["http://", "https://"].iter().any(|s| base.to_ascii_lowercase().starts_with(s));
     match (remote, fragment.is_empty()) {
         (true, _) => format!("{joined}#mode=bytes"),
@@ -148,5 +202,8 @@ mod tests {
         assert_eq!(resolve("/data/x.nca", "file:///abs/a.nc"), "/abs/a.nc");
         assert_eq!(resolve("/data/x.nca", "s3://b/a.nc"), "s3://b/a.nc");
         assert_eq!(resolve("/data/x.nca", "https://h/b/a.nc"), "https://h/b/a.nc#mode=bytes");
+        assert_eq!(resolve("http://h:1/b/k/x.nca#mode=s3", "../../o/a.nc"), "http://h:1/o/a.nc#mode=bytes");
+        assert_eq!(resolve("s3://b/k/x.nca", "./../a.nc"), "s3://b/a.nc");
+        assert_eq!(resolve("/data/run/x.nca", "../a.nc"), "/data/a.nc");
     }
 }

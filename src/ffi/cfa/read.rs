@@ -6,7 +6,7 @@ use super::calls::{cname, get_vara_as, var_shape};
 use crate::error::{Error, Kind, Result};
 use crate::ffi::consts::{NC_NOERR, NC_NOWRITE};
 use crate::nc::types::NcType;
-use crate::zmap::cfa::{Fragment, FragmentReader};
+use crate::zmap::cfa::{Fragment, FragmentReader, Packing};
 use std::ffi::{CString, c_int, c_void};
 
 /// Is the fragment a netCDF object on S3 (fetched before the real library opens it)?
@@ -43,7 +43,7 @@ pub(super) fn quiet_hdf5_here() {
 }
 
 impl FragmentReader for Fragments {
-    fn read(&self, f: &Fragment, xtype: NcType, start: &[usize], count: &[usize], out: &mut [u8]) -> Result<()> {
+    fn read(&self, f: &Fragment, xtype: NcType, fill: &[u8], start: &[usize], count: &[usize], out: &mut [u8]) -> Result<()> {
         let fail = |status: c_int, what: &str| {
             crate::trace::warn(&format!("fragment {}: {what}: {}", f.file, crate::error::message(status).to_string_lossy()));
             Error::new(if status > 0 { Kind::Errno(status) } else { Kind::Real(status) }, format!("fragment {}: {what}", f.file))
@@ -74,7 +74,7 @@ impl FragmentReader for Fragments {
         if st != NC_NOERR {
             return Err(fail(st, "cannot open"));
         }
-        let result = read_open(ncid, f, xtype, start, count, out).map_err(|(st, what)| fail(st, &what));
+        let result = read_open(ncid, f, xtype, fill, start, count, out).map_err(|(st, what)| fail(st, &what));
         crate::ffi::file::close(ncid);
         result
     }
@@ -84,6 +84,7 @@ fn read_open(
     ncid: c_int,
     f: &Fragment,
     xtype: NcType,
+    fill: &[u8],
     start: &[usize],
     count: &[usize],
     out: &mut [u8],
@@ -104,9 +105,50 @@ fn read_open(
     }
     let start: Vec<usize> = kept.iter().map(|&d| start[d]).collect();
     let count: Vec<usize> = kept.iter().map(|&d| count[d]).collect();
+    if let Some(packing) = packing_of(ncid, varid) {
+        let cells: usize = count.iter().product();
+        let mut raw = vec![0u8; cells * 8];
+        let st = get_vara_as(ncid, varid, NcType::Double, &start, &count, &mut raw);
+        if st != NC_NOERR {
+            return Err((st, format!("reading {}", f.ncvar)));
+        }
+        let raw: Vec<f64> = raw.chunks_exact(8).map(|c| f64::from_ne_bytes(c.try_into().unwrap_or([0; 8]))).collect();
+        return packing.unpack(&raw, xtype, fill, out).map_err(|e| (e.code(), format!("unpacking {}", f.ncvar)));
+    }
     let st = get_vara_as(ncid, varid, xtype, &start, &count, out);
     if st != NC_NOERR {
         return Err((st, format!("reading {}", f.ncvar)));
     }
     Ok(())
+}
+
+/// The fragment variable's own packing, if it has `scale_factor` or `add_offset`.
+fn packing_of(ncid: c_int, varid: c_int) -> Option<Packing> {
+    let mut vtype = 0;
+    // SAFETY: a valid out-pointer.
+    if unsafe { crate::ffi::var::nc_inq_vartype(ncid, varid, &mut vtype) } != NC_NOERR {
+        return None;
+    }
+    let first = |name: &std::ffi::CStr| numeric_att(ncid, varid, name).and_then(|v| v.first().copied());
+    let (scale, offset) = (first(c"scale_factor"), first(c"add_offset"));
+    if scale.is_none() && offset.is_none() {
+        return None;
+    }
+    let missing = numeric_att(ncid, varid, c"missing_value").unwrap_or_default();
+    Packing::of(NcType::from_id(vtype).ok()?, scale, offset, first(c"_FillValue"), &missing)
+}
+
+/// A numeric attribute's values as doubles; `None` when absent or not numeric.
+fn numeric_att(ncid: c_int, varid: c_int, name: &std::ffi::CStr) -> Option<Vec<f64>> {
+    let (mut xtype, mut len) = (0, 0usize);
+    // SAFETY: NUL-terminated name; valid out-pointers.
+    if unsafe { crate::ffi::att::nc_inq_att(ncid, varid, name.as_ptr(), &mut xtype, &mut len) } != NC_NOERR {
+        return None;
+    }
+    if !NcType::from_id(xtype).is_ok_and(|t| t.is_numeric()) || len == 0 || len > 1 << 20 {
+        return None;
+    }
+    let mut values = vec![0f64; len];
+    // SAFETY: `values` holds the attribute's `len` elements.
+    (unsafe { crate::ffi::att_matrix::nc_get_att_double(ncid, varid, name.as_ptr(), values.as_mut_ptr()) } == NC_NOERR).then_some(values)
 }

@@ -36,8 +36,63 @@ pub struct Fragment {
 /// a fragment may be netCDF-3, netCDF-4 or NCZarr, local or on S3).
 pub trait FragmentReader: Send + Sync {
     /// `count` elements at `start` of `fragment`'s variable, as `xtype` in native byte
-    /// order, into `out` (exactly their size).
-    fn read(&self, fragment: &Fragment, xtype: NcType, start: &[usize], count: &[usize], out: &mut [u8]) -> Result<()>;
+    /// order, into `out` (exactly their size). `fill`: the aggregated variable's fill value
+    /// (one element), for the cells a packed fragment marks missing (`Packing`).
+    fn read(&self, fragment: &Fragment, xtype: NcType, fill: &[u8], start: &[usize], count: &[usize], out: &mut [u8]) -> Result<()>;
+}
+
+/// A fragment variable's own packing (CF 8.1: `scale_factor`, `add_offset`), which CF
+/// aggregation (CF-1.12 §2.8, and cfdm) undoes before the values enter the aggregated variable:
+/// each stored value `r` becomes `r * scale + offset` converted to the aggregated variable's
+/// type, and a value the fragment marks missing (its `_FillValue`, else its type's default
+/// fill, and its `missing_value`s) becomes the aggregated variable's fill value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Packing {
+    pub scale: f64,
+    pub offset: f64,
+    missing: Vec<f64>,
+}
+
+impl Packing {
+    /// `scale`/`offset` as the fragment's attributes give them (absent: `None`); `fill`: its
+    /// `_FillValue` if it has one; `missing`: its `missing_value`s. `None`: not packed.
+    pub fn of(fragment_type: NcType, scale: Option<f64>, offset: Option<f64>, fill: Option<f64>, missing: &[f64]) -> Option<Packing> {
+        if scale.is_none() && offset.is_none() {
+            return None;
+        }
+        let default = crate::nc::values::Values::default_fill(fragment_type).scalars().first().map(|s| match *s {
+            crate::nc::values::Scalar::Int(i) => i as f64,
+            crate::nc::values::Scalar::F32(f) => f64::from(f),
+            crate::nc::values::Scalar::F64(d) => d,
+        });
+        let mut marks: Vec<f64> = fill.or(default).into_iter().collect();
+        marks.extend_from_slice(missing);
+        Some(Packing { scale: scale.unwrap_or(1.0), offset: offset.unwrap_or(0.0), missing: marks })
+    }
+
+    /// The stored values `raw` (read as doubles) unpacked into `out` as `xtype` (native byte
+    /// order); missing ones become `fill`. Integer types take the nearest value; one out of
+    /// their range is NC_ERANGE's conversion (as a get into a narrower type).
+    pub fn unpack(&self, raw: &[f64], xtype: NcType, fill: &[u8], out: &mut [u8]) -> Result<()> {
+        let size = xtype.size();
+        if out.len() != raw.len() * size || fill.len() != size {
+            return err(Kind::Internal, "unpacking: buffer sizes disagree");
+        }
+        for (r, cell) in raw.iter().zip(out.chunks_exact_mut(size)) {
+            if r.is_nan() || self.missing.iter().any(|m| m == r) {
+                cell.copy_from_slice(fill);
+                continue;
+            }
+            let v = r * self.scale + self.offset;
+            let v = if matches!(xtype, NcType::Float | NcType::Double) { v } else { v.round() };
+            let bytes = crate::nc::values::Values::Double(vec![v]).convert(xtype).map(|(c, _)| c.to_ne_bytes());
+            match bytes {
+                Ok(b) if b.len() == size => cell.copy_from_slice(&b),
+                _ => return err(Kind::BadType, format!("cannot unpack into {}", xtype.name())),
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One aggregated variable as the store serves it.
@@ -97,7 +152,7 @@ impl Aggregated {
             Some(value) => value.repeat(cells),
             None => {
                 let mut region = super::zeroed((cells * size) as u64)?;
-                reader.read(frag, self.xtype, &within, &count, &mut region)?;
+                reader.read(frag, self.xtype, fill, &within, &count, &mut region)?;
                 region
             }
         };
@@ -253,7 +308,7 @@ mod tests {
     struct Counting(Vec<usize>);
 
     impl FragmentReader for Counting {
-        fn read(&self, f: &Fragment, xtype: NcType, start: &[usize], count: &[usize], out: &mut [u8]) -> Result<()> {
+        fn read(&self, f: &Fragment, xtype: NcType, _fill: &[u8], start: &[usize], count: &[usize], out: &mut [u8]) -> Result<()> {
             assert_eq!(xtype, NcType::Int);
             let cols = if count.len() == 2 { count[1] } else { 1 };
             for (i, cell) in out.chunks_mut(4).enumerate() {
@@ -267,6 +322,29 @@ mod tests {
             }
             Ok(())
         }
+    }
+
+    #[test]
+    fn packed_fragments_unpack_into_the_aggregated_type() {
+        // cfdm's case: short v, scale 0.01, offset 273.15, _FillValue -999; stored -200, 0, 100.
+        let p = Packing::of(NcType::Short, Some(0.01), Some(273.15), Some(-999.0), &[]).unwrap();
+        let fill = (-1.0e30f32).to_ne_bytes();
+        let mut out = vec![0u8; 16];
+        p.unpack(&[-200.0, 0.0, 100.0, -999.0], NcType::Float, &fill, &mut out).unwrap();
+        let got: Vec<f32> = out.chunks(4).map(|c| f32::from_ne_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(got, [271.15f32, 273.15, 274.15, -1.0e30]);
+        // No _FillValue: the type's default fill is missing; missing_value too.
+        let p = Packing::of(NcType::Short, Some(2.0), None, None, &[7.0]).unwrap();
+        let mut out = vec![0u8; 24];
+        p.unpack(&[-32767.0, 7.0, 3.0], NcType::Double, &(-9.0f64).to_ne_bytes(), &mut out).unwrap();
+        let got: Vec<f64> = out.chunks(8).map(|c| f64::from_ne_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(got, [-9.0, -9.0, 6.0]);
+        // Into an integer type: the nearest value.
+        let p = Packing::of(NcType::Byte, Some(0.5), Some(0.0), None, &[]).unwrap();
+        let mut out = vec![0u8; 4];
+        p.unpack(&[3.0], NcType::Int, &0i32.to_ne_bytes(), &mut out).unwrap();
+        assert_eq!(i32::from_ne_bytes(out[..].try_into().unwrap()), 2);
+        assert_eq!(Packing::of(NcType::Short, None, None, Some(1.0), &[]), None, "no packing attributes: not packed");
     }
 
     fn frag(start: &[usize], shape: &[usize]) -> Fragment {
