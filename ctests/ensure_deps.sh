@@ -15,9 +15,13 @@ done
 # Parallel I/O: OpenMPI (mpicc, mpif90, mpirun) and Debian's parallel netcdf-c to compare with.
 for tool in mpicc mpirun mpif90; do command -v $tool > /dev/null 2>&1 || need_apt="$need_apt openmpi-bin libopenmpi-dev"; done
 [ -f /usr/lib/x86_64-linux-gnu/netcdf/mpi/include/netcdf_par.h ] || need_apt="$need_apt libnetcdf-mpi-dev"
-# HDF5 filter plugins (LZ4, bzip2; ZFP) for the plugin tests.
+# HDF5 filter plugins (LZ4, bzip2; ZFP; LZF) for the plugin tests.
 [ -f /usr/lib/x86_64-linux-gnu/hdf5/serial/plugins/libh5lz4.so ] || need_apt="$need_apt hdf5-filter-plugin"
 [ -f /usr/lib/x86_64-linux-gnu/hdf5/serial/plugins/libh5zzfp.so ] || need_apt="$need_apt hdf5-filter-plugin-zfp-serial"
+# LZF (id 32000): a plugin that links no libhdf5 and takes HDF5's symbols from the process.
+[ -f /usr/lib/x86_64-linux-gnu/hdf5/serial/plugins/liblzf_filter.so ] || need_apt="$need_apt hdf5-plugin-lzf"
+# ... and takes liblzf's functions from the process too (the package depends on libc alone).
+[ -f /usr/lib/x86_64-linux-gnu/liblzf.so.1 ] || need_apt="$need_apt liblzf1"
 if [ -n "$need_apt" ]; then
     echo "installing:$need_apt"
     SUDO=""

@@ -109,7 +109,8 @@ int main(int argc, char **argv)
     OK(nc_def_var_filter(ncid, v, H5Z_FILTER_DEFLATE, 1, &lvl)); /* replaces in place */
     OK(nc_inq_var_deflate(ncid, v, NULL, NULL, &l));
     CHECK(l == 7);
-    EXPECT(NC_EINVAL, nc_def_var_filter(ncid, v, 99999, 0, NULL));
+    EXPECT(NC_EINVAL, nc_def_var_filter(ncid, v, 99999, 0, NULL));     /* past HDF5's 65535 */
+    EXPECT(NC_ENOFILTER, nc_def_var_filter(ncid, v, 40000, 0, NULL));  /* no plugin provides it */
     EXPECT(NC_ENOFILTER, nc_def_var_szip(ncid, v, 32, 32));
     OK(nc_inq_var_szip(ncid, v, &a, &b));
     CHECK(a == 0 && b == 0);

@@ -301,5 +301,35 @@ py cfdm-writes "$scratch/pk"
 LD_PRELOAD="$pre" py values "$scratch/pk/cfpacked.nc"
 fi
 
+# 13. S3netCDF4 itself (ctests/tools/s3netcdf4.sh builds it once) reads the CFA-0.5 and
+#     CFA-0.4 masters we write, from a working directory other than the master's: our masters
+#     name fragments in full, as S3netCDF4 does (it opens a name exactly as written).
+if case_ "13-s3netcdf4-reads-ours"; then
+s3nc=$(sh "$top/ctests/tools/s3netcdf4.sh") || bad "S3netCDF4 build"
+mkdir -p "$scratch/s3h" "$scratch/s3nc"
+echo '{"version": "9", "hosts": {}, "cache_location": "'"$scratch"'/s3nc/cache", "resource_allocation": {"memory": "1GB", "filehandles": 20}}' > "$scratch/s3h/.s3nc.json"
+python3 - "$scratch/s3nc/src.nc" << 'PY'
+import sys, netCDF4, numpy as np
+with netCDF4.Dataset(sys.argv[1], "w") as ds:
+    ds.createDimension("time", 4)
+    ds.createDimension("lat", 3)
+    ds.createDimension("lon", 5)
+    v = ds.createVariable("tas", "f4", ("time", "lat", "lon"), chunksizes=(2, 3, 5))
+    v.units = "K"
+    v[:] = np.arange(60).reshape(4, 3, 5)
+PY
+for conv in 0.5 0.4; do
+    LD_PRELOAD="$pre" nccopy -k nc4 "$scratch/s3nc/src.nc" "file://$scratch/s3nc/m$conv.nca#mode=cfa&cfa=$conv" || bad "nccopy into cfa=$conv"
+    (cd / && HOME="$scratch/s3h" "$s3nc" - "$scratch/s3nc/m$conv.nca" << 'PY') > "$scratch/o.txt" 2>&1 && ok "S3netCDF4 reads our CFA-$conv master from /" || { bad "S3netCDF4 reads our CFA-$conv master from /"; tail -5 "$scratch/o.txt"; }
+import sys
+import numpy as np
+from S3netCDF4._s3netCDF4 import s3Dataset
+with s3Dataset(sys.argv[1], "r") as ds:
+    got = np.array(ds.variables["tas"][:])
+assert (got == np.arange(60).reshape(4, 3, 5)).all(), got.ravel()[:10]
+PY
+done
+fi
+
 echo "CFA tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -256,5 +256,43 @@ else
 fi
 fi
 
+# 10. A plugin that links no libhdf5 and takes HDF5's symbols (data ones too) from the process:
+#     Debian's LZF plugin (id 32000). It loads (a system libhdf5 is put in the global namespace
+#     for it), round trips through our C programs and through nccopy under the preload library,
+#     and without it the filter is NC_ENOFILTER as in netcdf-c.
+if case_ "10-lzf-plugin"; then
+lzf="$plugins/liblzf_filter.so"
+[ -f "$lzf" ] || { bad "missing HDF5 LZF plugin: $lzf (sh ctests/ensure_deps.sh)"; }
+mkdir -p "$scratch/lzf" && ln -sf "$lzf" "$scratch/lzf/liblzf_filter.so"
+rm -rf "$scratch/p2.zarr" "$scratch/p3.zarr"
+HDF5_PLUGIN_PATH="$scratch/lzf" NCTRACING=1 "$scratch/t_plugins" "$scratch" write 32000 > "$scratch/o.txt" 2> "$scratch/trace.txt" \
+    && ok "round trips through the LZF plugin" || { bad "round trips through the LZF plugin"; cat "$scratch/o.txt"; grep -i lzf "$scratch/trace.txt" | head -5; }
+grep -q "liblzf_filter.so: id 32000" "$scratch/trace.txt" && ok "the LZF plugin is found" || { bad "the LZF plugin is found"; grep -i "lzf\|skipped" "$scratch/trace.txt" | head -5; }
+size=$(stat -c %s "$scratch/p2.zarr/v/0" 2> /dev/null || echo 99999)
+[ "$size" -lt 4000 ] && ok "LZF chunks are compressed ($size bytes for 8192)" || bad "LZF chunks are compressed ($size bytes for 8192)"
+HDF5_PLUGIN_PATH="$scratch/none" "$scratch/t_plugins" "$scratch" missing 32000 > "$scratch/o.txt" 2>&1 \
+    && ok "LZF stores with no plugin: data NC_ENOFILTER" || { bad "LZF stores with no plugin: data NC_ENOFILTER"; cat "$scratch/o.txt"; }
+HDF5_PLUGIN_PATH="$scratch/lzf" LD_PRELOAD="$pre" nccopy "file://$scratch/p2.zarr#mode=nczarr,file" "file://$scratch/lzfcopy.zarr#mode=nczarr,file" \
+    && HDF5_PLUGIN_PATH="$scratch/lzf" LD_PRELOAD="$pre" ncdump -s "file://$scratch/lzfcopy.zarr#mode=nczarr,file" > "$scratch/lzf.cdl" \
+    && grep -q 'v:_Filter = "32000"' "$scratch/lzf.cdl" && grep -q "v = 0, 0, 0," "$scratch/lzf.cdl" \
+    && ok "nccopy of an LZF store under the preload library" || bad "nccopy of an LZF store under the preload library"
+cat > "$scratch/nofilter.c" << 'C'
+#include <netcdf.h>
+#include <netcdf_filter.h>
+#include <stdio.h>
+int main(int c, char **v) {
+    int nc, d, x;
+    if (nc_create(v[1], NC_NETCDF4 | NC_CLOBBER, &nc) || nc_def_dim(nc, "x", 4, &d) || nc_def_var(nc, "v", NC_INT, 1, &d, &x)) return 2;
+    int a = nc_def_var_filter(nc, x, 32000, 0, NULL), b = nc_def_var_filter(nc, x, 99999, 0, NULL);
+    printf("%d %d\n", a, b);
+    nc_close(nc);
+    return !(a == NC_ENOFILTER && b == NC_EINVAL);
+}
+C
+cc -std=c11 -I"$top/include" -o "$scratch/nofilter" "$scratch/nofilter.c" -L"$build" -lnetcdf -Wl,-rpath,"$build" \
+    && HDF5_PLUGIN_PATH="$scratch/none" "$scratch/nofilter" "file://$scratch/nf.zarr#mode=nczarr,file" > "$scratch/o.txt" \
+    && ok "an unavailable filter is NC_ENOFILTER, an id past 65535 NC_EINVAL (netcdf-c 4.10.1)" || { bad "unavailable filter codes: $(cat "$scratch/o.txt")"; }
+fi
+
 echo "plugin tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

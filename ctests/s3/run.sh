@@ -421,6 +421,34 @@ done
 AWS_ENDPOINT_URL="$E" LD_PRELOAD="$pre" nccopy -k nc4 "s3://nczarr-test/cfa/cfa4_v05.nca" "s3://nczarr-test/cfacopy/c.nca#mode=cfa" && ok "nccopy S3 master to S3 #mode=cfa" || bad "nccopy S3 master to S3 #mode=cfa"
 AWS_ENDPOINT_URL="$E" LD_PRELOAD="$pre" ncdump "s3://nczarr-test/cfacopy/c.nca" | sed 1d | grep -v ':Conventions = ' > "$scratch/c.cdl"
 grep -v ':Conventions = ' "$scratch/cfa4_v05.want.cdl" | cmp -s - "$scratch/c.cdl" && ok "the S3 aggregated copy reads back equal" || bad "the S3 aggregated copy reads back equal"
+# S3netCDF4 itself reads the CFA masters we write on S3 through its alias: they name their
+# fragments s3://tenancy-0/bucket/..., as S3netCDF4 does.
+s3nc=$(sh "$top/ctests/tools/s3netcdf4.sh") || bad "S3netCDF4 build"
+mkdir -p "$scratch/s3h"
+python3 -c "
+import json, sys
+doc = json.load(open('$scratch/s3nc.json'))
+doc.update({'cache_location': '$scratch/s3h/cache', 'resource_allocation': {'memory': '1GB', 'filehandles': 20}})
+json.dump(doc, open('$scratch/s3h/.s3nc.json', 'w'))
+"
+python3 -c "
+import netCDF4, numpy as np
+with netCDF4.Dataset('$scratch/s3src.nc', 'w') as ds:
+    ds.createDimension('time', 4); ds.createDimension('lat', 3); ds.createDimension('lon', 5)
+    v = ds.createVariable('tas', 'f4', ('time', 'lat', 'lon'), chunksizes=(2, 3, 5))
+    v[:] = np.arange(60).reshape(4, 3, 5)
+"
+for conv in 0.5 0.4; do
+    S3_NC_CONFIG="$scratch/s3nc.json" LD_PRELOAD="$pre" nccopy -k nc4 "$scratch/s3src.nc" "s3://tenancy-0/nczarr-test/s3nc$conv/m.nca#mode=cfa&cfa=$conv" \
+        || bad "nccopy into an S3 CFA-$conv master by alias"
+    (cd / && HOME="$scratch/s3h" "$s3nc" -c "
+import numpy as np
+from S3netCDF4._s3netCDF4 import s3Dataset
+with s3Dataset('s3://tenancy-0/nczarr-test/s3nc$conv/m.nca', 'r') as ds:
+    got = np.array(ds.variables['tas'][:])
+assert (got == np.arange(60).reshape(4, 3, 5)).all(), got.ravel()[:10]
+") > "$scratch/o.txt" 2>&1 && ok "S3netCDF4 reads our CFA-$conv master on S3" || { bad "S3netCDF4 reads our CFA-$conv master on S3"; tail -5 "$scratch/o.txt"; }
+done
 fi
 
 # 5d. The trust rule (README "Security"): a master fetched from S3 or HTTP names fragments in its

@@ -208,7 +208,23 @@ fn dlerror() -> String {
 fn load(path: &Path) -> std::result::Result<Library, String> {
     let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| "a NUL in the name".to_string())?;
     // SAFETY: a NUL-terminated path; the library's initialisers run as for any dlopen.
-    let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+    let mut handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+    // A plugin that links neither libhdf5 nor its codec's library but takes their symbols from
+    // the process (data ones too, such as H5E_CALLBACK_g, which no lazy binding defers):
+    // Debian's LZF plugin wants HDF5 and liblzf. Each missing symbol's provider is put in the
+    // global namespace once (`provide`), and the plugin opened again.
+    for _ in 0..PROVIDERS.len() + 1 {
+        if !handle.is_null() {
+            break;
+        }
+        let why = dlerror();
+        let missing = why.rsplit_once("undefined symbol: ").map(|(_, s)| s.trim().to_string());
+        if missing.as_deref().is_none_or(|m| provide(m).is_err()) {
+            return Err(why);
+        }
+        // SAFETY: as above.
+        handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+    }
     if handle.is_null() {
         return Err(dlerror());
     }
@@ -485,6 +501,55 @@ fn hdf5_for(plugin: *mut c_void) -> std::result::Result<*mut c_void, String> {
     if has_hdf5(plugin) {
         return Ok(plugin);
     }
+    global_hdf5()?;
+    if !has_hdf5(libc::RTLD_DEFAULT) {
+        return Err("the libhdf5 loaded has no H5Pcreate".into());
+    }
+    // Such plugins bound their HDF5 calls when they were loaded, to nothing then: hdf5plugin's
+    // `init_filter(NULL)` binds them again, to the library just loaded.
+    // SAFETY: a live handle and a NUL-terminated name.
+    let init = unsafe { libc::dlsym(plugin, c"init_filter".as_ptr()) };
+    if !init.is_null() {
+        // SAFETY: hdf5plugin's `int init_filter(const char *libname)`; NULL: the global scope.
+        // Its result is not an answer: it says -1 when a symbol of a newer HDF5 is missing,
+        // having bound the rest; the filter's set_local reports what it lacks.
+        unsafe { std::mem::transmute::<*mut c_void, extern "C" fn(*const c_char) -> c_int>(init)(std::ptr::null()) };
+    }
+    Ok(libc::RTLD_DEFAULT)
+}
+
+/// Where a plugin's missing symbols come from, by name prefix: HDF5's (`global_hdf5`), and
+/// the codec libraries Debian's plugins expect the process to hold (liblzf for LZF).
+const PROVIDERS: &[(&str, &[&str])] = &[("H5", &[]), ("lzf_", &["liblzf.so.1", "liblzf.so"])];
+
+/// Puts the library that provides `symbol` in the global namespace (once per library).
+fn provide(symbol: &str) -> std::result::Result<(), String> {
+    let Some((prefix, libs)) = PROVIDERS.iter().find(|(p, _)| symbol.starts_with(p)) else {
+        return Err(format!("no known provider of {symbol}"));
+    };
+    if *prefix == "H5" {
+        return global_hdf5();
+    }
+    static LOADED: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+    for &lib in *libs {
+        if loaded.contains(&lib) {
+            return Ok(());
+        }
+        let Ok(c) = CString::new(lib) else { continue };
+        // SAFETY: a NUL-terminated library name; the library stays loaded.
+        if !unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) }.is_null() {
+            crate::trace::emit(1, &format!("filter plugins: loaded {lib} for a plugin that needs {symbol}"));
+            loaded.push(lib);
+            return Ok(());
+        }
+    }
+    Err(format!("{symbol}: none of {} loads", libs.join(", ")))
+}
+
+/// A system libhdf5 in the global namespace, loaded once (`NCZARR_HDF5_LIB` names it, else
+/// the first of `HDF5_LIBS` that loads), for plugins that link none and look HDF5 up there.
+fn global_hdf5() -> std::result::Result<(), String> {
     static LOADED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
     LOADED
         .get_or_init(|| {
@@ -502,21 +567,7 @@ fn hdf5_for(plugin: *mut c_void) -> std::result::Result<*mut c_void, String> {
             }
             Err(format!("it links no libhdf5 and none of {} loads (NCZARR_HDF5_LIB)", names.join(", ")))
         })
-        .clone()?;
-    if !has_hdf5(libc::RTLD_DEFAULT) {
-        return Err("the libhdf5 loaded has no H5Pcreate".into());
-    }
-    // Such plugins bound their HDF5 calls when they were loaded, to nothing then: hdf5plugin's
-    // `init_filter(NULL)` binds them again, to the library just loaded.
-    // SAFETY: a live handle and a NUL-terminated name.
-    let init = unsafe { libc::dlsym(plugin, c"init_filter".as_ptr()) };
-    if !init.is_null() {
-        // SAFETY: hdf5plugin's `int init_filter(const char *libname)`; NULL: the global scope.
-        // Its result is not an answer: it says -1 when a symbol of a newer HDF5 is missing,
-        // having bound the rest; the filter's set_local reports what it lacks.
-        unsafe { std::mem::transmute::<*mut c_void, extern "C" fn(*const c_char) -> c_int>(init)(std::ptr::null()) };
-    }
-    Ok(libc::RTLD_DEFAULT)
+        .clone()
 }
 
 /// System libhdf5 names tried, newest HDF5 first after Debian's serial build.
