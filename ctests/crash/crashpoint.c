@@ -50,31 +50,23 @@ static void step(void) {
 
 static int writes(int flags) { return flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | __O_TMPFILE); }
 
-#define OPEN_LIKE(name, ...)                                                     \
-    int name(const char *path, int flags, ...) {                                 \
+/* open/openat and their 64-bit names: the mode argument is there only with O_CREAT or
+ * O_TMPFILE. PARAMS are the arguments before `flags`, ARGS the same names. */
+#define OPEN_LIKE(name, PARAMS, ARGS)                                            \
+    int name(PARAMS, int flags, ...) {                                           \
         mode_t mode = 0;                                                         \
         if (flags & (O_CREAT | __O_TMPFILE)) {                                   \
             va_list ap; va_start(ap, flags); mode = va_arg(ap, mode_t); va_end(ap); \
         }                                                                        \
-        REAL(name);                             \
+        REAL(name);                                                              \
         if (writes(flags)) step();                                               \
-        return real_##name(path, flags, mode);                                   \
+        return real_##name(ARGS, flags, mode);                                   \
     }
-OPEN_LIKE(open)
-OPEN_LIKE(open64)
-
-#define OPENAT_LIKE(name)                                                        \
-    int name(int dirfd, const char *path, int flags, ...) {                      \
-        mode_t mode = 0;                                                         \
-        if (flags & (O_CREAT | __O_TMPFILE)) {                                   \
-            va_list ap; va_start(ap, flags); mode = va_arg(ap, mode_t); va_end(ap); \
-        }                                                                        \
-        REAL(name);                        \
-        if (writes(flags)) step();                                               \
-        return real_##name(dirfd, path, flags, mode);                            \
-    }
-OPENAT_LIKE(openat)
-OPENAT_LIKE(openat64)
+#define COMMA ,
+OPEN_LIKE(open, const char *path, path)
+OPEN_LIKE(open64, const char *path, path)
+OPEN_LIKE(openat, int dirfd COMMA const char *path, dirfd COMMA path)
+OPEN_LIKE(openat64, int dirfd COMMA const char *path, dirfd COMMA path)
 
 int creat(const char *path, mode_t mode) { REAL(creat); step(); return real_creat(path, mode); }
 int creat64(const char *path, mode_t mode) { REAL(creat64); step(); return real_creat64(path, mode); }

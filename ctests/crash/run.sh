@@ -42,6 +42,19 @@ else:
 PY
 }
 
+# Counts one crash point's outcome (`tally WHERE`, after the dump is in got.txt); `report
+# LABEL TOTAL` ends a scenario with one line.
+tally() {
+    case $(judge "$scratch/got.txt" "$scratch/old.txt" "$scratch/new.txt") in
+        old) o=$((o + 1)) ;; new) n=$((n + 1)) ;; per-object) p=$((p + 1)) ;; duplicate) d=$((d + 1)) ;;
+        *) l=$((l + 1)); echo "# $1: neither state"; diff "$scratch/old.txt" "$scratch/got.txt" | head -8 ;;
+    esac
+}
+report() {
+    counts="$2 crash points: old $o new $n per-object $p duplicate $d lost $l"
+    [ "$l" -eq 0 ] && ok "$1: $counts" || bad "$1: $counts"
+}
+
 # One scenario on one file-based store: `file_case SCENARIO MODE SUFFIX`.
 file_case() {
     sc=$1 mode=$2 ext=$3
@@ -59,14 +72,10 @@ file_case() {
         rm -rf "$work"; cp -a "$base" "$work"
         CRASH_AT=$i LD_PRELOAD="$scratch/crashpoint.so" "$drv" update "$sc" "$url" > /dev/null 2>&1
         "$drv" dump "$url" > "$scratch/got.txt"
-        case $(judge "$scratch/got.txt" "$scratch/old.txt" "$scratch/new.txt") in
-            old) o=$((o + 1)) ;; new) n=$((n + 1)) ;; per-object) p=$((p + 1)) ;; duplicate) d=$((d + 1)) ;;
-            *) l=$((l + 1)); echo "# crash point $i of $total: neither state"; diff "$scratch/old.txt" "$scratch/got.txt" | head -8 ;;
-        esac
+        tally "crash point $i of $total"
         i=$((i + 1))
     done
-    [ "$l" -eq 0 ] && ok "$sc on $mode: $total crash points: old $o new $n per-object $p duplicate $d lost 0" \
-        || bad "$sc on $mode: $total crash points: old $o new $n per-object $p duplicate $d lost $l"
+    report "$sc on $mode" "$total"
 }
 
 scenarios_small="rename_var rename_grp define_var"
@@ -114,15 +123,11 @@ if case_ "5-s3"; then
             ctl "{\"mutations_left\": $i}" > /dev/null
             "$drv" update "$sc" "$via" > /dev/null 2>&1
             "$drv" dump "$direct" > "$scratch/got.txt"
-            case $(judge "$scratch/got.txt" "$scratch/old.txt" "$scratch/new.txt") in
-                old) o=$((o + 1)) ;; new) n=$((n + 1)) ;; per-object) p=$((p + 1)) ;; duplicate) d=$((d + 1)) ;;
-                *) l=$((l + 1)); echo "# after $i of $total requests: neither state"; diff "$scratch/old.txt" "$scratch/got.txt" | head -8 ;;
-            esac
+            tally "after $i of $total requests"
             i=$((i + 1))
         done
         ctl '{"mutations_left": -1}' > /dev/null
-        [ "$l" -eq 0 ] && ok "$sc on $mode (S3): $total crash points: old $o new $n per-object $p duplicate $d lost 0" \
-            || bad "$sc on $mode (S3): $total crash points: old $o new $n per-object $p duplicate $d lost $l"
+        report "$sc on $mode (S3)" "$total"
     }
     python3 -c "
 import boto3

@@ -393,6 +393,13 @@ fi
 # 5c. Aggregated (CFA) masters and their fragments on S3, as S3netCDF4 stores them: every
 #     name form reads the logical dataset; fragments resolve under the master's prefix.
 if case_ "5c-aggregated-cfa-masters"; then
+mkdir -p "$scratch/s3h"
+# The alias file both sides read (S3netCDF4 wants its backend's settings too).
+cat > "$scratch/s3h/.s3nc.json" << JSON
+{"version": "9", "hosts": {"s3://tenancy-0": {"alias": "tenancy-0", "url": "$E", "credentials": {"accessKey": "AKIAALIAS", "secretKey": "alias-secret"}, "backend": "s3aioFileObject", "api": "S3v4"}},
+ "backends": {"s3aioFileObject": {"maximum_part_size": "50MB", "max_parallel_connections": 4, "connect_timeout": 30.0, "read_timeout": 30.0}},
+ "cache_location": "$scratch/s3h/cache", "resource_allocation": {"memory": "1GB", "filehandles": 20}}
+JSON
 python3 -c "
 import boto3, os
 s3 = boto3.client('s3', endpoint_url='$E', region_name='us-east-1')
@@ -408,7 +415,7 @@ for m in cfa3_v04 cfa4_v04 cfa4_v05; do
         && ok || { bad "ncdump of the S3 master $m"; cat "$scratch/err.txt"; }
 done
 AWS_ENDPOINT_URL="$E" LD_PRELOAD="$pre" ncdump "s3://nczarr-test/cfa/cfa4_v05.nca" | sed 1d | cmp -s - "$scratch/cfa4_v05.want.cdl" && ok "CFA master by s3:// URL" || bad "CFA master by s3:// URL"
-S3_NC_CONFIG="$scratch/s3nc.json" LD_PRELOAD="$pre" ncdump "s3://tenancy-0/nczarr-test/cfa/cfa3_v04.nca" | sed 1d | cmp -s - "$scratch/cfa3_v04.want.cdl" && ok "CFA master by alias" || bad "CFA master by alias"
+S3_NC_CONFIG="$scratch/s3h/.s3nc.json" LD_PRELOAD="$pre" ncdump "s3://tenancy-0/nczarr-test/cfa/cfa3_v04.nca" | sed 1d | cmp -s - "$scratch/cfa3_v04.want.cdl" && ok "CFA master by alias" || bad "CFA master by alias"
 cc -std=c11 -Wall -I/usr/include -o "$scratch/t_cfa" "$top/ctests/cfa/t_cfa.c" -lnetcdf || bad "t_cfa build"
 LD_PRELOAD="$pre" "$scratch/t_cfa" "$E/nczarr-test/cfa/cfa4_v04.nca#mode=bytes" "$E/nczarr-test/cfa/cfa4_v04/cfa4_v04" 6 9 36 "#mode=bytes" > "$scratch/o.txt" 2>&1 \
     && ok || { bad "t_cfa on S3"; tail -5 "$scratch/o.txt"; }
@@ -424,13 +431,6 @@ grep -v ':Conventions = ' "$scratch/cfa4_v05.want.cdl" | cmp -s - "$scratch/c.cd
 # S3netCDF4 itself reads the CFA masters we write on S3 through its alias: they name their
 # fragments s3://tenancy-0/bucket/..., as S3netCDF4 does.
 s3nc=$(sh "$top/ctests/tools/s3netcdf4.sh") || bad "S3netCDF4 build"
-mkdir -p "$scratch/s3h"
-python3 -c "
-import json, sys
-doc = json.load(open('$scratch/s3nc.json'))
-doc.update({'cache_location': '$scratch/s3h/cache', 'resource_allocation': {'memory': '1GB', 'filehandles': 20}})
-json.dump(doc, open('$scratch/s3h/.s3nc.json', 'w'))
-"
 python3 -c "
 import netCDF4, numpy as np
 with netCDF4.Dataset('$scratch/s3src.nc', 'w') as ds:
@@ -439,7 +439,7 @@ with netCDF4.Dataset('$scratch/s3src.nc', 'w') as ds:
     v[:] = np.arange(60).reshape(4, 3, 5)
 "
 for conv in 0.5 0.4; do
-    S3_NC_CONFIG="$scratch/s3nc.json" LD_PRELOAD="$pre" nccopy -k nc4 "$scratch/s3src.nc" "s3://tenancy-0/nczarr-test/s3nc$conv/m.nca#mode=cfa&cfa=$conv" \
+    S3_NC_CONFIG="$scratch/s3h/.s3nc.json" LD_PRELOAD="$pre" nccopy -k nc4 "$scratch/s3src.nc" "s3://tenancy-0/nczarr-test/s3nc$conv/m.nca#mode=cfa&cfa=$conv" \
         || bad "nccopy into an S3 CFA-$conv master by alias"
     (cd / && HOME="$scratch/s3h" "$s3nc" -c "
 import numpy as np

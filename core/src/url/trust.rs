@@ -72,7 +72,8 @@ pub fn check_target(document: &str, target: &str, what: &str) -> Result<()> {
 fn locate(name: &str) -> Result<Location> {
     let base = name.split('#').next().unwrap_or(name);
     let lower = base.to_ascii_lowercase();
-    if let Some(path) = base.strip_prefix("file://") {
+    if lower.starts_with("file://") {
+        let path = &base[7..];
         return Ok(Location::Local(normalize(path.strip_prefix("localhost").unwrap_or(path))));
     }
     if lower.starts_with("s3://") || lower.starts_with("gs3://") {
@@ -207,6 +208,7 @@ mod tests {
         assert!(!refused(doc, "http://127.0.0.1:9000/bucket/run/deeper/f.nc"));
         assert!(refused(doc, "/tmp/secret.nc"));
         assert!(refused(doc, "file:///tmp/secret.nc"));
+        assert!(refused(doc, "FILE:///tmp/secret.nc"), "a scheme in capitals is still a local file");
         assert!(refused(doc, "http://169.254.169.254/latest/meta-data#mode=bytes"));
         assert!(refused(doc, "http://127.0.0.1:9001/bucket/run/f.nc"));
         assert!(refused(doc, "http://localhost:9000/bucket/run/f.nc"), "another host name is another origin");
