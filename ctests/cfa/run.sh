@@ -329,6 +329,23 @@ with s3Dataset(sys.argv[1], "r") as ds:
 assert (got == np.arange(60).reshape(4, 3, 5)).all(), got.ravel()[:10]
 PY
 done
+# A packed variable (case 12's source) as S3netCDF4 defines it: the stored values and the
+# variable's scale_factor/add_offset, applied once by the user (its fragments carry none).
+mkdir -p "$scratch/s3nc/pk"
+python3 "$top/ctests/cfa/packing.py" source "$scratch/s3nc/pk" > /dev/null 2>&1 || bad "packed source file"
+for conv in 0.5 0.4; do
+    LD_PRELOAD="$pre" nccopy -k nc4 "$scratch/s3nc/pk/src.nc" "file://$scratch/s3nc/pk/m$conv.nca#mode=cfa&cfa=$conv" || bad "nccopy of the packed file into cfa=$conv"
+    (cd / && HOME="$scratch/s3h" "$s3nc" - "$scratch/s3nc/pk/m$conv.nca" << 'PY') > "$scratch/o.txt" 2>&1 && ok "S3netCDF4 reads our packed CFA-$conv master: stored values and the packing, once" || { bad "S3netCDF4 reads our packed CFA-$conv master"; tail -5 "$scratch/o.txt"; }
+import sys
+import numpy as np
+from S3netCDF4._s3netCDF4 import s3Dataset
+with s3Dataset(sys.argv[1], "r") as ds:
+    v = ds.variables["v"]
+    got = np.array(v[:])
+    assert (got == [[-200, 0, 100], [-999, 5, 10]]).all(), got
+    assert abs(v.scale_factor - 0.01) < 1e-9 and abs(v.add_offset - 273.15) < 1e-6, (v.scale_factor, v.add_offset)
+PY
+done
 fi
 
 echo "CFA tests: $pass passed, $fail failed"
