@@ -5,7 +5,7 @@
 # cannot be installed fails the run.
 set -eu
 need_apt=""
-for tool in ncdump:netcdf-bin ncap2:nco cmake:cmake pkg-config:pkg-config gfortran:gfortran curl:curl; do
+for tool in ncdump:netcdf-bin ncap2:nco cdo:cdo cmake:cmake pkg-config:pkg-config gfortran:gfortran curl:curl; do
     command -v "${tool%%:*}" > /dev/null 2>&1 || need_apt="$need_apt ${tool#*:}"
 done
 [ -f /usr/include/netcdf.h ] || need_apt="$need_apt libnetcdf-dev"

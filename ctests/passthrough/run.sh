@@ -121,5 +121,46 @@ LD_LIBRARY_PATH="$build" /usr/bin/python3 "$scratch/debpy.py" "$scratch" alone &
 NCZARR_FALLBACK_LIB="$real" LD_LIBRARY_PATH="$build" /usr/bin/python3 "$scratch/debpy.py" "$scratch" fallback && ok "drop-in + fallback: Debian netCDF4-python, NCZarr and netCDF-4" || bad "drop-in + fallback: Debian netCDF4-python, NCZarr and netCDF-4"
 fi
 
+# 6. CDO under the drop-in with Debian's netcdf-c as NCZARR_FALLBACK_LIB. CDO links libhdf5 and
+#    reads its global variables, so it holds copies of them: the fallback is then loaded
+#    without RTLD_DEEPBIND (which would make it read HDF5's never-set originals, and every
+#    netCDF-4 open fail). netCDF-4 reads, writes and copies, and a copy into NCZarr and back.
+if case_ "6-cdo-drop-in-fallback"; then
+command -v cdo > /dev/null || { bad "missing tool: cdo (sh ctests/ensure_deps.sh)"; }
+python3 - "$scratch/grid.nc" << 'PY'
+import sys, netCDF4, numpy as np
+with netCDF4.Dataset(sys.argv[1], "w", format="NETCDF4") as ds:
+    ds.createDimension("time", None)
+    ds.createDimension("lat", 3)
+    ds.createDimension("lon", 4)
+    t = ds.createVariable("time", "f8", ("time",))
+    t.units, t.calendar = "days since 2000-01-01", "standard"
+    t[:] = [0, 1]
+    la = ds.createVariable("lat", "f4", ("lat",))
+    la.units, la.standard_name = "degrees_north", "latitude"
+    la[:] = [-10, 0, 10]
+    lo = ds.createVariable("lon", "f4", ("lon",))
+    lo.units, lo.standard_name = "degrees_east", "longitude"
+    lo[:] = [0, 90, 180, 270]
+    v = ds.createVariable("tas", "f4", ("time", "lat", "lon"))
+    v.units = "K"
+    v[:] = np.arange(24).reshape(2, 3, 4) + 270
+PY
+fb() { NCZARR_FALLBACK_LIB="$real" LD_LIBRARY_PATH="$build" "$@"; }
+cdo -s outputf,%g "$scratch/grid.nc" > "$scratch/cdo_plain.txt" 2>&1
+fb cdo -s outputf,%g "$scratch/grid.nc" > "$scratch/cdo_fb.txt" 2>&1
+same "drop-in + fallback: cdo reads a netCDF-4 file as Debian's netcdf-c does" "$scratch/cdo_plain.txt" "$scratch/cdo_fb.txt"
+fb cdo -s sinfon "$scratch/grid.nc" > "$scratch/o.txt" 2>&1 && grep -q "tas" "$scratch/o.txt" && ok "drop-in + fallback: cdo sinfon of a netCDF-4 file" || { bad "drop-in + fallback: cdo sinfon"; cat "$scratch/o.txt"; }
+fb cdo -s -f nc4 copy "$scratch/grid.nc" "$scratch/cdo_copy.nc" > "$scratch/o.txt" 2>&1 && ok "drop-in + fallback: cdo -f nc4 copy" || { bad "drop-in + fallback: cdo -f nc4 copy"; cat "$scratch/o.txt"; }
+fb cdo -s outputf,%g "$scratch/cdo_copy.nc" > "$scratch/cdo_copy.txt" 2>&1
+same "drop-in + fallback: cdo's netCDF-4 copy holds the values" "$scratch/cdo_plain.txt" "$scratch/cdo_copy.txt"
+fb cdo -s -f nc4 mulc,2 "$scratch/grid.nc" "$scratch/cdo_mul.nc" > "$scratch/o.txt" 2>&1 && fb cdo -s outputf,%g "$scratch/cdo_mul.nc" | head -1 | grep -q "^540" \
+    && ok "drop-in + fallback: cdo computes into a new netCDF-4 file" || { bad "drop-in + fallback: cdo mulc"; cat "$scratch/o.txt"; }
+fb nccopy "$scratch/grid.nc" "file://$scratch/cdo.zarr#mode=nczarr,file" \
+    && fb cdo -s outputf,%g "file://$scratch/cdo.zarr#mode=nczarr,file" > "$scratch/cdo_zarr.txt" 2>&1
+same "drop-in + fallback: cdo reads the NCZarr copy" "$scratch/cdo_plain.txt" "$scratch/cdo_zarr.txt"
+NCZARR_LOG=1 fb cdo -s sinfon "$scratch/grid.nc" 2>&1 | grep -q "without RTLD_DEEPBIND" && ok "drop-in + fallback: the log says why DEEPBIND was left out" || bad "drop-in + fallback: the log says why DEEPBIND was left out"
+fi
+
 echo "passthrough tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -10,8 +10,9 @@
 //!   directory/zip holding Zarr metadata) is ours, everything else is forwarded unchanged.
 //! * The real library is found lazily, per symbol: `dlsym(RTLD_NEXT)` (a tool that links
 //!   netcdf-c), else by scanning loaded objects (a Python wheel loads its copy RTLD_LOCAL),
-//!   else `NCZARR_FALLBACK_LIB` (drop-in build, dlopen'ed with RTLD_DEEPBIND). This is the
-//!   only module that calls `dlsym`/`dlopen`.
+//!   else `NCZARR_FALLBACK_LIB` (drop-in build, dlopen'ed with RTLD_DEEPBIND unless the
+//!   program holds copies of HDF5's variables). This is the only module that calls
+//!   `dlsym`/`dlopen`.
 
 use super::consts::{NC_EBADID, NC_ENFILE, NC_ENOTBUILT};
 use std::ffi::{CStr, c_char, c_int, c_void};
@@ -166,15 +167,53 @@ fn open_fallback(path: &CStr) -> Option<*mut c_void> {
             return None;
         }
     }
-    // SAFETY: dlopen of a caller-named library; DEEPBIND keeps its internal calls inside it.
-    let h = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_DEEPBIND) };
+    // DEEPBIND keeps the library's internal calls inside it, except in a program that holds
+    // copies of HDF5's global variables (see `hdf5_globals_copied`): there it would read
+    // variables HDF5 never sets. Without it the library's internal nc_* calls come through our
+    // exports, which hand its ncids back to it, as the preload library does.
+    let copied = hdf5_globals_copied();
+    let deep = if copied { 0 } else { libc::RTLD_DEEPBIND };
+    // SAFETY: dlopen of a caller-named library.
+    let h = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL | deep) };
     if h.is_null() {
         log(&format!("NCZARR_FALLBACK_LIB {} could not be loaded", path.to_string_lossy()));
         return None;
     }
-    log(&format!("real netcdf-c loaded from NCZARR_FALLBACK_LIB={}", path.to_string_lossy()));
+    let how = if copied { " (without RTLD_DEEPBIND: the program holds copies of HDF5's variables)" } else { "" };
+    log(&format!("real netcdf-c loaded from NCZARR_FALLBACK_LIB={}{how}", path.to_string_lossy()));
     Some(h)
 }
+
+/// Does the program hold its own copies of libhdf5's global variables? A program that links
+/// libhdf5 and reads `H5T_NATIVE_INT_g` and its kind directly (CDO) gets copy relocations: the
+/// variables live in the program, and HDF5 initialises those copies. A library opened with
+/// RTLD_DEEPBIND looks such names up in libhdf5 first and finds libhdf5's own storage, which
+/// HDF5 never sets: every type it passes is invalid and each open of a netCDF-4 file fails
+/// with NC_EHDFERR.
+fn hdf5_globals_copied() -> bool {
+    let name = c"H5T_NATIVE_INT_g";
+    // SAFETY: a lookup of a NUL-terminated name in the global scope.
+    let global = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    if global.is_null() {
+        return false;
+    }
+    HDF5_SONAMES.iter().any(|soname| {
+        // SAFETY: RTLD_NOLOAD only finds a library already loaded; the handle is released.
+        let h = unsafe { libc::dlopen(soname.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+        if h.is_null() {
+            return false;
+        }
+        // SAFETY: a live handle and a NUL-terminated name; then the handle is released.
+        let own = unsafe { libc::dlsym(h, name.as_ptr()) };
+        // SAFETY: balances the dlopen above.
+        unsafe { libc::dlclose(h) };
+        !own.is_null() && own != global
+    })
+}
+
+/// The sonames a system libhdf5 goes by, newest first.
+const HDF5_SONAMES: &[&CStr] =
+    &[c"libhdf5_serial.so.310", c"libhdf5_serial.so.103", c"libhdf5.so.310", c"libhdf5.so.200", c"libhdf5.so.103", c"libhdf5.so"];
 
 /// An HDF5 function for the drop-in's HDF5 shims: from the real netcdf-c's own HDF5 (a
 /// `dlsym` on its handle searches its dependencies), else from a system HDF5 loaded for the
@@ -187,9 +226,7 @@ pub fn hdf5_symbol(name: &CStr) -> *mut c_void {
     static SYSTEM: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
     static LOOKED: std::sync::Once = std::sync::Once::new();
     LOOKED.call_once(|| {
-        for soname in
-            [c"libhdf5_serial.so.310", c"libhdf5_serial.so.103", c"libhdf5.so.310", c"libhdf5.so.200", c"libhdf5.so.103", c"libhdf5.so"]
-        {
+        for soname in HDF5_SONAMES {
             // SAFETY: dlopen of a system library by name; kept open for the process.
             let h = unsafe { libc::dlopen(soname.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL) };
             if !h.is_null() {
