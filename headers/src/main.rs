@@ -296,8 +296,8 @@ typedef struct NC_Dispatch NC_Dispatch;\n\n",
 #define NC_HAS_ERANGE_FILL 0\n#define NC_RELAX_COORD_BOUND 1\n#define NC_DISPATCH_VERSION 5\n\
 #define NC_HAS_PAR_FILTERS 0\n#define NC_HAS_NCZARR 1\n#define NC_HAS_MULTIFILTERS 1\n\
 #define NC_HAS_LOGGING 0\n#define NC_HAS_QUANTIZE 1\n#define NC_HAS_ZSTD 1\n#define NC_HAS_BENCHMARKS 0\n\
-#define NC_HAS_BLOSC 1\n#define NC_HAS_BZ2 1\n#define NC_HAS_S3 0\n#define NC_HAS_S3_AWS 0\n\
-#define NC_HAS_S3_INTERNAL 0\n#define NC_HAS_HDF5_ROS3 0\n\n#endif\n"
+#define NC_HAS_BLOSC 1\n#define NC_HAS_BZ2 1\n#define NC_HAS_S3 1\n#define NC_HAS_S3_AWS 0\n\
+#define NC_HAS_S3_INTERNAL 1\n#define NC_HAS_HDF5_ROS3 0\n\n#endif\n"
     );
     write_if_changed(&include.join("netcdf_meta.h"), &meta);
 }
