@@ -3,14 +3,12 @@
 #define NETCDF_NCZARR_H 1
 
 #include <stddef.h>
-
-#ifndef EXTERNL
-#define EXTERNL extern
-#endif
+#include <netcdf.h>
 
 #if defined(__cplusplus)
 extern "C" {
 #endif
+EXTERNL const char *nczarr_last_error(void);
 EXTERNL int nczarr_def_var_shards(int ncid, int varid, const size_t *shardp);
 EXTERNL int nczarr_inq_var_shards(int ncid, int varid, int *shardedp, size_t *shardp);
 #if defined(__cplusplus)

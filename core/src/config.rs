@@ -104,10 +104,25 @@ pub(crate) fn tracing_level() -> i32 {
     env_str("NCTRACING").and_then(|v| v.trim().parse::<i32>().ok()).unwrap_or(0).max(0)
 }
 
-/// `NCZARR_LOG` (anything but `0`): passthrough decisions on stderr.
+/// `NCZARR_LOG`: words separated by commas. `errors`: each failed call's reason on stderr (one
+/// line); `all`: that and the passthrough decisions; anything else but `0` (`1`, `routing`):
+/// the passthrough decisions.
+fn log_words() -> &'static [String] {
+    static WORDS: OnceLock<Vec<String>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        let v = std::env::var("NCZARR_LOG").unwrap_or_default();
+        v.split(',').map(|w| w.trim().to_ascii_lowercase()).filter(|w| !w.is_empty() && w != "0").collect()
+    })
+}
+
+/// `NCZARR_LOG` asks for the passthrough decisions.
 pub fn log_routing() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("NCZARR_LOG").is_some_and(|v| v != "0"))
+    log_words().iter().any(|w| w != "errors")
+}
+
+/// `NCZARR_LOG` asks for failed calls' reasons.
+pub fn log_errors() -> bool {
+    log_words().iter().any(|w| w == "errors" || w == "all")
 }
 
 /// `NCZARR_CFA_NAMES=relative`: aggregation masters name fragments relative to themselves

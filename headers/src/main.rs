@@ -278,10 +278,10 @@ typedef struct NC_Dispatch NC_Dispatch;\n\n",
     write_if_changed(&include.join("netcdf_aux.h"), &side_header(a, &[], &afns, "NCAUX_H"));
 
     // Our extensions live in their own header so netcdf.h squats on no name netcdf-c might add.
+    // It includes netcdf.h (which defines EXTERNL unconditionally, as netcdf-c's does), so the
+    // two can be included in either order.
     let (_, zfns) = sections.remove("nczarr").unwrap_or_default();
-    let z = format!(
-        "{banner}#ifndef NETCDF_NCZARR_H\n#define NETCDF_NCZARR_H 1\n\n#include <stddef.h>\n\n#ifndef EXTERNL\n#define EXTERNL extern\n#endif\n\n"
-    );
+    let z = format!("{banner}#ifndef NETCDF_NCZARR_H\n#define NETCDF_NCZARR_H 1\n\n#include <stddef.h>\n#include <netcdf.h>\n\n");
     write_if_changed(&include.join("netcdf_nczarr.h"), &side_header(z, &[], &zfns, "NETCDF_NCZARR_H"));
 
     let (maj, min, pat) = (nczarr_core::nc::version::MAJOR, nczarr_core::nc::version::MINOR, nczarr_core::nc::version::PATCH);

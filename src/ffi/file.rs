@@ -9,6 +9,17 @@ use crate::url::{self, OpenSpec};
 use nczarr_macros::export;
 use std::ffi::{c_char, c_int};
 
+/// What to do when a name is not Zarr and no real netcdf-c is there to serve it (the drop-in
+/// alone): the common surprise of a `.nc` file given to it.
+fn no_real_library_hint() -> &'static str {
+    if super::route::real_available() {
+        ""
+    } else {
+        "; this library alone serves Zarr only: set NCZARR_FALLBACK_LIB to a real netcdf-c \
+         (e.g. /usr/lib/x86_64-linux-gnu/libnetcdf.so.19) or put libnczarr_preload.so in front of one"
+    }
+}
+
 /// Dataset name → spec. Names that are not ours: a missing path is errno 2 (as netcdf-c),
 /// anything else NC_ENOTNC (classic and HDF5 files are not served by this library).
 pub(super) fn spec_for(path: *const c_char, creating: bool) -> Result<OpenSpec> {
@@ -23,13 +34,13 @@ pub(super) fn spec_for(path: *const c_char, creating: bool) -> Result<OpenSpec> 
         Some(spec) => match url::probe(&spec.path) {
             Some(_) => Ok(spec),
             None if !spec.path.exists() => err(Kind::Errno(libc::ENOENT), format!("{name}: no such file")),
-            None => err(Kind::NotNetcdf, format!("{name}: not a Zarr dataset")),
+            None => err(Kind::NotNetcdf, format!("{name}: not a Zarr dataset{}", no_real_library_hint())),
         },
         None if creating => err(Kind::NotBuilt, format!("{name}: only Zarr datasets can be created")),
         None => {
             let base = name.split('#').next().unwrap_or(name);
             if std::path::Path::new(base).exists() {
-                err(Kind::NotNetcdf, format!("{name}: not a Zarr dataset"))
+                err(Kind::NotNetcdf, format!("{name}: not a Zarr dataset{}", no_real_library_hint()))
             } else {
                 err(Kind::Errno(libc::ENOENT), format!("{name}: no such file"))
             }

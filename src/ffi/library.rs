@@ -18,6 +18,34 @@ pub unsafe extern "C" fn nc_strerror(ncerr1: c_int) -> *const c_char {
     crate::error::message(ncerr1).as_ptr()
 }
 
+// ---- the reason behind an error ------------------------------------------------------------
+
+thread_local! {
+    /// The reason behind this thread's last failed call (`nczarr_last_error`).
+    static LAST_ERROR: std::cell::RefCell<std::ffi::CString> = std::cell::RefCell::new(std::ffi::CString::default());
+}
+
+/// Keeps a failed call's reason for `nczarr_last_error`, and says it on stderr (one line)
+/// when `NCZARR_LOG` includes `errors`: the cause without turning tracing on.
+pub(crate) fn note_error(call: &str, code: c_int, reason: &str) {
+    let text = format!("{call}: {} ({reason})", crate::error::message(code).to_string_lossy());
+    if crate::config::log_errors() {
+        eprintln!("nczarr: {text}");
+    }
+    let c = std::ffi::CString::new(text.replace('\0', " ")).unwrap_or_default();
+    LAST_ERROR.with(|last| *last.borrow_mut() = c);
+}
+
+/// Our extension (`netcdf_nczarr.h`): the reason behind the last call of this thread that
+/// failed, as one line (`nc_open: NetCDF: Invalid argument (unknown mode word "nczar" …)`);
+/// "" before any. Valid until the next failed call on this thread; calls forwarded to another
+/// netcdf-c are not ours and are not recorded.
+#[export]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nczarr_last_error() -> *const c_char {
+    LAST_ERROR.with(|last| last.borrow().as_ptr())
+}
+
 /// First word a netcdf-c version (netCDF4-python parses it); our identity follows.
 static LIBVERS: std::sync::LazyLock<std::ffi::CString> = std::sync::LazyLock::new(|| {
     let text = format!("{} of Nov 20 2026 00:00:00 $ nczarr-rs", crate::nc::version::NETCDF);

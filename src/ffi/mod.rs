@@ -76,6 +76,11 @@ pub fn call(name: &str, args: impl FnOnce() -> String, body: impl FnOnce() -> Re
         Ok(Err(e)) => e.code(),
         Err(_) => NC_EINTERNAL,
     };
+    match &result {
+        Ok(Err(e)) => library::note_error(name, code, &e.to_string()),
+        Err(_) => library::note_error(name, code, "a panic inside the library"),
+        _ => {}
+    }
     if trace::enabled(1) {
         let detail = match &result {
             Ok(Err(e)) => format!(" ({e})"),

@@ -92,6 +92,22 @@ fn parse_shard(v: Option<&String>) -> Result<ShardRequest> {
     }
 }
 
+/// Levenshtein distance, for suggesting the mode word a misspelling meant.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(here + 1);
+            prev = here;
+        }
+    }
+    row[b.len()]
+}
+
 /// Mode words we know. netCDF-3/4/DAP words are known but never select us.
 const OUR_WORDS: &[&str] = &[
     "nczarr",
@@ -207,7 +223,9 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
         params.get("mode").map(|m| m.split(',').filter(|w| !w.is_empty()).map(|w| w.to_ascii_lowercase()).collect()).unwrap_or_default();
     for w in &words {
         if !OUR_WORDS.contains(&w.as_str()) && !OTHER_WORDS.contains(&w.as_str()) {
-            return err(Kind::Invalid, format!("unknown mode word {w:?}"));
+            let near = OUR_WORDS.iter().chain(OTHER_WORDS).min_by_key(|k| edit_distance(w, k)).filter(|k| edit_distance(w, k) <= 2);
+            let hint = near.map(|k| format!("; did you mean {k:?}?")).unwrap_or_default();
+            return err(Kind::Invalid, format!("unknown mode word {w:?}{hint} (words: {})", OUR_WORDS.join(", ")));
         }
     }
     loop {

@@ -25,7 +25,17 @@ pub(super) fn map_err<E: ProvideErrorMetadata + std::fmt::Debug>(
         (SdkError::ResponseError(_), _) => "bad response".into(),
         _ => format!("HTTP {}", status.map(|s| s.to_string()).unwrap_or_else(|| "-".into())),
     };
-    Error::new(kind, format!("S3 {what}: {detail}"))
+    // What to do about it, for the failures users meet first.
+    let fix = match (kind, &e) {
+        (Kind::Access, _) => {
+            "; check the keys (fragment aws.access_key_id, an ~/.s3nc.json alias, the AWS profile or AWS_ACCESS_KEY_ID: NCTRACING=2 names the source used)"
+        }
+        (_, SdkError::DispatchFailure(_) | SdkError::TimeoutError(_)) => {
+            "; is the endpoint in the name right and its server up? (NCZARR_S3_CONNECT_TIMEOUT, NCZARR_S3_MAX_ATTEMPTS)"
+        }
+        _ => "",
+    };
+    Error::new(kind, format!("S3 {what}: {detail}{fix}"))
 }
 
 /// A 404 or `NoSuchKey`: the object is absent, which is an answer, not a failure.
