@@ -19,6 +19,7 @@ impl Dataset {
     /// is deleted until that has succeeded.
     pub(super) fn after_store_call<T>(&mut self, r: Result<T>) -> Result<T> {
         if let Err(e) = &r
+            && self.writable
             && matches!(e.kind, Kind::S3 | Kind::Io | Kind::Errno(_) | Kind::Access | Kind::NoObject)
         {
             self.stored.clear();
@@ -297,12 +298,14 @@ impl Dataset {
     /// its old name in the same define session) cannot wait until the metadata is stored: its
     /// old objects would become the new node's. They go now; this one case is not crash-safe.
     fn retire_reused_keys(&mut self) -> Result<()> {
-        let live: Vec<String> = (0..self.model.groups.len())
-            .flat_map(|g| {
-                let vars = (0..self.model.groups[g].vars.len()).map(move |v| (g, v));
-                std::iter::once(self.model.group_key(g)).chain(vars.map(|(g, v)| self.model.var_key(g, v)).collect::<Vec<_>>())
-            })
-            .collect();
+        if self.retired.is_empty() {
+            return Ok(());
+        }
+        let mut live = Vec::new();
+        for g in 0..self.model.groups.len() {
+            live.push(self.model.group_key(g));
+            live.extend((0..self.model.groups[g].vars.len()).map(|v| self.model.var_key(g, v)));
+        }
         let (reused, kept): (Vec<String>, Vec<String>) =
             std::mem::take(&mut self.retired).into_iter().partition(|r| live.iter().any(|k| k == r || k.starts_with(&format!("{r}/"))));
         self.retired = kept;

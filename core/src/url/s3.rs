@@ -56,6 +56,15 @@ impl std::fmt::Debug for S3Target {
 }
 
 impl S3Target {
+    /// Where requests go: the URL's own endpoint, else, for AWS-form names, the SDK's endpoint
+    /// variables (aws-config semantics: how `s3://` names reach an S3-compatible server), else
+    /// `None`: AWS itself.
+    pub(crate) fn effective_endpoint(&self) -> Option<String> {
+        self.endpoint
+            .clone()
+            .or_else(|| ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"].iter().find_map(|v| std::env::var(v).ok().filter(|e| !e.is_empty())))
+    }
+
     pub(crate) fn describe(&self) -> String {
         match &self.endpoint {
             Some(e) => format!("{e}/{}/{}", self.bucket, self.root),

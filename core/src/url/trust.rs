@@ -77,24 +77,14 @@ fn locate(name: &str) -> Result<Location> {
         return Ok(Location::Local(normalize(path.strip_prefix("localhost").unwrap_or(path))));
     }
     if lower.starts_with("s3://") || lower.starts_with("gs3://") {
-        let t = super::s3::parse_target(base)?;
-        let origin = match &t.endpoint {
-            Some(e) => origin_of(e),
-            None => aws_origin(),
-        };
-        return Ok(Location::Remote { origin, path: normalize(&format!("/{}/{}", t.bucket, t.root)) });
+        return s3_location(base);
     }
     if lower.starts_with("http://") || lower.starts_with("https://") {
         let host = lower.split("://").nth(1).unwrap_or("").split('/').next().unwrap_or("");
         let host = host.rsplit('@').next().unwrap_or(host).split(':').next().unwrap_or("");
         // AWS and Google host forms name their bucket in the host or path: compare them as S3.
         if host.ends_with(".amazonaws.com") || host == "storage.googleapis.com" {
-            let t = super::s3::parse_target(base)?;
-            let origin = match &t.endpoint {
-                Some(e) => origin_of(e),
-                None => "s3:aws".to_string(),
-            };
-            return Ok(Location::Remote { origin, path: normalize(&format!("/{}/{}", t.bucket, t.root)) });
+            return s3_location(base);
         }
         let rest = &base[lower.find("://").map_or(0, |i| i + 3)..];
         let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
@@ -124,13 +114,12 @@ fn origin_of(endpoint: &str) -> String {
     if has_port { format!("{scheme}://{authority}") } else { format!("{scheme}://{authority}:{}", if scheme == "http" { 80 } else { 443 }) }
 }
 
-/// AWS-form names (`s3://bucket/key`) go where the S3 driver sends them: the endpoint the
-/// environment names, else AWS itself.
-fn aws_origin() -> String {
-    match std::env::var("AWS_ENDPOINT_URL_S3").ok().or_else(|| std::env::var("AWS_ENDPOINT_URL").ok()) {
-        Some(e) if !e.trim().is_empty() => origin_of(e.trim()),
-        _ => "s3:aws".to_string(),
-    }
+/// An S3 name as the server it goes to (the S3 driver's own choice, `effective_endpoint`; `s3:aws`
+/// for AWS itself) and `/bucket/key`.
+fn s3_location(base: &str) -> Result<Location> {
+    let t = super::s3::parse_target(base)?;
+    let origin = t.effective_endpoint().map_or_else(|| "s3:aws".to_string(), |e| origin_of(&e));
+    Ok(Location::Remote { origin, path: normalize(&format!("/{}/{}", t.bucket, t.root)) })
 }
 
 /// `.` and `..` segments resolved (RFC 3986's remove_dot_segments), repeated slashes kept as

@@ -52,12 +52,7 @@ pub(super) fn client_for(target: &S3Target, settings: &Settings, knobs: &Knobs) 
         // S3-compatible servers reject the SDK's default extra checksums.
         .request_checksum_calculation(RequestChecksumCalculation::WhenRequired)
         .response_checksum_validation(ResponseChecksumValidation::WhenRequired);
-    // The URL's own endpoint wins; AWS-form URLs honour the SDK's endpoint variables
-    // (aws-config semantics), which is how s3:// names reach an S3-compatible server.
-    let endpoint = target
-        .endpoint
-        .clone()
-        .or_else(|| ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"].iter().find_map(|v| std::env::var(v).ok().filter(|e| !e.is_empty())));
+    let endpoint = target.effective_endpoint();
     if let Some(ep) = &endpoint {
         b = b.endpoint_url(ep).force_path_style(true);
         // A plain-HTTP endpoint (a local or in-cluster server) needs no TLS: skipping it
