@@ -17,17 +17,19 @@
 //!
 //! | layer | modules | what they hold |
 //! |---|---|---|
+//! | 10 | `aggregate` | aggregated datasets (CFA-0.4/0.5, CF-1.12): masters read through `NcSource` into our datasets over their fragments |
 //! | 9 | `dataset` | what each call does to an open dataset: define mode, inquiries, data, persistence |
 //! | 8 | `format` `engine` | Zarr metadata ↔ model (every layout netcdf-c wrote; v2 and v3); the chunk data path |
 //! | 7 | `zmap` | storage drivers (directory, zip, S3, memory), tracing, v3 shards as a store adapter |
 //! | 6 | `url` | dataset names, `#mode=` fragments, S3 URL forms |
 //! | 5 | `model` | one dataset's netCDF-4 model: groups, dims, vars, atts; plain data |
-//! | 4 | `codec` | filters and Zarr codecs: ids, JSON, encode/decode |
+//! | 4 | `codec` `source` | filters and Zarr codecs: ids, JSON, encode/decode; "a netCDF file" as the `NcSource`/`NcSink` traits |
 //! | 3 | `nc` `json` | netCDF vocabulary (types, names, values, quantize); JSON as Zarr writers write it |
 //! | 2 | `trace` | `NCTRACING` output |
 //! | 1 | `config` `parallel` `collective` | `.ncrc` and environment settings; the per-process worker pool; MPI ranks as a C vtable |
 //! | 0 | `error` `bytes` | the one error type and its `NC_*` codes; byte copies into caller memory |
 
+pub mod aggregate;
 pub(crate) mod bytes;
 pub mod codec;
 pub mod collective;
@@ -40,6 +42,7 @@ pub(crate) mod json;
 pub mod model;
 pub mod nc;
 pub(crate) mod parallel;
+pub mod source;
 pub mod trace;
 pub mod url;
 pub mod zmap;

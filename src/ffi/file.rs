@@ -26,6 +26,11 @@ pub(super) fn spec_for(path: *const c_char, creating: bool) -> Result<OpenSpec> 
     // SAFETY: `path` is the caller's NUL-terminated dataset name (NULL checked).
     let raw = unsafe { cstr(path) }?;
     let name = std::str::from_utf8(raw).map_err(|_| crate::error::Error::new(Kind::Invalid, "path is not UTF-8"))?;
+    spec_of(name, creating)
+}
+
+/// `spec_for` of a name in Rust.
+pub(super) fn spec_of(name: &str, creating: bool) -> Result<OpenSpec> {
     match url::parse(name)? {
         Some(spec) if spec.is_explicit() || spec.driver.is_some() => Ok(spec),
         // Without a URL naming Zarr nothing chooses Zarr on create (netcdf-c's dispatcher

@@ -33,6 +33,7 @@ pub mod library;
 mod lifecycle;
 mod objects;
 pub mod par;
+mod real;
 pub mod route;
 pub mod tool_compat;
 pub mod usertypes;

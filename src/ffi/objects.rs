@@ -102,6 +102,19 @@ pub fn fetch(name: &str) -> crate::error::Result<Option<ObjectFile>> {
 /// # Safety
 /// `ncidp` is NULL or writable.
 pub unsafe fn serve(call: &str, name: &str, mut file: ObjectFile, mode: c_int, ncidp: *mut c_int) -> c_int {
+    // SAFETY: this function's contract.
+    let status = unsafe { open_fetched(call, name, &mut file, mode, ncidp) };
+    // SAFETY: the caller's ncid out-pointer, written by the real library on success.
+    unsafe { keep(call, name, status, ncidp, false, file) }
+}
+
+/// The real library's open of a fetched object's bytes where they are: `nc_open_mem` of bytes
+/// in memory, `nc_open` of a local file. The ncid is neither claimed nor remembered: the
+/// caller does both, and keeps `file` alive until the real library closes it.
+///
+/// # Safety
+/// `ncidp` is NULL or writable.
+pub unsafe fn open_fetched(call: &str, name: &str, file: &mut ObjectFile, mode: c_int, ncidp: *mut c_int) -> c_int {
     // The real library reads the bytes where they are; anything asking for another storage
     // (diskless, mmap) has no meaning for them.
     let mode = mode & !(NC_DISKLESS | NC_INMEMORY | NC_MMAP | NC_PERSIST);
@@ -119,22 +132,19 @@ pub unsafe fn serve(call: &str, name: &str, mut file: ObjectFile, mode: c_int, n
     .unwrap_or_else(|missing| missing);
     // No system call can fail on bytes in memory, yet netcdf-c's in-memory netCDF-3 reader
     // answers some valid files (and truncated ones) with EPERM: its file reader decides.
-    let status = if status > 0 && matches!(file.local, Local::Memory(_)) {
+    if status > 0 && matches!(file.local, Local::Memory(_)) {
         crate::trace::emit(1, &format!("{call}({name:?}): the in-memory open said {status}; opening a local copy"));
-        match file.to_local_file() {
-            Ok(()) => match file.path() {
-                Some(local) => {
-                    real_call!(nc_open(local.as_ptr(), mode, ncidp): (*const c_char, c_int, *mut c_int)).unwrap_or_else(|missing| missing)
-                }
-                None => status,
-            },
-            Err(e) => return fail(call, name, e),
+        if let Err(e) = file.to_local_file() {
+            return fail(call, name, e);
         }
-    } else {
-        status
-    };
-    // SAFETY: the caller's ncid out-pointer, written by the real library on success.
-    unsafe { keep(call, name, status, ncidp, false, file) }
+        return match file.path() {
+            Some(local) => {
+                real_call!(nc_open(local.as_ptr(), mode, ncidp): (*const c_char, c_int, *mut c_int)).unwrap_or_else(|missing| missing)
+            }
+            None => status,
+        };
+    }
+    status
 }
 
 /// `nc_create`/`nc__create` of a netCDF object on S3 (see `open`). `create` makes the local

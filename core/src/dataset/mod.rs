@@ -27,6 +27,7 @@ mod define;
 mod inquire;
 pub mod object_file;
 mod parallel;
+mod source;
 mod strings;
 
 pub use parallel::Access;

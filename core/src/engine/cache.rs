@@ -34,6 +34,16 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// `work` with this thread's scratch buffer, or a new one when the buffer is in use further up
+/// this thread's stack: an aggregated variable's store reads its fragments, which may be our
+/// own datasets, inside a read of the aggregated dataset.
+fn with_scratch<R>(work: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut buf) => work(&mut buf),
+        Err(_) => work(&mut Vec::new()),
+    })
+}
+
 /// Rows at least this long (on average) are written straight from the caller's memory with one
 /// vectored write per chunk; shorter ones are first joined in a scratch buffer.
 const GATHER_MIN_ROW: usize = 4096;
@@ -210,7 +220,7 @@ impl Cache {
             plans = rest;
             let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
             let results: Vec<Result<()>> = crate::parallel::run(|| {
-                direct.par_iter().map(|p| SCRATCH.with(|s| read_direct(store, layout, p, &out, &mut s.borrow_mut()))).collect()
+                direct.par_iter().map(|p| with_scratch(|scratch| read_direct(store, layout, p, &out, scratch))).collect()
             });
             results.into_iter().collect::<Result<()>>()?;
         }
@@ -317,11 +327,10 @@ impl Cache {
                         return store.put_parts(&key, &parts);
                     }
                     // Short rows cost the kernel more per byte than one copy into a reused buffer.
-                    SCRATCH.with(|s| {
-                        let mut joined = s.borrow_mut();
+                    with_scratch(|joined| {
                         joined.clear();
                         parts.iter().for_each(|part| joined.extend_from_slice(part));
-                        store.put(&key, &joined)
+                        store.put(&key, joined)
                     })
                 };
                 let stored: Vec<Result<()>> = if store.caps().concurrent_puts && direct.len() > 1 {

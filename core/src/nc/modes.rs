@@ -61,6 +61,12 @@ impl OpenFlags {
         OpenFlags(bits)
     }
 
+    /// A netCDF-4 create over whatever is there (`NC_NETCDF4 | NC_CLOBBER`): how an
+    /// aggregated dataset is built in memory.
+    pub fn netcdf4_clobber() -> OpenFlags {
+        OpenFlags(NETCDF4)
+    }
+
     /// The bits as given, with NC_NETCDF4 set: what `nc_inq_format_extended` reports.
     pub fn reported(self) -> i32 {
         self.0 | NETCDF4

@@ -4,7 +4,6 @@
 
 use crate::error::{Error, Kind, Result};
 use crate::ffi::consts::{NC_MAX_NAME, NC_MAX_VAR_DIMS, NC_NOERR, nc_type};
-use crate::nc::types::NcType;
 use std::ffi::{CStr, CString, c_char, c_int};
 
 /// A status of a routed call as a `Result` (the code kept; `what` says which call).
@@ -99,22 +98,6 @@ pub(super) fn var_shape(ncid: c_int, varid: c_int) -> Result<Vec<usize>> {
         .collect()
 }
 
-/// The `n` strings of a string variable (a NULL one reads as empty).
-pub(super) fn var_strings(ncid: c_int, varid: c_int, n: usize) -> Result<Vec<String>> {
-    let mut ptrs = vec![std::ptr::null_mut::<c_char>(); n.max(1)];
-    // SAFETY: `ptrs` has room for one pointer per string of the variable.
-    ok(unsafe { crate::ffi::data_matrix::nc_get_var_string(ncid, varid, ptrs.as_mut_ptr()) }, "strings")?;
-    let out = ptrs
-        .iter()
-        .take(n)
-        // SAFETY: NUL-terminated strings the library allocated (or NULL).
-        .map(|p| if p.is_null() { String::new() } else { unsafe { CStr::from_ptr(*p) }.to_string_lossy().into_owned() })
-        .collect();
-    // SAFETY: the strings nc_get_var_string allocated.
-    unsafe { crate::ffi::usertypes::nc_free_string(n, ptrs.as_mut_ptr()) };
-    Ok(out)
-}
-
 pub(super) fn names(ncid: c_int, varid: c_int, count: c_int) -> Result<Vec<CString>> {
     (0..count)
         .map(|a| {
@@ -125,42 +108,4 @@ pub(super) fn names(ncid: c_int, varid: c_int, count: c_int) -> Result<Vec<CStri
             Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_owned())
         })
         .collect()
-}
-
-/// The type of a variable, as ours.
-pub(super) fn text_type(ncid: c_int, varid: c_int) -> Option<NcType> {
-    let mut xtype: nc_type = 0;
-    // SAFETY: a valid out-pointer.
-    if unsafe { crate::ffi::var::nc_inq_vartype(ncid, varid, &mut xtype) } != NC_NOERR {
-        return None;
-    }
-    NcType::from_id(xtype).ok()
-}
-
-/// `nc_get_vara` converted to `xtype` (native byte order) into `out`, through the library's
-/// own typed reads (routed to whichever library holds `ncid`).
-pub(super) fn get_vara_as(ncid: c_int, varid: c_int, xtype: NcType, start: &[usize], count: &[usize], out: &mut [u8]) -> c_int {
-    let cells: usize = count.iter().product();
-    if out.len() < cells * xtype.size() {
-        return crate::ffi::consts::NC_EINTERNAL;
-    }
-    let (s, c) = (start.as_ptr(), count.as_ptr());
-    let p = out.as_mut_ptr();
-    // SAFETY: `out` holds `cells` values of `xtype` (checked above); start/count hold one entry
-    // per dimension.
-    unsafe {
-        match xtype {
-            NcType::Byte => crate::ffi::data_matrix::nc_get_vara_schar(ncid, varid, s, c, p as *mut _),
-            NcType::UByte => crate::ffi::data_matrix::nc_get_vara_ubyte(ncid, varid, s, c, p as *mut _),
-            NcType::Short => crate::ffi::data_matrix::nc_get_vara_short(ncid, varid, s, c, p as *mut _),
-            NcType::UShort => crate::ffi::data_matrix::nc_get_vara_ushort(ncid, varid, s, c, p as *mut _),
-            NcType::Int => crate::ffi::data_matrix::nc_get_vara_int(ncid, varid, s, c, p as *mut _),
-            NcType::UInt => crate::ffi::data_matrix::nc_get_vara_uint(ncid, varid, s, c, p as *mut _),
-            NcType::Int64 => crate::ffi::data_matrix::nc_get_vara_longlong(ncid, varid, s, c, p as *mut _),
-            NcType::UInt64 => crate::ffi::data_matrix::nc_get_vara_ulonglong(ncid, varid, s, c, p as *mut _),
-            NcType::Float => crate::ffi::data_matrix::nc_get_vara_float(ncid, varid, s, c, p as *mut _),
-            NcType::Double => crate::ffi::data_matrix::nc_get_vara_double(ncid, varid, s, c, p as *mut _),
-            NcType::Char | NcType::String => crate::ffi::consts::NC_EBADTYPE,
-        }
-    }
 }

@@ -3,10 +3,10 @@
 //! on a thread; and `Writer`, one dataset's fragments with the master's layout.
 
 use super::calls::cname;
-use super::place::{Convention, Place, resolve};
-use super::read::{ONE_AT_A_TIME, quiet_hdf5_here};
+use crate::aggregate::place::{Convention, Place, resolve};
 use crate::error::{Error, Kind, Result};
 use crate::ffi::consts::{NC_CLOBBER, NC_NETCDF4, NC_NOERR, NC_WRITE};
+use crate::ffi::real::{ONE_AT_A_TIME, quiet_hdf5_here};
 use crate::zmap::ArrayInfo;
 use crate::zmap::cfa::write::{FragmentWriter, place_block};
 use std::collections::HashMap;

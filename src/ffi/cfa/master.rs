@@ -13,7 +13,7 @@
 
 use super::calls::{child_groups, cname, names, ok, text_att, unlimited_dims, var_dimids, var_shape};
 use super::fragment_files::Writer;
-use super::place::Convention;
+use crate::aggregate::place::Convention;
 use crate::error::{Error, Kind, Result};
 use crate::zmap::ArrayInfo;
 use crate::zmap::cfa::write::is_aggregated;

@@ -17,13 +17,9 @@
 //! behind), `master` (the master written), `place` (names), `calls` (C API helpers).
 
 mod calls;
-mod copy;
 mod fragment_files;
-mod fragments;
 mod master;
 mod open;
-mod place;
-mod read;
 pub mod write;
 
 pub use open::{after_open, without_cfa_words};

@@ -1,52 +1,15 @@
-//! Opening a master: which files are CFA masters (`Conventions`), the `cfa`/`nocfa` words
-//! taken out of a name before the real library sees it, and `after_open`, which turns a master
-//! the real library opened into one of our datasets (read-only over `zmap::cfa`, or writable
-//! through `write::reopen`).
+//! Opening a master: the `cfa`/`nocfa` words taken out of a name before the real library sees
+//! it, and `after_open`, which turns a master the real library opened into one of our datasets
+//! (`aggregate::build`, read-only over its fragments, or writable through `write::reopen`).
 
-use super::calls::{child_groups, ok, text_att};
-use super::copy::copy_master;
-use super::read::Fragments;
 use super::write;
+use crate::aggregate::{Built, build, convention_of};
 use crate::error::Result;
-use crate::ffi::consts::{NC_CLOBBER, NC_GLOBAL, NC_NETCDF4, NC_NOERR};
+use crate::ffi::consts::NC_NOERR;
+use crate::ffi::real::{RealFile, RealOpener};
 use crate::nc::modes::OpenFlags;
-use crate::zmap::cfa::{CfaStore, FragmentReader};
-use crate::zmap::memory::MemoryStore;
 use std::ffi::{CStr, CString, c_char, c_int};
 use std::sync::Arc;
-
-/// Which aggregation convention a file follows: the CFA version its `Conventions` names
-/// (`CFA-0.4`, `CFA-0.5`), or `CF` when a root variable is a CF aggregation variable
-/// (`aggregated_dimensions`, CF-1.12 and later); `None` for any other file.
-///
-/// Only the global `Conventions` is read for any other file: a file whose `Conventions` names
-/// no CF version from 1.12 on (when aggregation joined CF) is never scanned, since asking
-/// about a variable's attributes makes netCDF-4 read that variable's metadata.
-fn cfa_version(ncid: c_int) -> Option<String> {
-    let conventions = text_att(ncid, NC_GLOBAL, c"Conventions")?;
-    let words: Vec<&str> = conventions.split([' ', ',']).collect();
-    if let Some(v) = words.iter().find(|w| w.starts_with("CFA-")) {
-        return Some(v.to_string());
-    }
-    let cf_minor = |w: &&str| w.strip_prefix("CF-1.").and_then(|m| m.parse::<u32>().ok());
-    if !words.iter().filter_map(cf_minor).any(|m| m >= 12) {
-        return None;
-    }
-    aggregates(ncid).then(|| "CF".to_string())
-}
-
-/// Does group `ncid`, or any group below it, hold a CF aggregation variable?
-fn aggregates(ncid: c_int) -> bool {
-    let mut nvars = 0;
-    // SAFETY: valid out-pointer.
-    if unsafe { crate::ffi::file::nc_inq_nvars(ncid, &mut nvars) } != NC_NOERR {
-        return false;
-    }
-    if (0..nvars).any(|v| text_att(ncid, v, c"aggregated_dimensions").is_some()) {
-        return true;
-    }
-    child_groups(ncid).unwrap_or_default().into_iter().any(aggregates)
-}
 
 /// Does the name or the environment turn aggregation off?
 fn disabled(name: &str) -> bool {
@@ -105,7 +68,7 @@ pub unsafe fn after_open(status: c_int, path: *const c_char, mode: c_int, ncidp:
     let Ok(name) = std::str::from_utf8(unsafe { CStr::from_ptr(path) }.to_bytes()) else { return status };
     // SAFETY: the real library just wrote the ncid.
     let real = unsafe { *ncidp };
-    let Some(version) = cfa_version(real) else { return status };
+    let Some(version) = convention_of(&RealFile::borrowed(real)) else { return status };
     if disabled(name) {
         return status;
     }
@@ -113,7 +76,7 @@ pub unsafe fn after_open(status: c_int, path: *const c_char, mode: c_int, ncidp:
         "nc_open",
         || format!("path={name:?} ({version} master)"),
         || {
-            let ncid = build(real, name, &version, mode)?;
+            let ncid = build_master(real, name, &version, mode)?;
             // SAFETY: the caller's out-pointer.
             unsafe { *ncidp = ncid };
             Ok(())
@@ -125,36 +88,20 @@ pub unsafe fn after_open(status: c_int, path: *const c_char, mode: c_int, ncidp:
 }
 
 /// Builds our dataset for the master `real` and returns its ncid.
-fn build(real: c_int, name: &str, version: &str, mode: c_int) -> Result<c_int> {
-    let memory = Arc::new(MemoryStore::new());
-    let reader: Arc<dyn FragmentReader> = Arc::new(Fragments);
-    let spec = crate::url::OpenSpec::in_memory(name);
-    let staging = CfaStore::new(name, memory.clone(), Vec::new(), reader.clone(), false);
-    let ds = crate::dataset::Dataset::create_on(
-        spec.clone(),
-        OpenFlags::from_bits(NC_NETCDF4 | NC_CLOBBER),
-        Box::new(staging),
-        crate::format::ZarrFormat::V2,
-    )?;
-    let ours = crate::registry::insert(ds)?;
-    let result = copy_master(real, ours, name, version);
-    let infos = match (&result, mode & crate::ffi::consts::NC_WRITE != 0) {
-        (Ok(vars), true) => Some(write::array_infos(ours, vars)),
-        _ => None,
-    };
-    let closed = crate::ffi::file::close(ours);
-    let vars = result?;
-    ok(closed, "writing the aggregated dataset's metadata")?;
-    if let Some(infos) = infos {
+fn build_master(real: c_int, name: &str, version: &str, mode: c_int) -> Result<c_int> {
+    let built: Built = build(&mut RealFile::borrowed(real), name, version, Arc::new(RealOpener))?;
+    if mode & crate::ffi::consts::NC_WRITE != 0 {
+        let infos = built.array_infos()?;
+        let (memory, vars) = built.into_parts()?;
         let mut format = 0;
         // SAFETY: a valid out-pointer.
-        ok(unsafe { crate::ffi::file::nc_inq_format(real, &mut format) }, "master format")?;
-        return write::reopen(name, version, format, memory, vars, infos?, mode);
+        let status = unsafe { crate::ffi::file::nc_inq_format(real, &mut format) };
+        if status != NC_NOERR {
+            return Err(crate::error::Error::new(crate::error::Kind::Real(status), "master format"));
+        }
+        return write::reopen(name, version, format, memory, vars, infos, mode);
     }
-    let remote = vars.iter().any(|(v, _)| v.fragments.iter().any(|f| f.file.contains("://")));
-    let store = CfaStore::new(name, memory, vars, reader, remote);
-    let flags = OpenFlags::from_bits(mode & !crate::ffi::consts::NC_WRITE);
-    let ds = crate::dataset::Dataset::open_on(spec, flags, Box::new(store))?;
+    let ds = built.read_only(OpenFlags::from_bits(mode & !crate::ffi::consts::NC_WRITE))?;
     crate::registry::insert(ds)
 }
 

@@ -3,9 +3,8 @@
 //! store the fragments and then write the master (`master.rs`). Our dataset lives in memory
 //! over a `CfaWriteStore` that hands each chunk to the fragment files.
 
-use super::calls::{cname, ok, unlimited_dims, var_dimids};
 use super::fragment_files::{FragmentFiles, Stored, Writer};
-use super::place::{Convention, Place, wants_cfa};
+use crate::aggregate::place::{Convention, Place, wants_cfa};
 use crate::error::{Kind, Result, err};
 use crate::ffi::consts::{
     NC_64BIT_DATA, NC_64BIT_OFFSET, NC_CLASSIC_MODEL, NC_CLOBBER, NC_ENOTINDEFINE, NC_NETCDF4, NC_NOCLOBBER, NC_NOERR,
@@ -83,44 +82,6 @@ fn master_exists(place: &Place) -> Result<bool> {
         Some(object) => crate::zmap::s3::object::S3Object::new(&object.target, &object.params)?.exists(),
         None => Ok(false),
     }
-}
-
-/// Each aggregated variable of a dataset being reopened, as its store sees it.
-pub(super) fn array_infos(ours: c_int, vars: &[(crate::zmap::cfa::Aggregated, Vec<u8>)]) -> Result<Vec<ArrayInfo>> {
-    let unlimited = unlimited_dims(ours)?;
-    vars.iter()
-        .map(|(agg, fill)| {
-            let c = cname(&agg.key)?;
-            let mut varid = 0;
-            // SAFETY: NUL-terminated name; valid out-pointer.
-            ok(unsafe { crate::ffi::var::nc_inq_varid(ours, c.as_ptr(), &mut varid) }, "aggregated variable")?;
-            let dims = var_dimids(ours, varid)?
-                .into_iter()
-                .zip(&agg.shape)
-                .map(|(d, &len)| {
-                    let mut buf = [0 as c_char; crate::ffi::consts::NC_MAX_NAME as usize + 1];
-                    // SAFETY: NC_MAX_NAME+1 bytes.
-                    ok(unsafe { crate::ffi::group::nc_inq_dimname(ours, d, buf.as_mut_ptr()) }, "dimension name")?;
-                    // SAFETY: NUL-terminated by the library.
-                    let name = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
-                    Ok((name, len as u64, unlimited.contains(&d)))
-                })
-                .collect::<Result<_>>()?;
-            Ok(ArrayInfo {
-                key: agg.key.clone(),
-                name: agg.key.clone(),
-                root: true,
-                dims,
-                chunks: agg.chunks.iter().map(|&c| c as u64).collect(),
-                nctype: agg.xtype,
-                big_endian: false,
-                fill: fill.clone(),
-                filters: Vec::new(),
-                // (The first sync tells the store the variables' attributes.)
-                attributes: Vec::new(),
-            })
-        })
-        .collect()
 }
 
 /// `nc_open(NC_WRITE)` of an aggregated master: our dataset over its fragments, written as a

@@ -5,7 +5,7 @@ use crate::error::{Kind, Result, err};
 
 /// The master's layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Convention {
+pub enum Convention {
     /// CF aggregation variables (CF-1.12): the default.
     Cf,
     /// S3netCDF4's CFA-0.5: a `cfa_<var>` group per variable.
@@ -16,7 +16,7 @@ pub(super) enum Convention {
 
 /// Where an aggregated dataset's master and fragments are.
 #[derive(Debug, Clone)]
-pub(super) struct Place {
+pub struct Place {
     /// The name the caller gave (relative fragment names resolve against it).
     pub original: String,
     /// The master as the library is asked to create it: a path, or an S3 URL as a netCDF object.
@@ -122,7 +122,7 @@ fn strip_file_scheme(base: &str) -> &str {
 }
 
 /// Does the name ask for an aggregated dataset (`cfa` in its mode, or a `cfa=` version)?
-pub(super) fn wants_cfa(name: &str) -> Option<Convention> {
+pub fn wants_cfa(name: &str) -> Option<Convention> {
     let (_, fragment) = name.split_once('#')?;
     let params = crate::url::parse_fragment(fragment);
     let mode_says = params.get("mode").is_some_and(|m| m.split(',').any(|w| w.eq_ignore_ascii_case("cfa")));
@@ -135,7 +135,7 @@ pub(super) fn wants_cfa(name: &str) -> Option<Convention> {
 }
 
 /// Where a fragment named `file` in a master named `master` is.
-pub(super) fn resolve(master: &str, file: &str) -> String {
+pub fn resolve(master: &str, file: &str) -> String {
     let lower = file.to_ascii_lowercase();
     if let Some(path) = file.strip_prefix("file://") {
         return path.to_string();
