@@ -9,7 +9,7 @@ their own names, so one table of layers covers both crates. Every reference coun
 written inline in a function body is checked too.
 
 Inside the modules, the same references (`crate::a::b`, `super::x`, `self::y`, brace lists
-included; test modules left out) make a graph of files; a circle in it (a strongly connected
+included, and paths through a name a `use` brought in; test modules left out) make a graph of files; a circle in it (a strongly connected
 component of more than one file) fails, except the ones listed in KNOWN_CYCLES, which may only
 shrink. `use super::<sibling>::*` fails: it hides which items a file takes from the other.
 
@@ -131,6 +131,34 @@ def check_crate(src):
                         add(base, item.strip().split(" as ")[0])
             else:
                 add(base, rest)
+        # Paths through names a `use` brought in (`use crate::format::{v2, v3};` then
+        # `v2::read::read(..)`) count as the path they stand for.
+        aliases = {}
+        for um in re.finditer(r"\buse\s+(crate|super|self)::([^;]+);", text):
+            head, body = um.group(1), re.sub(r"\s*::\s*", "::", re.sub(r"\s+", " ", um.group(2)).strip())
+            base = () if head == "crate" else (mod if head == "self" else siblings_root)
+            while body.startswith("super::"):
+                base, body = base[:-1], body[len("super::"):]
+            if "{" in body:
+                prefix, inner = body.split("{", 1)
+                if "{" in inner:
+                    continue
+                items = [i.strip() for i in inner.rstrip("}").split(",")]
+            else:
+                prefix, items = "", [body]
+            prefix_segments = [x for x in prefix.split("::") if x]
+            for item in filter(None, items):
+                path_text, _, alias = item.partition(" as ")
+                segments = [x for x in path_text.split("::") if x]
+                if segments == ["self"]:
+                    segments = []
+                full = list(base) + prefix_segments + segments
+                name = alias or (full[-1] if full else "")
+                if name and name != "*" and re.fullmatch(r"[a-z_][a-z_0-9]*", name):
+                    aliases[name] = full
+        for m in re.finditer(r"(?<![:\w])([a-z_][a-z_0-9]*)::([A-Za-z_0-9:]+)", text):
+            if m.group(1) in aliases and m.group(1) not in ("crate", "super", "self"):
+                add(tuple(aliases[m.group(1)]), m.group(2))
         graph[mod] = edges
 
     # Tarjan's strongly connected components, iteratively.

@@ -5,6 +5,7 @@ use crate::dataset::Dataset;
 use crate::error::{Error, Kind, Result, err};
 use crate::nc::modes::{FillMode, OpenFlags};
 use crate::registry;
+use crate::url::classify::{Classified, classify, spec_of as classified_spec};
 use crate::url::{self, OpenSpec};
 use nczarr_macros::export;
 use std::ffi::{c_char, c_int};
@@ -73,24 +74,64 @@ pub unsafe fn open_impl(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> 
     hand_out(Dataset::open(spec_for(path, false)?, OpenFlags::from_bits(mode))?, ncidp)
 }
 
+/// The caller's name judged once (`url::classify`); `None` for NULL or a name that is not
+/// UTF-8, which the by-name calls report (or the real library, given it unchanged).
+///
+/// # Safety
+/// `path` is NULL or NUL-terminated.
+pub(crate) unsafe fn judged(path: *const c_char, creating: bool) -> Option<Classified> {
+    if path.is_null() {
+        return None;
+    }
+    // SAFETY: checked non-NULL; the caller's NUL-terminated dataset name.
+    let name = std::str::from_utf8(unsafe { std::ffi::CStr::from_ptr(path) }.to_bytes()).ok()?;
+    Some(classify(name, creating))
+}
+
+/// The real library's name for a judged name (our words out), as C text.
+fn real_name(class: &Classified) -> Option<std::ffi::CString> {
+    std::ffi::CString::new(class.real_name.as_str()).ok()
+}
+
+/// Is a name that is not ours the real library's to open or create now?
+fn goes_to_real(class: &Classified) -> bool {
+    super::route::passthrough() && !class.is_ours() && super::route::real_available_retry()
+}
+
 /// `nc_create` without aggregation (`lifecycle.rs` gives that its turn first): a netCDF
 /// object on S3, the real library's file, or our dataset.
 ///
 /// # Safety
 /// As `nc_create`'s: `path` NULL or NUL-terminated, `ncidp` NULL or writable.
-pub(crate) unsafe fn create(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> c_int {
+pub(crate) unsafe fn create(path: *const c_char, class: Option<&Classified>, cmode: c_int, ncidp: *mut c_int) -> c_int {
     let real_create = |local: *const c_char, mode: c_int| {
         super::route::real_call!(nc_create(local, mode, ncidp): (*const c_char, c_int, *mut c_int)).unwrap_or_else(|m| m)
     };
-    // SAFETY: this function's contract.
-    if let Some(status) = unsafe { super::objects::create("nc_create", path, cmode, ncidp, real_create) } {
+    let Some(class) = class else {
+        // SAFETY: this function's contract.
+        return unsafe { create_by_name(path, cmode, ncidp) };
+    };
+    // SAFETY: as above.
+    if let Some(status) = unsafe { super::objects::create("nc_create", class, cmode, ncidp, real_create) } {
         return status;
     }
-    // SAFETY: as above.
-    unsafe { create_by_name(path, cmode, ncidp) }
+    if goes_to_real(class)
+        && let Some(real) = real_name(class)
+    {
+        // SAFETY: the real library's create of the caller's name; the ncid it wrote, claimed.
+        return unsafe { super::route::claim_real(real_create(real.as_ptr(), cmode), ncidp, true) };
+    }
+    hand_out_created(path, class, cmode, ncidp)
 }
 
-/// `nc_create` of a name that is not a netCDF object: the real library's when it is not ours.
+/// `nc_create` of a name judged ours (or with no real library to take it).
+#[export(name = "nc_create", trace(path, cmode))]
+fn hand_out_created(path: *const c_char, class: &Classified, cmode: c_int, ncidp: *mut c_int) -> c_int {
+    let spec = classified_spec(class, true, "")?;
+    hand_out(Dataset::create(spec, OpenFlags::from_bits(cmode))?, ncidp)
+}
+
+/// `nc_create` of a name that is not UTF-8 (or NULL): the real library's when it is not ours.
 #[export(name = "nc_create", path = create, trace(path, cmode))]
 unsafe fn create_by_name(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> c_int {
     // SAFETY: this function's contract.
@@ -103,6 +144,7 @@ unsafe fn create_by_name(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -
 /// As `nc__create`'s.
 pub(crate) unsafe fn create_with_hints(
     path: *const c_char,
+    class: Option<&Classified>,
     cmode: c_int,
     initialsz: usize,
     chunksizehintp: *mut usize,
@@ -112,12 +154,26 @@ pub(crate) unsafe fn create_with_hints(
         super::route::real_call!(nc__create(local, mode, initialsz, chunksizehintp, ncidp): (*const c_char, c_int, usize, *mut usize, *mut c_int))
             .unwrap_or_else(|m| m)
     };
-    // SAFETY: this function's contract.
-    if let Some(status) = unsafe { super::objects::create("nc__create", path, cmode, ncidp, real_create) } {
+    let Some(class) = class else {
+        // SAFETY: this function's contract.
+        return unsafe { create_with_hints_by_name(path, cmode, initialsz, chunksizehintp, ncidp) };
+    };
+    // SAFETY: as above.
+    if let Some(status) = unsafe { super::objects::create("nc__create", class, cmode, ncidp, real_create) } {
         return status;
     }
-    // SAFETY: as above.
-    unsafe { create_with_hints_by_name(path, cmode, initialsz, chunksizehintp, ncidp) }
+    if goes_to_real(class)
+        && let Some(real) = real_name(class)
+    {
+        // SAFETY: as in `create`.
+        return unsafe { super::route::claim_real(real_create(real.as_ptr(), cmode), ncidp, true) };
+    }
+    let status = hand_out_created(path, class, cmode, ncidp);
+    if status == 0 {
+        // SAFETY: optional out-pointer.
+        unsafe { put(chunksizehintp, 0) };
+    }
+    status
 }
 
 /// `nc__create` of a name that is not a netCDF object.
@@ -142,22 +198,39 @@ pub unsafe extern "C" fn nc_create_mem(path: *const c_char, mode: c_int, initial
     err(Kind::Invalid, "in-memory Zarr datasets are not supported")
 }
 
-/// `nc_open` without aggregation: a netCDF object on S3, the real library's file (given
-/// `real_path`, the name without our mode words), or our dataset.
+/// `nc_open` without aggregation: a netCDF object on S3, the real library's file (by the name
+/// without our words), or our dataset.
 ///
 /// # Safety
-/// As `nc_open`'s; `real_path` likewise.
-pub(crate) unsafe fn open(path: *const c_char, real_path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int {
-    // SAFETY: this function's contract.
-    if let Some(status) = unsafe { super::objects::open("nc_open", path, mode, ncidp) } {
+/// As `nc_open`'s.
+pub(crate) unsafe fn open(path: *const c_char, class: Option<&Classified>, mode: c_int, ncidp: *mut c_int) -> c_int {
+    let Some(class) = class else {
+        // SAFETY: this function's contract.
+        return unsafe { open_by_name(path, path, mode, ncidp) };
+    };
+    // SAFETY: as above.
+    if let Some(status) = unsafe { super::objects::open("nc_open", class, mode, ncidp) } {
         return status;
     }
-    // SAFETY: as above.
-    unsafe { open_by_name(path, real_path, mode, ncidp) }
+    if goes_to_real(class)
+        && let Some(real) = real_name(class)
+    {
+        let status =
+            super::route::real_call!(nc_open(real.as_ptr(), mode, ncidp): (*const c_char, c_int, *mut c_int)).unwrap_or_else(|m| m);
+        // SAFETY: the ncid the real library wrote.
+        return unsafe { super::route::claim_real(status, ncidp, false) };
+    }
+    hand_out_opened(path, class, mode, ncidp)
 }
 
-/// `nc_open` of a name that is not a netCDF object: the real library's (given `real_path`)
-/// when it is not ours.
+/// `nc_open` of a name judged ours (or with no real library to take it).
+#[export(name = "nc_open", trace(path, mode))]
+fn hand_out_opened(path: *const c_char, class: &Classified, mode: c_int, ncidp: *mut c_int) -> c_int {
+    let spec = classified_spec(class, false, no_real_library_hint())?;
+    hand_out(Dataset::open(spec, OpenFlags::from_bits(mode))?, ncidp)
+}
+
+/// `nc_open` of a name that is not UTF-8 (or NULL): the real library's when it is not ours.
 #[export(name = "nc_open", path = open, forward(real_path, mode, ncidp), trace(path, mode))]
 unsafe fn open_by_name(path: *const c_char, real_path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int {
     // SAFETY: this function's contract.
@@ -167,20 +240,37 @@ unsafe fn open_by_name(path: *const c_char, real_path: *const c_char, mode: c_in
 /// `nc__open` without aggregation.
 ///
 /// # Safety
-/// As `nc__open`'s; `real_path` likewise.
+/// As `nc__open`'s.
 pub(crate) unsafe fn open_with_hints(
     path: *const c_char,
-    real_path: *const c_char,
+    class: Option<&Classified>,
     mode: c_int,
     chunksizehintp: *mut usize,
     ncidp: *mut c_int,
 ) -> c_int {
-    // SAFETY: this function's contract.
-    if let Some(status) = unsafe { super::objects::open("nc__open", path, mode, ncidp) } {
+    let Some(class) = class else {
+        // SAFETY: this function's contract.
+        return unsafe { open_with_hints_by_name(path, path, mode, chunksizehintp, ncidp) };
+    };
+    // SAFETY: as above.
+    if let Some(status) = unsafe { super::objects::open("nc__open", class, mode, ncidp) } {
         return status;
     }
-    // SAFETY: as above.
-    unsafe { open_with_hints_by_name(path, real_path, mode, chunksizehintp, ncidp) }
+    if goes_to_real(class)
+        && let Some(real) = real_name(class)
+    {
+        let status =
+            super::route::real_call!(nc__open(real.as_ptr(), mode, chunksizehintp, ncidp): (*const c_char, c_int, *mut usize, *mut c_int))
+                .unwrap_or_else(|m| m);
+        // SAFETY: as in `open`.
+        return unsafe { super::route::claim_real(status, ncidp, false) };
+    }
+    let status = hand_out_opened(path, class, mode, ncidp);
+    if status == 0 {
+        // SAFETY: optional out-pointer.
+        unsafe { put(chunksizehintp, 0) };
+    }
+    status
 }
 
 /// `nc__open` of a name that is not a netCDF object.

@@ -7,6 +7,7 @@
 use super::cfa;
 use super::file;
 use super::route::is_foreign;
+use crate::url::classify::Classified;
 use nczarr_macros::export;
 use std::ffi::{c_char, c_int};
 
@@ -14,11 +15,15 @@ use std::ffi::{c_char, c_int};
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_create(path: *const c_char, cmode: c_int, ncidp: *mut c_int) -> c_int {
     // SAFETY: this export's own contract.
-    if let Some(status) = unsafe { cfa::write::create("nc_create", path, cmode, ncidp) } {
-        return status;
+    let class = unsafe { file::judged(path, true) };
+    if class.as_ref().is_some_and(|c| c.writes_aggregation) {
+        // SAFETY: as above.
+        if let Some(status) = unsafe { cfa::write::create("nc_create", path, cmode, ncidp) } {
+            return status;
+        }
     }
     // SAFETY: as above.
-    unsafe { file::create(path, cmode, ncidp) }
+    unsafe { file::create(path, class.as_ref(), cmode, ncidp) }
 }
 
 #[export]
@@ -31,46 +36,49 @@ pub unsafe extern "C" fn nc__create(
     ncidp: *mut c_int,
 ) -> c_int {
     // SAFETY: this export's own contract.
-    if let Some(status) = unsafe { cfa::write::create("nc__create", path, cmode, ncidp) } {
-        return status;
+    let class = unsafe { file::judged(path, true) };
+    if class.as_ref().is_some_and(|c| c.writes_aggregation) {
+        // SAFETY: as above.
+        if let Some(status) = unsafe { cfa::write::create("nc__create", path, cmode, ncidp) } {
+            return status;
+        }
     }
     // SAFETY: as above.
-    unsafe { file::create_with_hints(path, cmode, initialsz, chunksizehintp, ncidp) }
+    unsafe { file::create_with_hints(path, class.as_ref(), cmode, initialsz, chunksizehintp, ncidp) }
 }
 
 /// A successful open by the real library (directly or of a netCDF object): when the file is an
-/// aggregation master, our logical dataset takes its place.
+/// aggregation master, our logical dataset takes its place (unless the name or the
+/// environment turns that off).
 ///
 /// # Safety
-/// `path` is NULL or NUL-terminated; `ncidp` is NULL or the caller's `int*`.
-unsafe fn aggregate(status: c_int, path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int {
+/// `ncidp` is NULL or the caller's `int*`.
+unsafe fn aggregate(status: c_int, class: Option<&Classified>, mode: c_int, ncidp: *mut c_int) -> c_int {
+    let Some(class) = class.filter(|c| !c.no_aggregation) else { return status };
     // SAFETY: checked for NULL; the ncid the open just wrote.
-    if status != 0 || ncidp.is_null() || !is_foreign(unsafe { *ncidp }) {
+    if status != 0 || ncidp.is_null() || !is_foreign(unsafe { *ncidp }) || crate::config::cfa_disabled() {
         return status;
     }
-    // SAFETY: the caller's pointers.
-    unsafe { cfa::after_open(status, path, mode, ncidp) }
+    // SAFETY: the caller's pointer.
+    unsafe { cfa::after_open(&class.name, mode, ncidp) }
 }
 
 #[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int {
-    // `#mode=nocfa` is ours to read: the real library is given the name without it.
     // SAFETY: this export's own contract.
-    let stripped = unsafe { cfa::without_cfa_words(path) };
-    let real_path = stripped.as_ref().map_or(path, |c| c.as_ptr());
+    let class = unsafe { file::judged(path, false) };
     // SAFETY: as above.
-    unsafe { aggregate(file::open(path, real_path, mode, ncidp), path, mode, ncidp) }
+    unsafe { aggregate(file::open(path, class.as_ref(), mode, ncidp), class.as_ref(), mode, ncidp) }
 }
 
 #[export]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc__open(path: *const c_char, mode: c_int, chunksizehintp: *mut usize, ncidp: *mut c_int) -> c_int {
     // SAFETY: this export's own contract.
-    let stripped = unsafe { cfa::without_cfa_words(path) };
-    let real_path = stripped.as_ref().map_or(path, |c| c.as_ptr());
+    let class = unsafe { file::judged(path, false) };
     // SAFETY: as above.
-    unsafe { aggregate(file::open_with_hints(path, real_path, mode, chunksizehintp, ncidp), path, mode, ncidp) }
+    unsafe { aggregate(file::open_with_hints(path, class.as_ref(), mode, chunksizehintp, ncidp), class.as_ref(), mode, ncidp) }
 }
 
 #[export(by_hand)]

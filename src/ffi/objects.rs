@@ -9,9 +9,10 @@ use super::consts::{NC_DISKLESS, NC_ENOTBUILT, NC_INMEMORY, NC_MMAP, NC_NOCLOBBE
 use super::route::{self, real_call};
 use crate::dataset::object_file::{Local, ObjectFile};
 use crate::error::{Error, Kind};
-use crate::url::object::{ObjectName, has_netcdf_extension, object_name};
+use crate::url::classify::Classified;
+use crate::url::object::{ObjectName, has_netcdf_extension};
 use std::collections::HashMap;
-use std::ffi::{CStr, c_char, c_int, c_void};
+use std::ffi::{c_char, c_int, c_void};
 use std::sync::{Arc, Mutex};
 
 /// The open objects, by the file slot of their ncid.
@@ -29,18 +30,6 @@ fn lookup(ncid: c_int) -> Option<Arc<ObjectFile>> {
     table().get(&slot(ncid)).cloned()
 }
 
-/// The caller's dataset name as text (`None`: NULL or not UTF-8, never an S3 name).
-///
-/// # Safety
-/// `path` is NULL or NUL-terminated.
-unsafe fn name_of<'a>(path: *const c_char) -> Option<&'a str> {
-    if path.is_null() {
-        return None;
-    }
-    // SAFETY: checked non-NULL; the caller's NUL-terminated dataset name.
-    std::str::from_utf8(unsafe { CStr::from_ptr(path) }.to_bytes()).ok()
-}
-
 /// A failed call's code, traced like every other.
 fn fail(call: &str, name: &str, e: Error) -> c_int {
     super::call(call, || format!("path={name:?}"), || Err(e))
@@ -49,11 +38,12 @@ fn fail(call: &str, name: &str, e: Error) -> c_int {
 /// The name as a netCDF object, when it is one and a real library can serve it. Without a
 /// real library, names only a probe could decide stay Zarr names unless the key ends like a
 /// netCDF file (those are NC_ENOTBUILT, saying why).
-fn classify(call: &str, name: &str, creating: bool) -> Option<std::result::Result<ObjectName, c_int>> {
-    let object = match object_name(name, creating) {
-        Ok(Some(o)) => o,
+fn usable(call: &str, class: &Classified) -> Option<std::result::Result<ObjectName, c_int>> {
+    let name = class.name.as_str();
+    let object = match &class.object {
+        Ok(Some(o)) => o.clone(),
         Ok(None) => return None,
-        Err(e) => return Some(Err(fail(call, name, e))),
+        Err(e) => return Some(Err(fail(call, name, e.clone()))),
     };
     if route::passthrough() && route::real_available_retry() {
         return Some(Ok(object));
@@ -69,31 +59,19 @@ fn classify(call: &str, name: &str, creating: bool) -> Option<std::result::Resul
 /// when the name is not one (the caller goes on as before).
 ///
 /// # Safety
-/// `path` is NULL or NUL-terminated; `ncidp` is NULL or writable.
-pub unsafe fn open(call: &str, path: *const c_char, mode: c_int, ncidp: *mut c_int) -> Option<c_int> {
-    // SAFETY: the export's own contract.
-    let name = unsafe { name_of(path) }?;
-    let object = match classify(call, name, false)? {
+/// `ncidp` is NULL or writable.
+pub unsafe fn open(call: &str, class: &Classified, mode: c_int, ncidp: *mut c_int) -> Option<c_int> {
+    let object = match usable(call, class)? {
         Ok(o) => o,
         Err(status) => return Some(status),
     };
     let file = match ObjectFile::open(object, mode & NC_WRITE != 0) {
         Ok(Some(f)) => f,
         Ok(None) => return None,
-        Err(e) => return Some(fail(call, name, e)),
+        Err(e) => return Some(fail(call, &class.name, e)),
     };
     // SAFETY: the caller's ncid out-pointer.
-    Some(unsafe { serve(call, name, file, mode, ncidp) })
-}
-
-/// Fetches the netCDF object `name` names, for a read-only open later (`serve`): the part of
-/// an open that needs no real library, so several can run at once (aggregated datasets fetch
-/// their fragments this way). `Ok(None)`: not a netCDF object name.
-pub fn fetch(name: &str) -> crate::error::Result<Option<ObjectFile>> {
-    match object_name(name, false)? {
-        Some(object) => ObjectFile::open(object, false),
-        None => Ok(None),
-    }
+    Some(unsafe { serve(call, &class.name, file, mode, ncidp) })
 }
 
 /// Hands a fetched object to the real library (`nc_open_mem`, or `nc_open` of its local
@@ -152,17 +130,16 @@ pub unsafe fn open_fetched(call: &str, name: &str, file: &mut ObjectFile, mode: 
 /// mode without `NC_NOCLOBBER` (the object's existence was checked here).
 ///
 /// # Safety
-/// `path` is NULL or NUL-terminated; `ncidp` is NULL or writable.
+/// `ncidp` is NULL or writable.
 pub unsafe fn create(
     call: &str,
-    path: *const c_char,
+    class: &Classified,
     cmode: c_int,
     ncidp: *mut c_int,
     create: impl FnOnce(*const c_char, c_int) -> c_int,
 ) -> Option<c_int> {
-    // SAFETY: the export's own contract.
-    let name = unsafe { name_of(path) }?;
-    let object = match classify(call, name, true)? {
+    let name = class.name.as_str();
+    let object = match usable(call, class)? {
         Ok(o) => o,
         Err(status) => return Some(status),
     };

@@ -356,16 +356,18 @@ pub struct RealOpener;
 
 impl Opener for RealOpener {
     fn open(&self, name: &str) -> Result<Box<dyn NcSource + Send>> {
-        if let Some(object) = super::objects::fetch(name)? {
-            return Ok(Box::new(RealFile::open(name, Some(object))?));
+        let class = crate::url::classify::classify(name, false);
+        if let Some(object) = class.object.clone()?
+            && let Some(file) = ObjectFile::open(object, false)?
+        {
+            return Ok(Box::new(RealFile::open(name, Some(file))?));
         }
-        if super::route::path_is_ours(name.as_bytes(), false) {
-            let spec = super::file::spec_of(name, false)?;
+        if let Some(spec) = class.zarr.clone()? {
             return Ok(Box::new(crate::dataset::Dataset::open(spec, crate::nc::modes::OpenFlags::from_bits(NC_NOWRITE))?));
         }
         if !super::route::real_available_retry() {
             return Err(Error::new(Kind::NotNetcdf, format!("{name}: not a Zarr dataset, and no real netcdf-c to read it")));
         }
-        Ok(Box::new(RealFile::open(name, None)?))
+        Ok(Box::new(RealFile::open(&class.real_name, None)?))
     }
 }

@@ -13,6 +13,9 @@ use std::collections::HashMap;
 /// Deepest group nesting we accept (S3 keys are limited to 1024 bytes anyway).
 pub(crate) const MAX_DEPTH: usize = 1024;
 
+/// The root objects `format::open` fetches at open, in this order (v2's reader indexes them).
+pub(crate) const ROOT_KEYS: [&str; 6] = [".zgroup", ".zattrs", ".zarray", ".zmetadata", ".nczarr", "zarr.json"];
+
 /// A dataset's metadata as read: the model and what is kept to rewrite it.
 pub struct Loaded {
     pub model: Model,

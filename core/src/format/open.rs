@@ -3,14 +3,11 @@
 //! the mode asks for v2) and the matching reader goes on from what was fetched.
 
 use crate::error::Result;
-use crate::format::common::Loaded;
+use crate::format::common::{Loaded, ROOT_KEYS};
 use crate::format::{v2, v3};
 use crate::trace;
 use crate::url::Flavor;
 use crate::zmap::{Key, Zmap};
-
-/// The root objects fetched at open, in this order (v2's reader indexes them).
-pub(crate) const ROOT_KEYS: [&str; 6] = [".zgroup", ".zattrs", ".zarray", ".zmetadata", ".nczarr", "zarr.json"];
 
 /// Reads the hierarchy in `store`; `prefer`: the Zarr version the mode names, if any.
 pub fn read(

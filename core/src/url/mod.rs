@@ -5,6 +5,7 @@
 //! macros and implications are tables, as in netcdf-c's `dinfermodel.c`; an unknown or
 //! conflicting combination fails before any I/O.
 
+pub mod classify;
 pub mod object;
 pub mod s3;
 pub mod trust;

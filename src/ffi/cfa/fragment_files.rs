@@ -194,8 +194,9 @@ impl FragmentFiles {
         let stored = files.stored.get(id).ok_or_else(|| Error::new(Kind::Internal, "fragment never stored"))?;
         let c = cname(&stored.name)?;
         let mut ncid = 0;
+        let class = crate::url::classify::classify(&stored.name, false);
         // SAFETY: NUL-terminated name; valid out-pointer.
-        check(unsafe { crate::ffi::file::open(c.as_ptr(), c.as_ptr(), NC_WRITE, &mut ncid) }, &stored.name, "cannot reopen")?;
+        check(unsafe { crate::ffi::file::open(c.as_ptr(), Some(&class), NC_WRITE, &mut ncid) }, &stored.name, "cannot reopen")?;
         let v = cname(&stored.ncvar)?;
         let mut varid = 0;
         // SAFETY: as above.
@@ -226,8 +227,9 @@ impl FragmentFiles {
         }
         let c = cname(&name)?;
         let mut ncid = 0;
+        let class = crate::url::classify::classify(&name, true);
         // SAFETY: NUL-terminated name; valid out-pointer.
-        check(unsafe { crate::ffi::file::create(c.as_ptr(), NC_NETCDF4 | NC_CLOBBER, &mut ncid) }, &name, "cannot create")?;
+        check(unsafe { crate::ffi::file::create(c.as_ptr(), Some(&class), NC_NETCDF4 | NC_CLOBBER, &mut ncid) }, &name, "cannot create")?;
         let ncvar = files.stored.get(id).map_or(array.name.clone(), |s| s.ncvar.clone());
         let defined = define_fragment(ncid, array, &ncvar, count).map_err(|(st, what)| fragment_error(&name, st, &what));
         let varid = match defined {

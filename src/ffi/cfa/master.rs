@@ -45,8 +45,9 @@ pub(super) fn write(ours: c_int, writer: &Writer) -> Result<()> {
     };
     let c = cname(&target)?;
     let mut m = 0;
+    let class = crate::url::classify::classify(&target, true);
     // SAFETY: NUL-terminated name; valid out-pointer.
-    ok(unsafe { super::super::file::create(c.as_ptr(), writer.master_mode, &mut m) }, "creating the master")?;
+    ok(unsafe { super::super::file::create(c.as_ptr(), Some(&class), writer.master_mode, &mut m) }, "creating the master")?;
     let filled = fill(ours, m, writer);
     if let Err(e) = filled {
         super::super::file::abort(m);

@@ -22,4 +22,4 @@ mod master;
 mod open;
 pub mod write;
 
-pub use open::{after_open, without_cfa_words};
+pub use open::after_open;
