@@ -1291,10 +1291,10 @@ EXTERNL int
 ncrecinq(int ncid, int *nrecvarsp, int *recvarids, long *recsizes);
 
 EXTERNL int
-ncrecput(int ncid, long recnum, const void *const *datap);
+ncrecput(int ncid, long recnum, void *const *datap);
 
 EXTERNL int
-ncrecget(int ncid, long recnum, void *const *datap);
+ncrecget(int ncid, long recnum, void **datap);
 
 EXTERNL int
 nc_def_var(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp, int *varidp);

@@ -565,7 +565,18 @@ int main(int argc, char **argv)
     { int (*volatile p)(int ncid, const char *name, nc_type xtype, int ndims, const int *dimidsp) = ncvardef; CHECK(p != NULL); }
     { int (*volatile p)(int ncid, const char *name) = ncvarid; CHECK(p != NULL); }
     { int (*volatile p)(int ncid, int varid, char *name, nc_type *xtypep, int *ndimsp, int *dimidsp, int *nattsp) = ncvarinq; CHECK(p != NULL); }
+    { int (*volatile p)(int ncid, int varid, const long *indexp, const void *op) = ncvarput1; CHECK(p != NULL); }
+    { int (*volatile p)(int ncid, int varid, const long *indexp, void *ip) = ncvarget1; CHECK(p != NULL); }
+    { int (*volatile p)(int ncid, int varid, const long *startp, const long *countp, const void *op) = ncvarput; CHECK(p != NULL); }
+    { int (*volatile p)(int ncid, int varid, const long *startp, const long *countp, void *ip) = ncvarget; CHECK(p != NULL); }
+    { int (*volatile p)(int ncid, int varid, const long *startp, const long *countp, const long *stridep, const void *op) = ncvarputs; CHECK(p != NULL); }
+    { int (*volatile p)(int ncid, int varid, const long *startp, const long *countp, const long *stridep, void *ip) = ncvargets; CHECK(p != NULL); }
+    { int (*volatile p)(int ncid, int varid, const long *startp, const long *countp, const long *stridep, const long *imapp, const void *op) = ncvarputg; CHECK(p != NULL); }
+    { int (*volatile p)(int ncid, int varid, const long *startp, const long *countp, const long *stridep, const long *imapp, void *ip) = ncvargetg; CHECK(p != NULL); }
     { int (*volatile p)(int ncid, int varid, const char *name) = ncvarrename; CHECK(p != NULL); }
+    { int (*volatile p)(int ncid, int *nrecvarsp, int *recvaridsp, long *recsizesp) = ncrecinq; CHECK(p != NULL); }
+    { int (*volatile p)(int ncid, long recnum, void **datap) = ncrecget; CHECK(p != NULL); }
+    { int (*volatile p)(int ncid, long recnum, void *const *datap) = ncrecput; CHECK(p != NULL); }
     { int (*volatile p)(void) = nc_initialize; CHECK(p != NULL); }
     { int (*volatile p)(void) = nc_finalize; CHECK(p != NULL); }
     { int (*volatile p)(int ncid, int varid, size_t* nfilters, unsigned int* filterids) = nc_inq_var_filter_ids; CHECK(p != NULL); }

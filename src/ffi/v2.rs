@@ -447,7 +447,7 @@ fn records(ncid: c_int, recnum: c_long, mut each: impl FnMut(c_int, &[usize], &[
 
 #[export(on_panic = -1)]
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn ncrecput(ncid: c_int, recnum: c_long, datap: *const *const c_void) -> c_int {
+pub unsafe extern "C" fn ncrecput(ncid: c_int, recnum: c_long, datap: *const *mut c_void) -> c_int {
     let s = records(ncid, recnum, |varid, start, count, i| {
         // SAFETY: `datap` holds one pointer per record variable (ncrecinq's order).
         let data = if datap.is_null() { std::ptr::null() } else { unsafe { *datap.add(i) } };
@@ -459,7 +459,7 @@ pub unsafe extern "C" fn ncrecput(ncid: c_int, recnum: c_long, datap: *const *co
 
 #[export(on_panic = -1)]
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn ncrecget(ncid: c_int, recnum: c_long, datap: *const *mut c_void) -> c_int {
+pub unsafe extern "C" fn ncrecget(ncid: c_int, recnum: c_long, datap: *mut *mut c_void) -> c_int {
     let s = records(ncid, recnum, |varid, start, count, i| {
         // SAFETY: `datap` holds one pointer per record variable (ncrecinq's order).
         let data = if datap.is_null() { std::ptr::null_mut() } else { unsafe { *datap.add(i) } };
