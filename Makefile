@@ -8,7 +8,7 @@
 #   build/libnczarr_mpi_preload.so   for LD_PRELOAD in front of Debian's parallel netcdf-c
 #
 #   make            build both libraries and the config files
-#   make deps       install what the tests drive (apt, pip, cargo); make check runs it first
+#   make deps       install what the tests drive (apt; pip into .venv; cargo); make check runs it first
 #   make check      every test: Rust units, C tests, real clients, Python interop, CMake consumer
 #   make check-<suite> T=<text>   one suite, only its cases whose name contains <text>
 #                   (e.g. make check-c T=t_atts, make check-s3 T=faults); one line per check
@@ -22,6 +22,11 @@ PREFIX  ?= /usr/local
 CARGO   ?= cargo
 CC      ?= cc
 PYTHON  ?= python3
+# Python packages live in the checkout's own virtual environment (ctests/ensure_deps.sh makes
+# it; never the system Python): its bin/ comes first on PATH for every recipe.
+NCZARR_VENV ?= $(CURDIR)/.venv
+export NCZARR_VENV
+export PATH := $(NCZARR_VENV)/bin:$(PATH)
 # The emulated netcdf-c version, defined once in core/src/nc/version.rs (via netcdf_meta.h).
 VERSION := $(shell sed -n 's/^\#define NC_VERSION "\(.*\)"/\1/p' include/netcdf_meta.h)
 SOVERSION := 19

@@ -1,8 +1,8 @@
 #!/bin/sh
 # make demo: writes a dataset through the C API onto local storage (three time steps of a
-# field), then shows it as netCDF (Debian's ncdump under LD_PRELOAD, values included, when
-# installed), as the storage objects with their sizes, and as plain Zarr (zarr-python's view
-# of the same values, when installed).
+# field), then shows it as netCDF (Debian's ncdump under LD_PRELOAD, values included), as the
+# storage objects with their sizes, and as plain Zarr (zarr-python's view of the same values);
+# a missing ncdump or zarr-python is named, with the way to get it.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build="$top/build"
@@ -19,12 +19,17 @@ echo
 echo "== temperature/.zarray"
 cat "$out/demo.zarr/temperature/.zarray"
 echo
+echo
 if command -v ncdump > /dev/null; then
-    echo
     echo "== LD_PRELOAD=$build/libnczarr_preload.so ncdump '$url'"
     LD_PRELOAD="$build/libnczarr_preload.so" ncdump "$url"
+else
+    echo "== (no ncdump here: 'apt-get install netcdf-bin', or 'make deps', shows the dataset as netCDF)"
 fi
-if python3 -c "import zarr" 2> /dev/null; then
+if ! python3 -c "import zarr" 2> /dev/null; then
+    echo
+    echo "== (no zarr-python for $(command -v python3): 'make deps' installs it into .venv and shows the dataset as Zarr)"
+else
     echo
     echo "== zarr-python"
     python3 - "$out/demo.zarr" <<'PY'

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Installs what the test suite drives, when missing: Debian's netCDF tools (the real clients
-# and netcdf-c 4.9.0, with its headers), CMake and pkg-config (packaging tests), and from PyPI zarr, xarray,
-# numcodecs, tensorstore and netCDF4 (netcdf-c 4.10.1 as the reference). Tests never skip: a tool that
-# cannot be installed fails the run.
+# and netcdf-c 4.9.0, with its headers), CMake and pkg-config (packaging tests), and from PyPI,
+# into the checkout's own virtual environment (.venv), zarr, xarray, numcodecs, tensorstore,
+# netCDF4 (netcdf-c 4.10.1 as the reference), pandas, cfdm, hdf5plugin, moto, boto3 and s3fs.
+# Tests never skip: a tool that cannot be installed fails the run.
 set -eu
 need_apt=""
 for tool in ncdump:netcdf-bin ncap2:nco cdo:cdo cmake:cmake pkg-config:pkg-config gfortran:gfortran curl:curl; do
@@ -29,23 +30,31 @@ if [ -n "$need_apt" ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need_apt > /dev/null
 fi
-if ! python3 -c "import zarr, xarray, numcodecs, netCDF4, pandas" 2> /dev/null; then
-    echo "installing Python packages: zarr xarray numcodecs netCDF4 pandas"
-    python3 -m pip install -q zarr xarray numcodecs netCDF4 pandas
+# Python packages go into the checkout's own virtual environment, never the system Python:
+# $NCZARR_VENV, else .venv at the top of the checkout (the Makefile puts its bin/ first on
+# PATH for every test and benchmark). Made with the python3 on PATH.
+venv="${NCZARR_VENV:-$(cd "$(dirname "$0")/.." && pwd)/.venv}"
+if [ ! -x "$venv/bin/python3" ]; then
+    echo "creating the Python environment $venv"
+    if ! python3 -m venv "$venv" > /dev/null 2>&1; then
+        # Debian's python3 makes environments only with python3-venv installed.
+        SUDO=""
+        [ "$(id -u)" -eq 0 ] || SUDO=sudo
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv > /dev/null
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+    fi
+    "$venv/bin/python3" -m pip install -q --upgrade pip
 fi
-if ! python3 -c "import tensorstore" 2> /dev/null; then
-    echo "installing Python packages: tensorstore"
-    python3 -m pip install -q tensorstore
-fi
-if ! python3 -c "import cfdm" 2> /dev/null; then
-    echo "installing Python packages: cfdm (writes CF aggregation files)"
-    python3 -m pip install -q cfdm
-fi
-if ! python3 -c "import importlib.util as u; assert u.find_spec('hdf5plugin')" 2> /dev/null; then
-    echo "installing Python packages: hdf5plugin (HDF5 filter plugins: bitshuffle, ZFP, SZ, ...)"
-    python3 -m pip install -q hdf5plugin
-fi
-if ! python3 -c "import moto.server, flask, boto3, s3fs" 2> /dev/null; then
-    echo "installing Python packages: moto[server] boto3 s3fs"
-    python3 -m pip install -q "moto[server]" boto3 s3fs
-fi
+py="$venv/bin/python3"
+pip_install() {
+    echo "installing Python packages into $venv: $*"
+    "$py" -m pip install -q "$@"
+}
+"$py" -c "import zarr, xarray, numcodecs, netCDF4, pandas" 2> /dev/null || pip_install zarr xarray numcodecs netCDF4 pandas
+"$py" -c "import tensorstore" 2> /dev/null || pip_install tensorstore
+# cfdm writes CF aggregation files.
+"$py" -c "import cfdm" 2> /dev/null || pip_install cfdm
+# hdf5plugin: HDF5 filter plugins (bitshuffle, ZFP, SZ, ...).
+"$py" -c "import importlib.util as u; assert u.find_spec('hdf5plugin')" 2> /dev/null || pip_install hdf5plugin
+"$py" -c "import moto.server, flask, boto3, s3fs" 2> /dev/null || pip_install "moto[server]" boto3 s3fs

@@ -359,5 +359,54 @@ grep -q '^		lat:lat_attr = "latitude" ;' "$v1/pure.cdl" && grep -q '^  		pos:pos
     && ok "the copy under mode=zarr keeps char attributes char" || { bad "the copy under mode=zarr keeps char attributes char"; cat "$v1/pure.cdl"; }
 fi
 
+# 13. Zip stores in zarr-python and xarray (issue 38, item 3): the README's recipes, exactly,
+#     on v2 and v3 zips of NCZarr and plain Zarr written through netCDF4-python.
+if case_ "13-zip-recipes"; then
+mkdir -p "$scratch/zips"
+(cd "$scratch/zips" && LD_PRELOAD="$pre" python3 - <<'PY'
+import netCDF4, numpy as np
+for name, mode in (("n2", "nczarr,zip"), ("z2", "zarr,zip"), ("n3", "nczarr,zip,v3"), ("z3", "zarr,zip,v3")):
+    with netCDF4.Dataset(f"file://{__import__('os').getcwd()}/{name}.zip#mode={mode}", "w") as ds:
+        ds.createDimension("x", 4)
+        ds.createDimension("s", 3)
+        t = ds.createVariable("t", "f4", ("x",))
+        t[:] = np.arange(4) + 0.5
+        t.units = "K"
+        c = ds.createVariable("c", "S1", ("x", "s"))
+        c[:] = netCDF4.stringtochar(np.array(["ab", "cde", "f", "gh"], dtype="S3"))
+        c.long_name = "labels"
+PY
+) || bad "writing the zips"
+(cd "$scratch/zips" && python3 - "$scratch/zips" <<'PY'
+import sys, warnings
+import numpy as np
+import xarray as xr, zarr
+warnings.simplefilter("ignore")
+d = sys.argv[1]
+fails = 0
+def check(what, cond):
+    global fails
+    print(("ok   " if cond else "FAIL ") + what)
+    fails += not cond
+labels = [b"ab", b"cde", b"f", b"gh"]
+for x in ("n2", "z2"):
+    ds = xr.open_zarr(zarr.storage.ZipStore(f"{x}.zip", mode="r"), group=x, consolidated=False)
+    check(f"{x}: xarray, v2 recipe: values", list(ds["t"].values) == [0.5, 1.5, 2.5, 3.5] and ds["t"].attrs["units"] == "K")
+    check(f"{x}: xarray, v2 recipe: char as strings", [v if isinstance(v, bytes) else v.encode() for v in ds["c"].values] == labels)
+    g = zarr.open_group(zarr.storage.ZipStore(f"{x}.zip", mode="r"), path=x, mode="r")
+    check(f"{x}: zarr-python, v2 recipe", list(g["t"][:]) == [0.5, 1.5, 2.5, 3.5])
+for x in ("n3", "z3"):
+    for how, ds in (("ZipStore", xr.open_zarr(zarr.storage.ZipStore(f"{x}.zip", mode="r"), consolidated=False)),
+                    ("zip::", xr.open_dataset(f"zip::file://{d}/{x}.zip", engine="zarr"))):
+        check(f"{x}: xarray, v3 recipe ({how}): values", list(ds["t"].values) == [0.5, 1.5, 2.5, 3.5])
+        chars = ds["c"].values.view("S1")
+        check(f"{x}: v3 char recipe", [b"".join(r).rstrip(b"\0") for r in chars] == labels)
+        own = {k: v for k, v in ds["c"].attrs.items() if not k.startswith("_nczarr_")}
+        check(f"{x}: v3 own attributes without _nczarr_*", own == {"long_name": "labels"})
+sys.exit(1 if fails else 0)
+PY
+) > "$scratch/zips.txt" 2>&1 && ok "the README's zip recipes: $(grep -c '^ok' "$scratch/zips.txt") checks" || { bad "the README's zip recipes"; cat "$scratch/zips.txt"; }
+fi
+
 echo "client tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
