@@ -2,7 +2,8 @@
 # Installs what the test suite drives, when missing: Debian's netCDF tools (the real clients
 # and netcdf-c 4.9.0, with its headers), CMake and pkg-config (packaging tests), and from PyPI,
 # into the checkout's own virtual environment (.venv), zarr, xarray, numcodecs, tensorstore,
-# netCDF4 (netcdf-c 4.10.1 as the reference), pandas, cfdm, hdf5plugin, moto, boto3 and s3fs.
+# netCDF4 (netcdf-c 4.10.1 as the reference), pandas, cfdm, hdf5plugin, moto, boto3, s3fs and
+# kerchunk.
 # Tests never skip: a tool that cannot be installed fails the run.
 set -eu
 need_apt=""
@@ -58,3 +59,5 @@ pip_install() {
 # hdf5plugin: HDF5 filter plugins (bitshuffle, ZFP, SZ, ...).
 "$py" -c "import importlib.util as u; assert u.find_spec('hdf5plugin')" 2> /dev/null || pip_install hdf5plugin
 "$py" -c "import moto.server, flask, boto3, s3fs" 2> /dev/null || pip_install "moto[server]" boto3 s3fs
+# kerchunk makes the reference sets the refs suite reads.
+"$py" -c "import kerchunk.hdf, kerchunk.netCDF3" 2> /dev/null || pip_install kerchunk

@@ -19,6 +19,8 @@ pub enum Driver {
     File,
     Zip,
     S3,
+    /// A reference set (kerchunk JSON): keys resolve to bytes of other objects; read-only.
+    Refs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +128,7 @@ const OUR_WORDS: &[&str] = &[
     "v3",
     "nc4char",
     "log",
+    "kerchunk",
 ];
 const OTHER_WORDS: &[&str] = &[
     "nc3",
@@ -257,7 +260,8 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
         }
     }
     let has = |w: &str| words.iter().any(|x| x == w);
-    let explicit = has("nczarr") || has("zarr");
+    // A reference set holds Zarr whose flavor its content says (kerchunk writes plain Zarr).
+    let explicit = has("nczarr") || has("zarr") || has("kerchunk");
     if !explicit && !words.is_empty() && !words.iter().all(|w| ["file", "zip"].contains(&w.as_str())) {
         // A fragment that names another format (nc4, dap2, bytes...) is not ours.
         return Ok(None);
@@ -270,6 +274,12 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
     if drivers.len() > 1 && drivers.iter().any(|d| *d != drivers[0]) {
         return err(Kind::Invalid, "conflicting storage drivers in mode");
     }
+    // The reference set itself may be a file or an S3 object; its keys live in it.
+    let refs = has("kerchunk");
+    if refs && drivers.contains(&Driver::Zip) {
+        return err(Kind::Invalid, "kerchunk and zip both requested");
+    }
+    let drivers = if refs { vec![Driver::Refs] } else { drivers };
     if has("v2") && has("v3") {
         return err(Kind::Invalid, "both v2 and v3 requested");
     }

@@ -27,7 +27,7 @@ pub struct ObjectName {
 const NETCDF_EXTENSIONS: &[&str] = &[".nc", ".nc4", ".cdf"];
 
 /// Mode words that choose Zarr.
-const ZARR_WORDS: &[&str] = &["nczarr", "zarr", "xarray", "noxarray"];
+const ZARR_WORDS: &[&str] = &["nczarr", "zarr", "xarray", "noxarray", "kerchunk"];
 
 /// Mode words that leave a name with the real library (not S3 at all).
 const FOREIGN_WORDS: &[&str] = &["dap2", "dap4", "file", "zip", "udf0", "udf1"];

@@ -13,6 +13,7 @@ pub mod file;
 mod key;
 pub mod memory;
 pub mod open;
+pub mod refs;
 pub mod s3;
 pub(crate) mod zip;
 

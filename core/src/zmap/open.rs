@@ -8,6 +8,7 @@ use crate::url::{Driver, OpenSpec, probe};
 use crate::zmap::Zmap;
 use crate::zmap::adapter::traced::Traced;
 use crate::zmap::file::FileStore;
+use crate::zmap::refs::RefStore;
 use crate::zmap::s3::S3Store;
 use crate::zmap::zip::ZipStore;
 
@@ -32,6 +33,8 @@ pub(crate) fn open(spec: &OpenSpec, create: bool, zip_in_folder: bool) -> Result
         (Driver::File, true) => Box::new(FileStore::create(&spec.path)?),
         (Driver::Zip, false) => Box::new(ZipStore::open(&spec.path)?),
         (Driver::Zip, true) => Box::new(ZipStore::create(&spec.path, zip_in_folder)?),
+        (Driver::Refs, false) => Box::new(RefStore::open(spec)?),
+        (Driver::Refs, true) => return err(Kind::NotBuilt, format!("{}: reference sets are read, not created", spec.path.display())),
         (Driver::S3, create) => {
             let target = spec.s3.as_ref().ok_or_else(|| Error::new(Kind::Invalid, "S3 driver without an S3 URL"))?;
             let store = S3Store::new(target, &spec.params)?;

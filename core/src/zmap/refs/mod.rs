@@ -1,0 +1,225 @@
+//! Reference stores (references.md): a Zarr store whose every key resolves to inline bytes, a
+//! byte range of another object, a whole object, or nothing (a missing chunk reads as the fill
+//! value). kerchunk's JSON reference sets are read (`kerchunk`); the objects they point into
+//! are local files (paths, `file://` URLs, and names relative to the reference set's folder)
+//! and S3 objects (`s3://`, every URL form and alias the library accepts). A target that cannot
+//! be read fails the read with its name, never as fill. Every target must lie where the
+//! reference set may point (`url::trust`, README "Security").
+//!
+//! Read-only: a put is NC_EPERM.
+
+pub mod kerchunk;
+
+use super::{ByteRange, Caps, Key, Zmap};
+use crate::error::{Error, Kind, Result, err};
+use crate::url::OpenSpec;
+use std::collections::BTreeMap;
+use std::os::unix::fs::FileExt;
+use std::sync::OnceLock;
+
+/// Where one key's bytes are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ref {
+    Inline(Vec<u8>),
+    /// `len` bytes at `offset` of target `target`.
+    Range {
+        target: usize,
+        offset: u64,
+        len: u64,
+    },
+    Whole {
+        target: usize,
+    },
+}
+
+/// A target object, opened on first use.
+enum Opened {
+    Local { file: std::fs::File, size: u64 },
+    S3 { store: Box<super::s3::S3Store>, key: Key },
+}
+
+struct Target {
+    /// As the reference set names it, resolved against the set's folder.
+    name: String,
+    opened: OnceLock<std::result::Result<Opened, Error>>,
+}
+
+pub struct RefStore {
+    name: String,
+    refs: BTreeMap<String, Ref>,
+    targets: Vec<Target>,
+    remote: bool,
+}
+
+/// The reference set's own bytes, wherever the name says it is.
+fn read_document(spec: &OpenSpec) -> Result<Vec<u8>> {
+    match &spec.s3 {
+        Some(target) => {
+            let (store, key) = s3_object(target.clone(), &spec.params)?;
+            store.get(&key)?.ok_or_else(|| Error::new(Kind::Errno(libc::ENOENT), format!("{}: no such object", target.describe())))
+        }
+        None => std::fs::read(&spec.path).map_err(|e| {
+            let kind = if e.kind() == std::io::ErrorKind::NotFound { Kind::Errno(libc::ENOENT) } else { Kind::Io };
+            Error::new(kind, format!("{}: {e}", spec.path.display()))
+        }),
+    }
+}
+
+/// An S3 object as a store over its folder and its key in that store.
+fn s3_object(mut target: crate::url::s3::S3Target, params: &BTreeMap<String, String>) -> Result<(super::s3::S3Store, Key)> {
+    let (folder, file) = match target.root.rsplit_once('/') {
+        Some((d, f)) => (d.to_string(), f.to_string()),
+        None => (String::new(), target.root.clone()),
+    };
+    if file.is_empty() {
+        return err(Kind::Invalid, format!("{}: names no object", target.describe()));
+    }
+    target.root = folder;
+    Ok((super::s3::S3Store::new(&target, params)?, Key::new(file)?))
+}
+
+/// Where a target named `name` in the reference set `document` is: URLs and absolute paths as
+/// they are, other names relative to the set's folder.
+fn resolve(document: &str, name: &str) -> String {
+    let lower = name.to_ascii_lowercase();
+    if lower.contains("://") || name.starts_with('/') {
+        return name.to_string();
+    }
+    let base = document.split('#').next().unwrap_or(document);
+    match base.rsplit_once('/') {
+        Some((dir, _)) => format!("{dir}/{}", name.trim_start_matches("./")),
+        None => name.to_string(),
+    }
+}
+
+impl RefStore {
+    /// Opens the reference set `spec` names; every target checked against where the set is.
+    pub fn open(spec: &OpenSpec) -> Result<RefStore> {
+        let name = spec.original.split('#').next().unwrap_or(&spec.original).to_string();
+        let text = read_document(spec)?;
+        let parsed = kerchunk::parse(&name, &text)?;
+        let mut targets = Vec::with_capacity(parsed.targets.len());
+        for t in parsed.targets {
+            let resolved = resolve(&name, &t);
+            crate::url::trust::check_target(&name, &resolved, "reference target")?;
+            targets.push(Target { name: resolved, opened: OnceLock::new() });
+        }
+        let remote = spec.s3.is_some() || targets.iter().any(|t| t.name.contains("://") && !t.name.starts_with("file://"));
+        crate::trace::emit(1, &format!("refs: {name}: {} keys over {} targets", parsed.refs.len(), targets.len()));
+        Ok(RefStore { name, refs: parsed.refs, targets, remote })
+    }
+
+    fn open_target(name: &str) -> Result<Opened> {
+        let lower = name.to_ascii_lowercase();
+        if let Some(path) = name.strip_prefix("file://").or((!lower.contains("://")).then_some(name)) {
+            let path = path.strip_prefix("localhost").unwrap_or(path);
+            let file = std::fs::File::open(path).map_err(|e| {
+                let kind = if e.kind() == std::io::ErrorKind::NotFound { Kind::Errno(libc::ENOENT) } else { Kind::Io };
+                Error::new(kind, format!("reference target {name}: {e}"))
+            })?;
+            let size = file.metadata().map_err(|e| Error::new(Kind::Io, format!("reference target {name}: {e}")))?.len();
+            return Ok(Opened::Local { file, size });
+        }
+        let words = vec!["s3".to_string()];
+        if lower.starts_with("s3://") || lower.starts_with("gs3://") || crate::url::s3::is_s3_url(name, &words) {
+            let target = crate::url::s3::parse_target(name)?;
+            let (store, key) = s3_object(target, &BTreeMap::new())?;
+            return Ok(Opened::S3 { store: Box::new(store), key });
+        }
+        err(Kind::NotBuilt, format!("reference target {name}: only local files and S3 objects are read"))
+    }
+
+    fn target(&self, index: usize) -> Result<(&Opened, &str)> {
+        let t = self.targets.get(index).ok_or_else(|| Error::new(Kind::Internal, "reference to no target"))?;
+        match t.opened.get_or_init(|| RefStore::open_target(&t.name)) {
+            Ok(opened) => Ok((opened, &t.name)),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    /// `len` bytes at `offset` of a target (`None`: all of it).
+    fn read_target(&self, index: usize, range: Option<(u64, u64)>) -> Result<Vec<u8>> {
+        let (opened, name) = self.target(index)?;
+        match opened {
+            Opened::Local { file, size } => {
+                let (offset, len) = range.unwrap_or((0, *size));
+                if offset.checked_add(len).is_none_or(|end| end > *size) {
+                    return err(Kind::NcZarr, format!("reference target {name}: range {offset}+{len} past its end ({size} bytes)"));
+                }
+                let mut buf = super::zeroed(len)?;
+                file.read_exact_at(&mut buf, offset).map_err(|e| Error::new(Kind::Io, format!("reference target {name}: {e}")))?;
+                Ok(buf)
+            }
+            Opened::S3 { store, key } => match range {
+                Some((offset, len)) => {
+                    let len = usize::try_from(len).map_err(|_| Error::new(Kind::NoMem, format!("{name}: {len} bytes")))?;
+                    let got = store.get_ranges(key, &[ByteRange::At { offset, len }], None)?;
+                    let mut got =
+                        got.ok_or_else(|| Error::new(Kind::Errno(libc::ENOENT), format!("reference target {name}: no such object")))?;
+                    Ok(got.parts.swap_remove(0))
+                }
+                None => {
+                    store.get(key)?.ok_or_else(|| Error::new(Kind::Errno(libc::ENOENT), format!("reference target {name}: no such object")))
+                }
+            },
+        }
+    }
+}
+
+impl Zmap for RefStore {
+    fn get(&self, key: &Key) -> Result<Option<Vec<u8>>> {
+        match self.refs.get(key.as_str()) {
+            None => Ok(None),
+            Some(Ref::Inline(bytes)) => Ok(Some(bytes.clone())),
+            Some(Ref::Range { target, offset, len }) => self.read_target(*target, Some((*offset, *len))).map(Some),
+            Some(Ref::Whole { target }) => self.read_target(*target, None).map(Some),
+        }
+    }
+
+    fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
+        if !self.remote || keys.len() < 2 {
+            return keys.iter().map(|k| self.get(k)).collect();
+        }
+        // Remote targets: each read waits on the network, so several run at once.
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = keys
+                .chunks(keys.len().div_ceil(8))
+                .map(|part| scope.spawn(move || part.iter().map(|k| self.get(k)).collect::<Vec<_>>()))
+                .collect();
+            let mut out = Vec::with_capacity(keys.len());
+            for h in handles {
+                out.extend(h.join().map_err(|_| Error::new(Kind::Internal, "a reference read stopped"))?);
+            }
+            out.into_iter().collect()
+        })
+    }
+
+    fn put(&self, key: &Key, _value: &[u8]) -> Result<()> {
+        err(Kind::ReadOnly, format!("{}: a reference set is read-only ({})", self.name, key.as_str()))
+    }
+
+    fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {
+        let p = prefix.as_str().trim_end_matches('/');
+        let start = if p.is_empty() { String::new() } else { format!("{p}/") };
+        let mut names: Vec<String> = self
+            .refs
+            .range(start.clone()..)
+            .take_while(|(k, _)| k.starts_with(&start))
+            .filter_map(|(k, _)| k[start.len()..].split('/').next().map(str::to_string))
+            .collect();
+        names.dedup();
+        Ok(names)
+    }
+
+    fn delete_prefix(&self, prefix: &Key) -> Result<()> {
+        err(Kind::ReadOnly, format!("{}: a reference set is read-only ({})", self.name, prefix.as_str()))
+    }
+
+    fn describe(&self) -> String {
+        format!("reference set {}", self.name)
+    }
+
+    fn caps(&self) -> Caps {
+        Caps { batch_size: 64, latency_bound: self.remote, concurrent_puts: false }
+    }
+}

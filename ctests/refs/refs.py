@@ -1,0 +1,88 @@
+"""Reference sets for the refs suite: `make <dir>` writes netCDF files (netCDF-4 with groups
+of chunked, compressed and contiguous variables; netCDF-3 classic) and kerchunk's references
+to them; `compare <url> <file>` (run under the preload library) opens both through
+netCDF4-python and compares every variable of the file: dimensions, type, values, attributes."""
+import json
+import os
+import sys
+
+import numpy as np
+
+
+def make(d):
+    import netCDF4
+    from kerchunk.hdf import SingleHdf5ToZarr
+    from kerchunk.netCDF3 import NetCDF3ToZarr
+
+    nc4 = os.path.join(d, "data4.nc")
+    with netCDF4.Dataset(nc4, "w") as ds:
+        ds.title = "lazy"
+        ds.createDimension("time", 6)
+        ds.createDimension("lat", 20)
+        ds.createDimension("lon", 30)
+        ds.createVariable("time", "f8", ("time",))[:] = np.arange(6) * 6.0
+        ds.createVariable("lat", "f4", ("lat",))[:] = np.linspace(-90, 90, 20)
+        ds.createVariable("lon", "f4", ("lon",))[:] = np.linspace(0, 348, 30)
+        t = ds.createVariable("t", "f4", ("time", "lat", "lon"), zlib=True, shuffle=True, chunksizes=(1, 10, 15))
+        t.units = "K"
+        t[:] = 250 + np.arange(6 * 20 * 30, dtype="f4").reshape(6, 20, 30) / 100
+        p = ds.createVariable("p", "i4", ("lat", "lon"), contiguous=True)
+        p.long_name = "contiguous ints"
+        p[:] = np.arange(600, dtype="i4").reshape(20, 30)
+        q = ds.createVariable("q", "i2", ("time", "lat"), chunksizes=(2, 20), fill_value=-99)
+        q[0:2] = 7  # the other chunks are never written: fill
+    nc3 = os.path.join(d, "data3.nc")
+    with netCDF4.Dataset(nc3, "w", format="NETCDF3_CLASSIC") as ds:
+        ds.createDimension("x", 5)
+        ds.createDimension("y", 4)
+        ds.createVariable("x", "f8", ("x",))[:] = np.arange(5) / 2
+        ds.createVariable("y", "i4", ("y",))[:] = np.arange(4)
+        v = ds.createVariable("v", "f4", ("y", "x"))
+        v.units = "m"
+        v[:] = np.arange(20, dtype="f4").reshape(4, 5)
+    refs4 = SingleHdf5ToZarr(nc4, inline_threshold=0).translate()
+    refs3 = NetCDF3ToZarr(nc3, inline_threshold=0).translate()
+    for name, refs in (("refs4.json", refs4), ("refs3.json", refs3)):
+        with open(os.path.join(d, name), "w") as f:
+            json.dump(refs, f)
+    # The same references naming their targets relative to the reference set's folder.
+    rel = json.loads(json.dumps(refs4))
+    table = rel.get("refs", rel)
+    for k, v in table.items():
+        if isinstance(v, list) and v and isinstance(v[0], str):
+            v[0] = "data4.nc"
+    with open(os.path.join(d, "refs4_relative.json"), "w") as f:
+        json.dump(rel, f)
+
+
+def compare(url, path):
+    import netCDF4
+
+    fails = 0
+    with netCDF4.Dataset(url) as got, netCDF4.Dataset(path) as want:
+        for name, w in want.variables.items():
+            g = got.variables.get(name)
+            if g is None:
+                print(f"FAIL {name}: missing")
+                fails += 1
+                continue
+            problems = []
+            if g.dimensions != w.dimensions:
+                problems.append(f"dimensions {g.dimensions} != {w.dimensions}")
+            # Byte order aside: Zarr keeps netCDF-3's big-endian dtype, which the real library
+            # reports as native for a classic file.
+            if g.dtype.newbyteorder("=") != w.dtype.newbyteorder("="):
+                problems.append(f"type {g.dtype} != {w.dtype}")
+            a, b = np.ma.filled(g[:], -1), np.ma.filled(w[:], -1)
+            if a.shape != b.shape or not np.array_equal(a, b):
+                problems.append("values differ")
+            for att in w.ncattrs():
+                if att != "_FillValue" and str(w.getncattr(att)) != str(g.getncattr(att) if att in g.ncattrs() else None):
+                    problems.append(f"attribute {att}")
+            print(("FAIL " if problems else "ok   ") + name + (": " + "; ".join(problems) if problems else ""))
+            fails += bool(problems)
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    {"make": lambda: make(sys.argv[2]), "compare": lambda: compare(sys.argv[2], sys.argv[3])}[sys.argv[1]]()

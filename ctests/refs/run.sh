@@ -1,0 +1,86 @@
+#!/bin/sh
+# Reference sets (issue 37): kerchunk references to netCDF-4 and netCDF-3 files, made by
+# kerchunk itself, read through nc_open (#mode=kerchunk) locally and on S3 (moto), compared
+# variable by variable with the files they point into (netCDF4-python under the preload
+# library, the files served by the real netcdf-c); relative targets; a missing target and
+# hostile reference sets fail with their reason; a remote set may not point at local files.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/ctests/harness.sh"
+for tool in moto_server curl ncdump; do
+    command -v $tool > /dev/null || { echo "missing tool: $tool (sh ctests/ensure_deps.sh)"; exit 1; }
+done
+python3 -c "import kerchunk, netCDF4" || { echo "missing Python packages (sh ctests/ensure_deps.sh installs kerchunk)"; exit 1; }
+d="$scratch/refs"
+mkdir -p "$d"
+python3 "$top/ctests/refs/refs.py" make "$d" || bad "making the files and their references"
+compare() { LD_PRELOAD="$pre" python3 "$top/ctests/refs/refs.py" compare "$1" "$2" > "$scratch/cmp.txt" 2>&1; }
+
+# 1. kerchunk's references, read as the files they point into.
+if case_ "1-kerchunk-local"; then
+compare "file://$d/refs4.json#mode=kerchunk" "$d/data4.nc" && ok "netCDF-4 by SingleHdf5ToZarr: $(grep -c '^ok' "$scratch/cmp.txt") variables equal" || { bad "netCDF-4 by SingleHdf5ToZarr"; cat "$scratch/cmp.txt"; }
+compare "file://$d/refs3.json#mode=kerchunk" "$d/data3.nc" && ok "netCDF-3 by NetCDF3ToZarr: $(grep -c '^ok' "$scratch/cmp.txt") variables equal" || { bad "netCDF-3 by NetCDF3ToZarr"; cat "$scratch/cmp.txt"; }
+compare "file://$d/refs4_relative.json#mode=kerchunk" "$d/data4.nc" && ok "targets relative to the reference set" || { bad "targets relative to the reference set"; cat "$scratch/cmp.txt"; }
+LD_PRELOAD="$pre" ncdump -h "file://$d/refs4.json#mode=kerchunk" > "$scratch/h.cdl" 2>&1 && grep -q "float t(time, lat, lon)" "$scratch/h.cdl" \
+    && ok "ncdump -h" || { bad "ncdump -h"; cat "$scratch/h.cdl"; }
+fi
+
+# 2. What fails, fails with its reason: a missing target, hostile reference sets.
+if case_ "2-failures"; then
+mkdir -p "$d/moved" && cp "$d/refs4_relative.json" "$d/moved/"
+LD_PRELOAD="$pre" NCZARR_LOG=errors ncdump -v t "file://$d/moved/refs4_relative.json#mode=kerchunk" > /dev/null 2> "$scratch/miss.txt" \
+    && bad "a missing target must fail the read" || ok "a missing target fails the read"
+grep -q "moved/data4.nc" "$scratch/miss.txt" && ok "the missing target is named" || { bad "the missing target is named"; cat "$scratch/miss.txt"; }
+python3 - "$d" <<'PY'
+import json, sys
+d = sys.argv[1]
+refs = json.load(open(f"{d}/refs4.json"))
+table = refs.get("refs", refs)
+key = next(k for k in table if k.startswith("t/") and not k.split("/")[-1].startswith("."))
+hostile = {
+    "notjson": "{not json",
+    "huge": dict(table, **{key: [f"{d}/data4.nc", 0, 1 << 62]}),
+    "pastend": dict(table, **{key: [f"{d}/data4.nc", 1 << 30, 100]}),
+    "loop": {"version": 1, "templates": {"a": "{{b}}", "b": "{{a}}"}, "refs": dict(table, **{key: ["{{a}}", 0, 4]})},
+    "gen": {"version": 1, "gen": [{"key": "x/{{i}}", "url": "y", "dimensions": {"i": 2}}], "refs": table},
+}
+for name, doc in hostile.items():
+    with open(f"{d}/hostile_{name}.json", "w") as f:
+        f.write(doc if isinstance(doc, str) else json.dumps(doc))
+PY
+for h in notjson huge pastend loop gen; do
+    LD_PRELOAD="$pre" timeout 60 ncdump -v t "file://$d/hostile_$h.json#mode=kerchunk" > /dev/null 2> "$scratch/h_$h.txt"
+    st=$?
+    [ $st -ne 0 ] && [ $st -lt 124 ] && grep -q "NetCDF\|error" "$scratch/h_$h.txt" && ok "hostile reference set ($h): a clean error" || { bad "hostile reference set ($h): status $st"; tail -3 "$scratch/h_$h.txt"; }
+done
+fi
+
+# 3. On S3: the reference set and its targets as objects; a remote set may not name local files.
+if case_ "3-kerchunk-on-s3"; then
+wait_up() { for i in $(seq 1 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; echo "server $1 did not start"; exit 1; }
+M=$(port); moto_server -H 127.0.0.1 -p "$M" > "$scratch/moto.log" 2>&1 & pids="$pids $!"
+wait_up "http://127.0.0.1:$M/"
+export AWS_ACCESS_KEY_ID=AKIATESTKEY AWS_SECRET_ACCESS_KEY=test-secret AWS_ENDPOINT_URL="http://127.0.0.1:$M"
+python3 - "$d" "$M" <<'PY' || bad "uploading"
+import boto3, json, sys
+d, port = sys.argv[1], sys.argv[2]
+s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1")
+s3.create_bucket(Bucket="refs")
+s3.upload_file(f"{d}/data4.nc", "refs", "run/data4.nc")
+refs = json.load(open(f"{d}/refs4.json"))
+for name, url in (("absolute", "s3://refs/run/data4.nc"), ("relative", "data4.nc"), ("local", f"{d}/data4.nc")):
+    doc = json.loads(json.dumps(refs))
+    for v in doc.get("refs", doc).values():
+        if isinstance(v, list) and v and isinstance(v[0], str):
+            v[0] = url
+    s3.put_object(Bucket="refs", Key=f"run/{name}.json", Body=json.dumps(doc).encode())
+PY
+compare "s3://refs/run/absolute.json#mode=kerchunk" "$d/data4.nc" && ok "a reference set on S3 into an S3 object" || { bad "a reference set on S3 into an S3 object"; cat "$scratch/cmp.txt"; }
+compare "http://127.0.0.1:$M/refs/run/relative.json#mode=kerchunk,s3" "$d/data4.nc" && ok "relative targets beside a set on S3" || { bad "relative targets beside a set on S3"; cat "$scratch/cmp.txt"; }
+LD_PRELOAD="$pre" NCZARR_LOG=errors ncdump -v t "s3://refs/run/local.json#mode=kerchunk" > /dev/null 2> "$scratch/local.txt" \
+    && bad "a remote reference set must not read local files" || ok "a remote reference set naming a local file is refused"
+grep -q "refused" "$scratch/local.txt" && ok "the refusal says why" || { bad "the refusal says why"; cat "$scratch/local.txt"; }
+fi
+
+echo "reference tests: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
