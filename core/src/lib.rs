@@ -29,6 +29,8 @@
 //! | 1 | `config` `parallel` `collective` | `.ncrc` and environment settings; the per-process worker pool; MPI ranks as a C vtable |
 //! | 0 | `error` `bytes` | the one error type and its `NC_*` codes; byte copies into caller memory |
 
+// Aggregation is pure Rust over `NcSource`: the compiler holds it to that.
+#[forbid(unsafe_code)]
 pub mod aggregate;
 pub(crate) mod bytes;
 pub mod codec;

@@ -108,6 +108,34 @@ pub trait NcSink {
     fn put_vara(&mut self, g: GroupId, v: usize, start: &[usize], count: &[usize], data: &[u8]) -> Result<()>;
 
     fn put_strings(&mut self, g: GroupId, v: usize, start: &[usize], count: &[usize], data: &[Option<String>]) -> Result<()>;
+
+    /// The variable's fill value (one element of its type).
+    fn def_var_fill(&mut self, g: GroupId, v: usize, fill: Values) -> Result<()>;
+
+    /// Big-endian storage (else the file's native order).
+    fn def_var_endian_big(&mut self, g: GroupId, v: usize) -> Result<()>;
+
+    /// An HDF5 filter by id, with its parameters.
+    fn def_var_filter(&mut self, g: GroupId, v: usize, id: u32, params: &[u32]) -> Result<()>;
+}
+
+/// A netCDF file open for reading and writing, closed (stored) or aborted by its owner.
+pub trait NcFile: NcSource + NcSink + Send {
+    /// Everything written made durable, and the file released.
+    fn close(self: Box<Self>) -> Result<()>;
+
+    /// The file released without storing more.
+    fn abort(self: Box<Self>) -> Result<()>;
+}
+
+/// How a new netCDF file is laid out (netCDF's create formats).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateFormat {
+    Classic,
+    Offset64,
+    Data64,
+    Netcdf4Classic,
+    Netcdf4,
 }
 
 /// Copies variable `v` of group `g` of `from` (type, dimensions, attributes, data) into group

@@ -10,11 +10,11 @@ use nczarr_core::format::ZarrFormat;
 use nczarr_core::nc::modes::{OpenFlags, VarRef};
 use nczarr_core::nc::types::NcType;
 use nczarr_core::nc::values::Values;
-use nczarr_core::source::{GroupId, NcSink, NcSource};
+use nczarr_core::source::{CreateFormat, GroupId, NcFile, NcSink, NcSource};
 use nczarr_core::url::OpenSpec;
 use nczarr_core::zmap::memory::MemoryStore;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The aggregated field: `tas(time=4, x=6)`, value `10 * t + x`.
 const SHAPE: [usize; 2] = [4, 6];
@@ -57,19 +57,38 @@ fn fragment(rows: std::ops::Range<usize>, name: &str) -> MemoryStore {
     store
 }
 
-/// Fragments by name, each opened afresh from its memory store.
-struct Files(HashMap<String, MemoryStore>);
+/// Files by name, each a dataset on a memory store, opened afresh at every open.
+struct Files(Mutex<HashMap<String, MemoryStore>>);
+
+impl Files {
+    fn new(files: impl IntoIterator<Item = (String, MemoryStore)>) -> Files {
+        Files(Mutex::new(files.into_iter().collect()))
+    }
+
+    fn store(&self, name: &str) -> Result<MemoryStore> {
+        self.0.lock().unwrap().get(name).cloned().ok_or_else(|| nczarr_core::error::Error::new(Kind::Errno(2), name.to_string()))
+    }
+}
 
 impl Opener for Files {
     fn open(&self, name: &str) -> Result<Box<dyn NcSource + Send>> {
-        let store = self.0.get(name).ok_or_else(|| nczarr_core::error::Error::new(Kind::Errno(2), name.to_string()))?;
-        Ok(Box::new(Dataset::open_on(OpenSpec::in_memory(name), OpenFlags::from_bits(0), Box::new(store.clone()))?))
+        Ok(Box::new(Dataset::open_on(OpenSpec::in_memory(name), OpenFlags::from_bits(0), Box::new(self.store(name)?))?))
+    }
+
+    fn open_write(&self, name: &str) -> Result<Box<dyn NcFile>> {
+        Ok(Box::new(Dataset::open_on(OpenSpec::in_memory(name), OpenFlags::from_bits(1), Box::new(self.store(name)?))?))
+    }
+
+    fn create(&self, name: &str, _format: CreateFormat) -> Result<Box<dyn NcFile>> {
+        let store = MemoryStore::new();
+        self.0.lock().unwrap().insert(name.to_string(), store.clone());
+        Ok(Box::new(new_dataset(&store)))
     }
 }
 
 /// Two fragments of two rows each: `/data/a.nc` (rows 0-1) and `/data/b.nc` (rows 2-3).
 fn two_fragments() -> Arc<Files> {
-    Arc::new(Files(HashMap::from([("/data/a.nc".to_string(), fragment(0..2, "tas")), ("/data/b.nc".to_string(), fragment(2..4, "tas"))])))
+    Arc::new(Files::new([("/data/a.nc".to_string(), fragment(0..2, "tas")), ("/data/b.nc".to_string(), fragment(2..4, "tas"))]))
 }
 
 /// A master with `time`, `x`, a coordinate `time(time)` and the aggregated scalar `tas` with
@@ -97,9 +116,13 @@ fn master(conventions: &str, atts: &[(&str, Values)], extra: impl FnOnce(&mut Da
 
 /// The master opened as an aggregated dataset: its convention and `tas` read whole.
 fn read_aggregated(master: &MemoryStore, files: Arc<Files>) -> Result<(String, Dataset, Vec<f32>)> {
-    let mut source = Dataset::open_on(OpenSpec::in_memory("/data/m.nca"), OpenFlags::from_bits(0), Box::new(master.clone()))?;
+    read_aggregated_named(master, "/data/m.nca", files)
+}
+
+fn read_aggregated_named(master: &MemoryStore, name: &str, files: Arc<Files>) -> Result<(String, Dataset, Vec<f32>)> {
+    let mut source = Dataset::open_on(OpenSpec::in_memory(name), OpenFlags::from_bits(0), Box::new(master.clone()))?;
     let version = aggregate::convention_of(&source).expect("a master");
-    let mut ds = aggregate::build(&mut source, "/data/m.nca", &version, files)?.read_only(OpenFlags::from_bits(0))?;
+    let mut ds = aggregate::build(&mut source, name, &version, files)?.read_only(OpenFlags::from_bits(0))?;
     let v = ds.var_named(0, "tas")?;
     let req = Request { start: Some(&[0, 0]), count: Some(&SHAPE), stride: None, imap: None };
     let sel = ds.select(0, VarRef::Var(v), &req, false)?;
@@ -210,7 +233,7 @@ fn cf_unique_values() {
         let values = NcSink::def_var(ds, root, "fragment_values", NcType::Float, &["f_time".into(), "f_x".into()]).unwrap();
         ds.put_vara(root, values, &[0, 0], &[2, 1], &floats(&[1.5, 2.5])).unwrap();
     });
-    let (_, _, values) = read_aggregated(&m, Arc::new(Files(HashMap::new()))).unwrap();
+    let (_, _, values) = read_aggregated(&m, Arc::new(Files::new([]))).unwrap();
     let expected: Vec<f32> = (0..24).map(|i| if i < 12 { 1.5 } else { 2.5 }).collect();
     assert_eq!(values, expected, "no file is opened for constant fragments");
 }
@@ -233,4 +256,35 @@ fn fragments_outside_the_array_and_missing_files_are_errors() {
     );
     let e = read_aggregated(&m, two_fragments()).err().expect("a missing fragment file fails the read");
     assert!(e.context.contains("/data/gone.nc"), "{e:?}");
+}
+
+/// Written, then read back: an aggregated dataset made through `aggregate::write` (each chunk a
+/// fragment file, the master written at the store) reads equal through `aggregate::build`, in
+/// each convention.
+#[test]
+fn written_and_read_back() {
+    use nczarr_core::aggregate::place::Convention;
+    use nczarr_core::aggregate::write::{CreateRequest, create};
+    for (convention, version) in [(Convention::Cf, "CF"), (Convention::V05, "CFA-0.5"), (Convention::V04, "CFA-0.4")] {
+        let files = Arc::new(Files::new([]));
+        let name = "s3://bucket/run/x.nca";
+        let request = CreateRequest { netcdf4: true, classic_model: false, offset64: false, data64: false, noclobber: false };
+        let (mut ds, writer) = create(&format!("{name}#mode=cfa"), convention, request, files.clone()).unwrap();
+        let root = GroupId(0);
+        dim(&mut ds, root, "time", Some(SHAPE[0]));
+        dim(&mut ds, root, "x", Some(SHAPE[1]));
+        let v = NcSink::def_var(&mut ds, root, "tas", NcType::Float, &["time".into(), "x".into()]).unwrap();
+        NcSink::def_var_chunking(&mut ds, root, v, &[2, 6]).unwrap();
+        att(&mut ds, root, Some(v), "units", text("K"));
+        ds.put_vara(root, v, &[0, 0], &SHAPE, &floats(&the_field())).unwrap();
+        writer.store(&mut ds, 0).unwrap();
+        ds.close().unwrap();
+        writer.finish().unwrap();
+        let master = files.store(&format!("{name}#mode=bytes")).unwrap();
+        let (got_version, ds, values) = read_aggregated_named(&master, name, files.clone()).unwrap();
+        assert_eq!(got_version, version);
+        assert_eq!(values, the_field(), "{version}");
+        let tas = ds.var_named(0, "tas").unwrap();
+        assert_eq!(ds.text_att(root, Some(tas), "units").as_deref(), Some("K"));
+    }
 }

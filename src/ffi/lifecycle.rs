@@ -4,7 +4,7 @@
 //! then does the plain call of `file.rs`. The aggregation code itself uses the plain calls
 //! for its masters and fragments, so it never comes back here.
 
-use super::cfa;
+use super::aggregate;
 use super::file;
 use super::route::is_foreign;
 use crate::url::classify::Classified;
@@ -18,7 +18,7 @@ pub unsafe extern "C" fn nc_create(path: *const c_char, cmode: c_int, ncidp: *mu
     let class = unsafe { file::judged(path, true) };
     if class.as_ref().is_some_and(|c| c.writes_aggregation) {
         // SAFETY: as above.
-        if let Some(status) = unsafe { cfa::write::create("nc_create", path, cmode, ncidp) } {
+        if let Some(status) = unsafe { aggregate::create("nc_create", path, cmode, ncidp) } {
             return status;
         }
     }
@@ -39,7 +39,7 @@ pub unsafe extern "C" fn nc__create(
     let class = unsafe { file::judged(path, true) };
     if class.as_ref().is_some_and(|c| c.writes_aggregation) {
         // SAFETY: as above.
-        if let Some(status) = unsafe { cfa::write::create("nc__create", path, cmode, ncidp) } {
+        if let Some(status) = unsafe { aggregate::create("nc__create", path, cmode, ncidp) } {
             return status;
         }
     }
@@ -60,7 +60,7 @@ unsafe fn aggregate(status: c_int, class: Option<&Classified>, mode: c_int, ncid
         return status;
     }
     // SAFETY: the caller's pointer.
-    unsafe { cfa::after_open(&class.name, mode, ncidp) }
+    unsafe { aggregate::after_open(&class.name, mode, ncidp) }
 }
 
 #[export]
@@ -84,8 +84,8 @@ pub unsafe extern "C" fn nc__open(path: *const c_char, mode: c_int, chunksizehin
 #[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_sync(ncid: c_int) -> c_int {
-    if cfa::write::is_writer(ncid) {
-        return cfa::write::sync(ncid);
+    if aggregate::is_writer(ncid) {
+        return aggregate::sync(ncid);
     }
     file::sync(ncid)
 }
@@ -93,8 +93,8 @@ pub unsafe extern "C" fn nc_sync(ncid: c_int) -> c_int {
 #[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_close(ncid: c_int) -> c_int {
-    if cfa::write::is_writer(ncid) {
-        return cfa::write::close(ncid);
+    if aggregate::is_writer(ncid) {
+        return aggregate::close(ncid);
     }
     file::close(ncid)
 }
@@ -102,8 +102,8 @@ pub unsafe extern "C" fn nc_close(ncid: c_int) -> c_int {
 #[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_abort(ncid: c_int) -> c_int {
-    if cfa::write::is_writer(ncid) {
-        return cfa::write::abort(ncid);
+    if aggregate::is_writer(ncid) {
+        return aggregate::abort(ncid);
     }
     file::abort(ncid)
 }
@@ -111,8 +111,8 @@ pub unsafe extern "C" fn nc_abort(ncid: c_int) -> c_int {
 #[export(by_hand)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_close_memio(ncid: c_int, info: *mut super::consts::NC_memio) -> c_int {
-    if cfa::write::is_writer(ncid) {
-        return cfa::write::close(ncid);
+    if aggregate::is_writer(ncid) {
+        return aggregate::close(ncid);
     }
     // SAFETY: this export's own contract.
     unsafe { file::close_memio(ncid, info) }

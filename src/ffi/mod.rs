@@ -19,9 +19,9 @@
 //! per-function `# Safety` section (the generated matrices point to theirs).
 #![allow(clippy::missing_safety_doc)]
 
+mod aggregate;
 pub mod att;
 mod att_matrix;
-mod cfa;
 pub mod consts;
 mod cross;
 pub mod data;

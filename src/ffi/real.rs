@@ -8,14 +8,17 @@
 //! registry like any it hands out, so its calls to its own exports, which come back through
 //! ours, are forwarded to it.
 
-use super::consts::{NC_CHAR, NC_ENOTATT, NC_ENOTVAR, NC_MAX_NAME, NC_MAX_VAR_DIMS, NC_NOERR, NC_NOWRITE, NC_STRING, nc_type};
+use super::consts::{
+    NC_64BIT_DATA, NC_64BIT_OFFSET, NC_CHAR, NC_CHUNKED, NC_CLASSIC_MODEL, NC_CLOBBER, NC_EINDEFINE, NC_ENDIAN_BIG, NC_ENOTATT,
+    NC_ENOTINDEFINE, NC_ENOTVAR, NC_MAX_NAME, NC_MAX_VAR_DIMS, NC_NETCDF4, NC_NOERR, NC_NOWRITE, NC_STRING, NC_WRITE, nc_type,
+};
 use super::route::real_call;
 use crate::aggregate::Opener;
 use crate::dataset::object_file::ObjectFile;
 use crate::error::{Error, Kind, Result};
 use crate::nc::types::NcType;
 use crate::nc::values::Values;
-use crate::source::{DimInfo, GroupId, NcSource, VarInfo};
+use crate::source::{CreateFormat, DimInfo, GroupId, NcFile, NcSink, NcSource, VarInfo};
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 
 /// One real-library call at a time, from any thread.
@@ -84,15 +87,16 @@ impl RealFile {
         RealFile { ncid, owned: false, object: None }
     }
 
-    /// Opens `name` read-only with the real library (a fetched object's bytes when `object`).
-    fn open(name: &str, mut object: Option<ObjectFile>) -> Result<RealFile> {
+    /// Opens `name` with the real library (a fetched object's bytes when `object`), read-only
+    /// or, with `NC_WRITE` in `mode`, for writing.
+    fn open(name: &str, mut object: Option<ObjectFile>, mode: c_int) -> Result<RealFile> {
         let mut ncid = 0;
         let status = exclusive(|| {
             let status = match &mut object {
                 // SAFETY: a valid out-pointer.
-                Some(file) => unsafe { super::objects::open_fetched("nc_open", name, file, NC_NOWRITE, &mut ncid) },
+                Some(file) => unsafe { super::objects::open_fetched("nc_open", name, file, mode, &mut ncid) },
                 None => match cname(name) {
-                    Ok(c) => real_call!(nc_open(c.as_ptr(), NC_NOWRITE, &mut ncid): (*const c_char, c_int, *mut c_int))
+                    Ok(c) => real_call!(nc_open(c.as_ptr(), mode, &mut ncid): (*const c_char, c_int, *mut c_int))
                         .unwrap_or_else(|missing| missing),
                     Err(e) => return Err(e),
                 },
@@ -102,6 +106,59 @@ impl RealFile {
         })?;
         ok(Ok(status), name)?;
         Ok(RealFile { ncid, owned: true, object })
+    }
+
+    /// Creates `name` with the real library (its local file when it is an S3 object, stored at
+    /// close), replacing any.
+    fn create(name: &str, object: Option<ObjectFile>, mode: c_int) -> Result<RealFile> {
+        let local = match &object {
+            Some(file) => file.path().cloned().ok_or_else(|| Error::new(Kind::Internal, "an object to create has no local file"))?,
+            None => cname(name)?,
+        };
+        let mut ncid = 0;
+        let status = exclusive(|| {
+            let status = real_call!(nc_create(local.as_ptr(), mode, &mut ncid): (*const c_char, c_int, *mut c_int)).unwrap_or_else(|m| m);
+            // SAFETY: the ncid the real library just wrote.
+            unsafe { super::route::claim_real(status, &mut ncid, true) }
+        });
+        ok(Ok(status), name)?;
+        Ok(RealFile { ncid, owned: true, object })
+    }
+
+    /// Closes (or aborts) the dataset this opened; a writable object's file is stored after a
+    /// close.
+    fn finish(&mut self, abort: bool) -> Result<()> {
+        if !self.owned {
+            return Ok(());
+        }
+        self.owned = false;
+        let ncid = self.ncid;
+        let status = exclusive(|| {
+            let status = if abort { real_call!(nc_abort(ncid): (c_int)) } else { real_call!(nc_close(ncid): (c_int)) };
+            let status = status.unwrap_or_else(|missing| missing);
+            super::route::release_real(ncid, status);
+            status
+        });
+        ok(Ok(status), if abort { "abort" } else { "close" })?;
+        match self.object.take() {
+            Some(file) if !abort && file.writable => file.store(),
+            _ => Ok(()),
+        }
+    }
+
+    /// A define call, entering define mode first when the file is in data mode.
+    fn define(what: &str, ncid: c_int, mut call: impl FnMut() -> std::result::Result<c_int, c_int>) -> Result<()> {
+        exclusive(|| {
+            let mut status = call();
+            if status == Ok(NC_ENOTINDEFINE) {
+                let redef = real_call!(nc_redef(ncid): (c_int));
+                if redef != Ok(NC_NOERR) && redef != Ok(NC_EINDEFINE) {
+                    return ok(redef, what);
+                }
+                status = call();
+            }
+            ok(status, what)
+        })
     }
 
     fn ncid(g: GroupId) -> c_int {
@@ -156,13 +213,8 @@ fn varid(v: Option<usize>) -> c_int {
 
 impl Drop for RealFile {
     fn drop(&mut self) {
-        if self.owned {
-            let ncid = self.ncid;
-            exclusive(|| {
-                let status = real_call!(nc_close(ncid): (c_int)).unwrap_or_else(|missing| missing);
-                super::route::release_real(ncid, status);
-            });
-        }
+        // A file dropped without a close is released without storing more.
+        let _ = self.finish(true);
         // (The object's bytes go only now, after the real library let go of them.)
         self.object.take();
     }
@@ -354,20 +406,199 @@ impl NcSource for RealFile {
 /// else by the real library.
 pub struct RealOpener;
 
+impl RealOpener {
+    fn no_real_library(name: &str) -> Result<()> {
+        if super::route::real_available_retry() {
+            Ok(())
+        } else {
+            Err(Error::new(Kind::NotNetcdf, format!("{name}: not a Zarr dataset, and no real netcdf-c to read it")))
+        }
+    }
+}
+
 impl Opener for RealOpener {
     fn open(&self, name: &str) -> Result<Box<dyn NcSource + Send>> {
         let class = crate::url::classify::classify(name, false);
         if let Some(object) = class.object.clone()?
             && let Some(file) = ObjectFile::open(object, false)?
         {
-            return Ok(Box::new(RealFile::open(name, Some(file))?));
+            return Ok(Box::new(RealFile::open(name, Some(file), NC_NOWRITE)?));
         }
         if let Some(spec) = class.zarr.clone()? {
             return Ok(Box::new(crate::dataset::Dataset::open(spec, crate::nc::modes::OpenFlags::from_bits(NC_NOWRITE))?));
         }
-        if !super::route::real_available_retry() {
-            return Err(Error::new(Kind::NotNetcdf, format!("{name}: not a Zarr dataset, and no real netcdf-c to read it")));
+        RealOpener::no_real_library(name)?;
+        Ok(Box::new(RealFile::open(&class.real_name, None, NC_NOWRITE)?))
+    }
+
+    fn open_write(&self, name: &str) -> Result<Box<dyn NcFile>> {
+        let class = crate::url::classify::classify(name, false);
+        if let Some(object) = class.object.clone()?
+            && let Some(file) = ObjectFile::open(object, true)?
+        {
+            return Ok(Box::new(RealFile::open(name, Some(file), NC_WRITE)?));
         }
-        Ok(Box::new(RealFile::open(&class.real_name, None)?))
+        if let Some(spec) = class.zarr.clone()? {
+            return Ok(Box::new(crate::dataset::Dataset::open(spec, crate::nc::modes::OpenFlags::from_bits(NC_WRITE))?));
+        }
+        RealOpener::no_real_library(name)?;
+        Ok(Box::new(RealFile::open(&class.real_name, None, NC_WRITE)?))
+    }
+
+    fn create(&self, name: &str, format: CreateFormat) -> Result<Box<dyn NcFile>> {
+        let mode = NC_CLOBBER
+            | match format {
+                CreateFormat::Classic => 0,
+                CreateFormat::Offset64 => NC_64BIT_OFFSET,
+                CreateFormat::Data64 => NC_64BIT_DATA,
+                CreateFormat::Netcdf4Classic => NC_NETCDF4 | NC_CLASSIC_MODEL,
+                CreateFormat::Netcdf4 => NC_NETCDF4,
+            };
+        let class = crate::url::classify::classify(name, true);
+        if let Some(object) = class.object.clone()? {
+            RealOpener::no_real_library(name)?;
+            return Ok(Box::new(RealFile::create(name, Some(ObjectFile::create(object, false)?), mode)?));
+        }
+        if let Some(spec) = class.zarr.clone()? {
+            return Ok(Box::new(crate::dataset::Dataset::create(spec, crate::nc::modes::OpenFlags::from_bits(mode))?));
+        }
+        RealOpener::no_real_library(name)?;
+        Ok(Box::new(RealFile::create(&class.real_name, None, mode)?))
+    }
+}
+
+impl NcFile for RealFile {
+    fn close(mut self: Box<Self>) -> Result<()> {
+        self.finish(false)
+    }
+
+    fn abort(mut self: Box<Self>) -> Result<()> {
+        self.finish(true)
+    }
+}
+
+impl NcSink for RealFile {
+    fn root(&self) -> GroupId {
+        GroupId(self.ncid as u32 as usize)
+    }
+
+    fn def_grp(&mut self, parent: GroupId, name: &str) -> Result<GroupId> {
+        let (ncid, c) = (Self::ncid(parent), cname(name)?);
+        let mut child = 0;
+        Self::define(name, ncid, || real_call!(nc_def_grp(ncid, c.as_ptr(), &mut child): (c_int, *const c_char, *mut c_int)))?;
+        Ok(GroupId(child as u32 as usize))
+    }
+
+    fn def_dim(&mut self, g: GroupId, name: &str, len: Option<usize>) -> Result<()> {
+        let (ncid, c, len) = (Self::ncid(g), cname(name)?, len.unwrap_or(0));
+        let mut id = 0;
+        Self::define(name, ncid, || real_call!(nc_def_dim(ncid, c.as_ptr(), len, &mut id): (c_int, *const c_char, usize, *mut c_int)))
+    }
+
+    fn def_var(&mut self, g: GroupId, name: &str, xtype: NcType, dims: &[String]) -> Result<usize> {
+        let ncid = Self::ncid(g);
+        let mut ids = Vec::with_capacity(dims.len());
+        for d in dims {
+            let c = cname(d)?;
+            let mut id = 0;
+            exclusive(|| ok(real_call!(nc_inq_dimid(ncid, c.as_ptr(), &mut id): (c_int, *const c_char, *mut c_int)), d))?;
+            ids.push(id);
+        }
+        let (c, t, n, p) = (cname(name)?, xtype.id(), ids.len() as c_int, ids.as_ptr());
+        let mut varid = 0;
+        Self::define(
+            name,
+            ncid,
+            || real_call!(nc_def_var(ncid, c.as_ptr(), t, n, p, &mut varid): (c_int, *const c_char, nc_type, c_int, *const c_int, *mut c_int)),
+        )?;
+        Ok(varid.max(0) as usize)
+    }
+
+    fn def_var_chunking(&mut self, g: GroupId, v: usize, chunks: &[usize]) -> Result<()> {
+        let (ncid, vid, p) = (Self::ncid(g), v as c_int, chunks.as_ptr());
+        Self::define("chunking", ncid, || real_call!(nc_def_var_chunking(ncid, vid, NC_CHUNKED, p): (c_int, c_int, c_int, *const usize)))
+    }
+
+    fn put_att(&mut self, g: GroupId, v: Option<usize>, name: &str, values: Values) -> Result<()> {
+        let (ncid, vid, c) = (Self::ncid(g), varid(v), cname(name)?);
+        let np = c.as_ptr();
+        match &values {
+            Values::Char(text) => {
+                let (n, p) = (text.len(), text.as_ptr() as *const c_char);
+                Self::define(
+                    name,
+                    ncid,
+                    || real_call!(nc_put_att_text(ncid, vid, np, n, p): (c_int, c_int, *const c_char, usize, *const c_char)),
+                )
+            }
+            Values::Str(items) => {
+                let owned: Vec<CString> =
+                    items.iter().map(|s| CString::new(s.clone().unwrap_or_default().replace('\0', "")).unwrap_or_default()).collect();
+                let ptrs: Vec<*const c_char> = owned.iter().map(|s| s.as_ptr()).collect();
+                let (n, p) = (ptrs.len(), ptrs.as_ptr());
+                Self::define(
+                    name,
+                    ncid,
+                    || real_call!(nc_put_att_string(ncid, vid, np, n, p): (c_int, c_int, *const c_char, usize, *const *const c_char)),
+                )
+            }
+            numeric => {
+                let bytes = numeric.to_ne_bytes();
+                let (t, n, p) = (numeric.nctype().id(), numeric.len(), bytes.as_ptr() as *const c_void);
+                Self::define(
+                    name,
+                    ncid,
+                    || real_call!(nc_put_att(ncid, vid, np, t, n, p): (c_int, c_int, *const c_char, nc_type, usize, *const c_void)),
+                )
+            }
+        }
+    }
+
+    fn enddef(&mut self) -> Result<()> {
+        let ncid = self.ncid;
+        let status = exclusive(|| real_call!(nc_enddef(ncid): (c_int)));
+        if status == Ok(NC_ENOTINDEFINE) { Ok(()) } else { ok(status, "enddef") }
+    }
+
+    fn put_vara(&mut self, g: GroupId, v: usize, start: &[usize], count: &[usize], data: &[u8]) -> Result<()> {
+        if start.len() != count.len() {
+            return Err(Error::new(Kind::Internal, "put_vara: request of two ranks"));
+        }
+        let (ncid, vid) = (Self::ncid(g), v as c_int);
+        let (s, c, p) = (start.as_ptr(), count.as_ptr(), data.as_ptr() as *const c_void);
+        exclusive(|| ok(real_call!(nc_put_vara(ncid, vid, s, c, p): (c_int, c_int, *const usize, *const usize, *const c_void)), "writing"))
+    }
+
+    fn put_strings(&mut self, g: GroupId, v: usize, start: &[usize], count: &[usize], data: &[Option<String>]) -> Result<()> {
+        if start.len() != count.len() || data.len() != count.iter().product::<usize>() {
+            return Err(Error::new(Kind::Internal, "put_strings: request and data disagree"));
+        }
+        let owned: Vec<Option<CString>> =
+            data.iter().map(|s| s.as_ref().map(|s| CString::new(s.replace('\0', "")).unwrap_or_default())).collect();
+        let ptrs: Vec<*const c_char> = owned.iter().map(|s| s.as_ref().map_or(std::ptr::null(), |c| c.as_ptr())).collect();
+        let (ncid, vid) = (Self::ncid(g), v as c_int);
+        let (s, c, p) = (start.as_ptr(), count.as_ptr(), ptrs.as_ptr());
+        exclusive(|| {
+            ok(
+                real_call!(nc_put_vara_string(ncid, vid, s, c, p): (c_int, c_int, *const usize, *const usize, *const *const c_char)),
+                "writing strings",
+            )
+        })
+    }
+
+    fn def_var_fill(&mut self, g: GroupId, v: usize, fill: Values) -> Result<()> {
+        let (ncid, vid, bytes) = (Self::ncid(g), v as c_int, fill.to_ne_bytes());
+        let p = bytes.as_ptr() as *const c_void;
+        Self::define("fill value", ncid, || real_call!(nc_def_var_fill(ncid, vid, 0, p): (c_int, c_int, c_int, *const c_void)))
+    }
+
+    fn def_var_endian_big(&mut self, g: GroupId, v: usize) -> Result<()> {
+        let (ncid, vid) = (Self::ncid(g), v as c_int);
+        Self::define("byte order", ncid, || real_call!(nc_def_var_endian(ncid, vid, NC_ENDIAN_BIG): (c_int, c_int, c_int)))
+    }
+
+    fn def_var_filter(&mut self, g: GroupId, v: usize, id: u32, params: &[u32]) -> Result<()> {
+        let (ncid, vid, n, p) = (Self::ncid(g), v as c_int, params.len(), params.as_ptr());
+        Self::define("filter", ncid, || real_call!(nc_def_var_filter(ncid, vid, id, n, p): (c_int, c_int, u32, usize, *const u32)))
     }
 }

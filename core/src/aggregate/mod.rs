@@ -6,22 +6,29 @@
 //! `aggregated_*` attributes, CFA-0.5's `cfa_<var>` groups, CF's fragment array variables) is
 //! not copied. Fragments are opened through an `Opener` the caller provides.
 //!
+//! Written too: a create of an aggregated name, or the reopen of a master for writing, gives
+//! our dataset over a store that hands each chunk to a fragment file; each sync and close
+//! stores the fragments and writes the master.
+//!
 //! Files: `conventions` (which convention; a variable's fragment list per convention), `copy`
-//! (a master into ours), `read` (fragments read through the opener), `place` (names).
-
-#![forbid(unsafe_code)]
+//! (a master into ours), `read` (fragments read through the opener), `place` (names), `write`
+//! (creating, reopening, storing), `fragment_files` (fragments written behind), `master` (the
+//! master written).
 
 mod conventions;
 mod copy;
+mod fragment_files;
+mod master;
 pub mod place;
 mod read;
+pub mod write;
 
 pub use conventions::convention_of;
 
 use crate::dataset::Dataset;
 use crate::error::Result;
 use crate::nc::modes::OpenFlags;
-use crate::source::{NcSink, NcSource};
+use crate::source::{CreateFormat, NcFile, NcSink, NcSource};
 use crate::zmap::ArrayInfo;
 use crate::zmap::cfa::{Aggregated, CfaStore, FragmentReader};
 use crate::zmap::memory::MemoryStore;
@@ -34,7 +41,14 @@ pub type AggregatedVars = Vec<(Aggregated, Vec<u8>)>;
 /// real netcdf-c (netCDF-3 and netCDF-4, local or fetched from S3) and opens our own datasets
 /// directly.
 pub trait Opener: Send + Sync {
+    /// `name` read-only.
     fn open(&self, name: &str) -> Result<Box<dyn NcSource + Send>>;
+
+    /// `name` for reading and writing (a fragment written again).
+    fn open_write(&self, name: &str) -> Result<Box<dyn NcFile>>;
+
+    /// A new file `name` in `format`, replacing any (fragments and masters being written).
+    fn create(&self, name: &str, format: CreateFormat) -> Result<Box<dyn NcFile>>;
 }
 
 /// A master turned into our dataset, still writable and in define mode's aftermath: either
@@ -46,20 +60,21 @@ pub struct Built {
     memory: Arc<MemoryStore>,
     vars: AggregatedVars,
     reader: Arc<dyn FragmentReader>,
+    opener: Arc<dyn Opener>,
 }
 
 /// Builds our dataset for `master`, named `name`, whose convention is `version`
 /// (`convention_of`).
 pub fn build(master: &mut dyn NcSource, name: &str, version: &str, opener: Arc<dyn Opener>) -> Result<Built> {
     let memory = Arc::new(MemoryStore::new());
-    let reader: Arc<dyn FragmentReader> = Arc::new(read::SourceReader { opener });
+    let reader: Arc<dyn FragmentReader> = Arc::new(read::SourceReader { opener: opener.clone() });
     let spec = crate::url::OpenSpec::in_memory(name);
     let staging = CfaStore::new(name, memory.clone(), Vec::new(), reader.clone(), false);
     let mut dataset = Dataset::create_on(spec, OpenFlags::netcdf4_clobber(), Box::new(staging), crate::format::ZarrFormat::V2)?;
     let mut copy = copy::Copy { master: name, version, aggregated: Vec::new() };
     let (from, to) = (master.root(), NcSink::root(&dataset));
     copy.group(master, from, &mut dataset, to, "")?;
-    Ok(Built { name: name.to_string(), dataset, memory, vars: copy.aggregated, reader })
+    Ok(Built { name: name.to_string(), dataset, memory, vars: copy.aggregated, reader, opener })
 }
 
 impl Built {

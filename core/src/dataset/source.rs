@@ -156,6 +156,31 @@ impl NcSink for Dataset {
         let mut slots: Vec<Option<Option<String>>> = data.iter().map(|s| Some(s.clone())).collect();
         self.write(g.0, VarRef::Var(v), &sel, Mem::Strings(&mut slots))
     }
+
+    fn def_var_fill(&mut self, g: GroupId, v: usize, fill: Values) -> Result<()> {
+        let gid = self.group_checked(g)?;
+        Dataset::def_var_fill(self, gid, VarRef::Var(v), false, Some(fill))
+    }
+
+    fn def_var_endian_big(&mut self, g: GroupId, v: usize) -> Result<()> {
+        let gid = self.group_checked(g)?;
+        Dataset::def_var_endian(self, gid, VarRef::Var(v), crate::nc::modes::EndianRequest::Big)
+    }
+
+    fn def_var_filter(&mut self, g: GroupId, v: usize, id: u32, params: &[u32]) -> Result<()> {
+        let gid = self.group_checked(g)?;
+        Dataset::def_var_filter(self, gid, VarRef::Var(v), id, params.to_vec())
+    }
+}
+
+impl crate::source::NcFile for Dataset {
+    fn close(self: Box<Self>) -> Result<()> {
+        Dataset::close(*self)
+    }
+
+    fn abort(self: Box<Self>) -> Result<()> {
+        Dataset::abort(*self)
+    }
 }
 
 /// Datasets built in memory from another file (aggregated datasets, `aggregate/`).

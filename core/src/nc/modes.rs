@@ -67,6 +67,12 @@ impl OpenFlags {
         OpenFlags(NETCDF4)
     }
 
+    /// The create of an aggregated dataset's logical (netCDF-4) dataset, in the classic model
+    /// when its master is to be classic.
+    pub fn aggregated_create(classic: bool) -> OpenFlags {
+        OpenFlags(NETCDF4 | if classic { CLASSIC_MODEL } else { 0 })
+    }
+
     /// The bits as given, with NC_NETCDF4 set: what `nc_inq_format_extended` reports.
     pub fn reported(self) -> i32 {
         self.0 | NETCDF4

@@ -1,24 +1,22 @@
 //! The fragment files of an aggregated dataset being written: made, filled and closed through
-//! our own C API as the dataset's chunks arrive (`FragmentWriter`), written behind the caller
-//! on a thread; and `Writer`, one dataset's fragments with the master's layout.
+//! the caller's `Opener` as the dataset's chunks arrive (`FragmentWriter`), written behind the
+//! caller on a thread, within the handle and memory budgets.
 
-use super::calls::cname;
-use crate::aggregate::place::{Convention, Place, resolve};
+use super::Opener;
+use super::place::{Place, resolve};
 use crate::error::{Error, Kind, Result};
-use crate::ffi::consts::{NC_CLOBBER, NC_NETCDF4, NC_NOERR, NC_WRITE};
-use crate::ffi::real::{ONE_AT_A_TIME, quiet_hdf5_here};
+use crate::nc::values::Values;
+use crate::source::{CreateFormat, GroupId, NcFile};
 use crate::zmap::ArrayInfo;
 use crate::zmap::cfa::write::{FragmentWriter, place_block};
 use std::collections::HashMap;
-use std::ffi::{CStr, c_char, c_int, c_void};
-use std::sync::Arc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// A fragment: its array's key and its index in the fragment grid.
 pub(super) type FragmentId = (String, Vec<u64>);
 
 pub(super) struct Stored {
-    /// The name the library opens it by.
+    /// The name the opener opens it by.
     pub(super) name: String,
     /// Its variable's name.
     pub(super) ncvar: String,
@@ -31,8 +29,8 @@ pub(super) struct Stored {
 }
 
 struct OpenFragment {
-    ncid: c_int,
-    varid: c_int,
+    file: Box<dyn NcFile>,
+    varid: usize,
     bytes: u64,
     used: u64,
 }
@@ -47,8 +45,9 @@ pub(super) struct Files {
 }
 
 /// An aggregated dataset's fragment files.
-pub(super) struct FragmentFiles {
+pub struct FragmentFiles {
     place: Place,
+    opener: Arc<dyn Opener>,
     files: Mutex<Files>,
     handles: usize,
     memory: u64,
@@ -82,23 +81,25 @@ struct Behind {
 /// Chunks queued at once (each a fragment's data: at most a few fragments' worth of memory).
 const QUEUED: usize = 2;
 
-/// A failed call on a fragment, with the fragment's name in the log.
-fn fragment_error(name: &str, status: c_int, what: &str) -> Error {
-    crate::trace::warn(&format!("fragment {name}: {what}: {}", crate::error::message(status).to_string_lossy()));
-    Error::new(if status > 0 { Kind::Errno(status) } else { Kind::Real(status) }, format!("fragment {name}: {what}"))
+/// A failed call on a fragment, with the fragment's name (in the log too).
+fn fragment_error(name: &str, e: Error, what: &str) -> Error {
+    let why = crate::error::message(e.code()).to_string_lossy().into_owned();
+    crate::trace::warn(&format!("fragment {name}: {what}: {why} ({})", e.context));
+    Error::new(e.kind, format!("fragment {name}: {what}"))
 }
 
-fn check(status: c_int, name: &str, what: &str) -> Result<()> {
-    if status == NC_NOERR { Ok(()) } else { Err(fragment_error(name, status, what)) }
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl FragmentFiles {
-    pub fn new(place: Place) -> Arc<FragmentFiles> {
+    pub fn new(place: Place, opener: Arc<dyn Opener>) -> Arc<FragmentFiles> {
         let resources = crate::url::s3::resources();
         let handles = crate::config::cfa_filehandles().or(resources.filehandles.map(|n| n as usize)).unwrap_or(64).max(1);
         let memory = crate::config::cfa_memory_budget().or(resources.memory).unwrap_or(1 << 30);
         Arc::new_cyclic(|me| FragmentFiles {
             place,
+            opener,
             files: Mutex::new(Files::default()),
             handles,
             memory,
@@ -113,7 +114,7 @@ impl FragmentFiles {
         if self.behind.closed.load(std::sync::atomic::Ordering::Acquire) {
             return None;
         }
-        let mut queue = self.behind.queue.lock().unwrap_or_else(|p| p.into_inner());
+        let mut queue = lock(&self.behind.queue);
         if queue.is_none() {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(QUEUED);
             let me = self.me.clone();
@@ -121,10 +122,9 @@ impl FragmentFiles {
                 while let Ok(job) = rx.recv() {
                     let Some(files) = me.upgrade() else { return };
                     if let Err(e) = files.write_now(&job.array, &job.index, &job.count, &job.data) {
-                        files.behind.failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                        lock(&files.behind.failed).get_or_insert(e);
                     }
-                    let mut n = files.behind.inflight.lock().unwrap_or_else(|p| p.into_inner());
-                    *n -= 1;
+                    *lock(&files.behind.inflight) -= 1;
                     files.behind.idle.notify_all();
                 }
             });
@@ -138,12 +138,12 @@ impl FragmentFiles {
 
     /// Waits until every queued write is made; the first that failed, if any.
     fn drain(&self) -> Result<()> {
-        let mut n = self.behind.inflight.lock().unwrap_or_else(|p| p.into_inner());
+        let mut n = lock(&self.behind.inflight);
         while *n > 0 {
             n = self.behind.idle.wait(n).unwrap_or_else(|p| p.into_inner());
         }
         drop(n);
-        match self.behind.failed.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        match lock(&self.behind.failed).take() {
             Some(e) => Err(e),
             None => Ok(()),
         }
@@ -153,7 +153,7 @@ impl FragmentFiles {
     pub fn finish(&self) -> Result<()> {
         let drained = self.drain();
         self.behind.closed.store(true, std::sync::atomic::Ordering::Release);
-        self.behind.queue.lock().unwrap_or_else(|p| p.into_inner()).take();
+        lock(&self.behind.queue).take();
         drained
     }
 
@@ -162,7 +162,7 @@ impl FragmentFiles {
     }
 
     pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Files> {
-        self.files.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.files)
     }
 
     /// Every stored fragment of `key`: index, shape, name in the master.
@@ -192,21 +192,17 @@ impl FragmentFiles {
             return Ok(());
         }
         let stored = files.stored.get(id).ok_or_else(|| Error::new(Kind::Internal, "fragment never stored"))?;
-        let c = cname(&stored.name)?;
-        let mut ncid = 0;
-        let class = crate::url::classify::classify(&stored.name, false);
-        // SAFETY: NUL-terminated name; valid out-pointer.
-        check(unsafe { crate::ffi::file::open(c.as_ptr(), Some(&class), NC_WRITE, &mut ncid) }, &stored.name, "cannot reopen")?;
-        let v = cname(&stored.ncvar)?;
-        let mut varid = 0;
-        // SAFETY: as above.
-        let st = unsafe { crate::ffi::var::nc_inq_varid(ncid, v.as_ptr(), &mut varid) };
-        if st != NC_NOERR {
-            crate::ffi::file::close(ncid);
-            return Err(fragment_error(&stored.name, st, &format!("no variable {}", stored.ncvar)));
-        }
+        let file = self.opener.open_write(&stored.name).map_err(|e| fragment_error(&stored.name, e, "cannot reopen"))?;
+        let varid = match file.var_id(crate::source::NcSource::root(file.as_ref()), &stored.ncvar) {
+            Ok(Some(v)) => v,
+            other => {
+                let _ = file.close();
+                let e = other.err().unwrap_or_else(|| Error::new(Kind::NotVar, stored.ncvar.clone()));
+                return Err(fragment_error(&stored.name, e, &format!("no variable {}", stored.ncvar)));
+            }
+        };
         let bytes = (stored.shape.iter().product::<usize>() * array.nctype.size()) as u64;
-        files.open.insert(id.clone(), OpenFragment { ncid, varid, bytes, used: clock });
+        files.open.insert(id.clone(), OpenFragment { file, varid, bytes, used: clock });
         Ok(())
     }
 
@@ -225,34 +221,28 @@ impl FragmentFiles {
             let folder = format!("{dir}{}", self.place.stem);
             std::fs::create_dir_all(&folder).map_err(|e| Error::new(Kind::Io, format!("{folder}: {e}")))?;
         }
-        let c = cname(&name)?;
-        let mut ncid = 0;
-        let class = crate::url::classify::classify(&name, true);
-        // SAFETY: NUL-terminated name; valid out-pointer.
-        check(unsafe { crate::ffi::file::create(c.as_ptr(), Some(&class), NC_NETCDF4 | NC_CLOBBER, &mut ncid) }, &name, "cannot create")?;
+        let mut file = self.opener.create(&name, CreateFormat::Netcdf4).map_err(|e| fragment_error(&name, e, "cannot create"))?;
         let ncvar = files.stored.get(id).map_or(array.name.clone(), |s| s.ncvar.clone());
-        let defined = define_fragment(ncid, array, &ncvar, count).map_err(|(st, what)| fragment_error(&name, st, &what));
-        let varid = match defined {
+        let varid = match define_fragment(file.as_mut(), array, &ncvar, count) {
             Ok(v) => v,
-            Err(e) => {
-                crate::ffi::file::abort(ncid);
-                return Err(e);
+            Err((e, what)) => {
+                let _ = file.abort();
+                return Err(fragment_error(&name, e, &what));
             }
         };
         let created = files.stored.get(id).is_none_or(|s| s.created);
         files.stored.insert(id.clone(), Stored { name, ncvar, relative, shape: count.to_vec(), created });
         files.clock += 1;
         let bytes = (count.iter().product::<usize>() * array.nctype.size()) as u64;
-        files.open.insert(id.clone(), OpenFragment { ncid, varid, bytes, used: files.clock });
+        files.open.insert(id.clone(), OpenFragment { file, varid, bytes, used: files.clock });
         Ok(())
     }
 
     /// Closes (stores) one open fragment.
     fn close_one(&self, files: &mut Files, id: &FragmentId) -> Result<()> {
         let Some(f) = files.open.remove(id) else { return Ok(()) };
-        let st = crate::ffi::file::close(f.ncid);
         let name = files.stored.get(id).map_or(String::new(), |s| s.name.clone());
-        check(st, &name, "cannot store")
+        f.file.close().map_err(|e| fragment_error(&name, e, "cannot store"))
     }
 
     /// Closes the least recently used fragments (never `keep`) until the budget holds.
@@ -282,17 +272,17 @@ impl FragmentFiles {
         first
     }
 
-    /// Drops everything unstored: open fragments aborted, files this writer made removed.
-    /// After a failed close: fragments still open are closed without storing more.
-    pub(super) fn abort_open(&self) {
+    /// Drops everything unstored: open fragments aborted (after a failed close: fragments
+    /// still open are released without storing more).
+    pub fn abort_open(&self) {
         let _ = self.finish();
         let mut files = self.lock();
-        let _real = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         for (_, f) in files.open.drain() {
-            crate::ffi::file::abort(f.ncid);
+            let _ = f.file.abort();
         }
     }
 
+    /// As `abort_open`, and the files this writer made removed.
     pub fn abort(&self) {
         self.abort_open();
         let mut files = self.lock();
@@ -315,78 +305,62 @@ impl FragmentFiles {
         if files.stored.contains_key(&id) {
             return Ok(());
         }
-        let _real = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-        quiet_hdf5_here();
         self.create(&mut files, array, &id, count)?;
         self.close_one(&mut files, &id)
     }
 
     /// Reads `count` (each at most the stored shape) at the origin of an open fragment.
-    fn read_open(&self, files: &Files, array: &ArrayInfo, id: &FragmentId, count: &[usize]) -> Result<Vec<u8>> {
-        let f = files.open.get(id).ok_or_else(|| Error::new(Kind::Internal, "fragment not open"))?;
+    fn read_open(&self, files: &mut Files, array: &ArrayInfo, id: &FragmentId, count: &[usize]) -> Result<Vec<u8>> {
+        let name = files.stored.get(id).map_or(String::new(), |s| s.name.clone());
+        let f = files.open.get_mut(id).ok_or_else(|| Error::new(Kind::Internal, "fragment not open"))?;
         let mut out = vec![0u8; count.iter().product::<usize>() * array.nctype.size()];
-        let start = vec![0usize; count.len()];
         if !out.is_empty() {
-            let st =
-                // SAFETY: the buffer and start/count are sized for the fragment just above.
-                unsafe { crate::ffi::data_matrix::nc_get_vara(f.ncid, f.varid, start.as_ptr(), count.as_ptr(), out.as_mut_ptr() as *mut c_void) };
-            check(st, &files.stored[id].name, "cannot read")?;
+            let root = crate::source::NcSource::root(f.file.as_ref());
+            let start = vec![0usize; count.len()];
+            f.file.get_vara(root, f.varid, array.nctype, &start, count, &mut out).map_err(|e| fragment_error(&name, e, "cannot read"))?;
         }
         Ok(out)
     }
 
-    fn write_open(&self, files: &Files, id: &FragmentId, count: &[usize], data: &[u8]) -> Result<()> {
-        let f = files.open.get(id).ok_or_else(|| Error::new(Kind::Internal, "fragment not open"))?;
+    fn write_open(&self, files: &mut Files, id: &FragmentId, count: &[usize], data: &[u8]) -> Result<()> {
+        let name = files.stored.get(id).map_or(String::new(), |s| s.name.clone());
+        let f = files.open.get_mut(id).ok_or_else(|| Error::new(Kind::Internal, "fragment not open"))?;
+        let root = crate::source::NcSink::root(f.file.as_ref());
         let start = vec![0usize; count.len()];
-        // SAFETY: the buffer and start/count are sized for the fragment just above.
-        let st = unsafe {
-            crate::ffi::data_matrix::nc_put_vara(f.ncid, f.varid, start.as_ptr(), count.as_ptr(), data.as_ptr() as *const c_void)
-        };
-        check(st, &files.stored[id].name, "cannot write")
+        f.file.put_vara(root, f.varid, &start, count, data).map_err(|e| fragment_error(&name, e, "cannot write"))
+    }
+
+    /// Stores one fragment now (on the caller's thread, or the one writing behind it).
+    fn write_now(&self, array: &ArrayInfo, index: &[u64], count: &[usize], data: &[u8]) -> Result<()> {
+        let id = (array.key.clone(), index.to_vec());
+        let mut files = self.lock();
+        if files.stored.get(&id).is_some_and(|s| s.shape == count) {
+            self.ensure_open(&mut files, array, &id)?;
+        } else {
+            // New, or its extent along an unlimited dimension changed since it was cut: the
+            // chunk holds all of its data, so the file is made again at the new shape.
+            self.create(&mut files, array, &id, count)?;
+        }
+        self.write_open(&mut files, &id, count, data)?;
+        self.evict(&mut files, &id)
     }
 }
 
 /// Defines a fragment file's dimensions (the aggregated variable's names, the fragment's
-/// lengths) and variable (type, fill value, byte order, filters); returns the variable's id.
-fn define_fragment(ncid: c_int, array: &ArrayInfo, ncvar: &str, count: &[usize]) -> std::result::Result<c_int, (c_int, String)> {
-    let name = |s: &str| cname(s).map_err(|_| (crate::ffi::consts::NC_EBADNAME, format!("name {s:?}")));
-    let mut dimids = Vec::with_capacity(count.len());
+/// lengths) and variable (type, fill value, byte order, filters, attributes); its index.
+fn define_fragment(file: &mut dyn NcFile, array: &ArrayInfo, ncvar: &str, count: &[usize]) -> std::result::Result<usize, (Error, String)> {
+    let root: GroupId = crate::source::NcSink::root(file);
     for ((dname, _, _), &len) in array.dims.iter().zip(count) {
-        let c = name(dname)?;
-        let mut id = 0;
-        // SAFETY: NUL-terminated name; valid out-pointer.
-        let st = unsafe { crate::ffi::group::nc_def_dim(ncid, c.as_ptr(), len, &mut id) };
-        if st != NC_NOERR {
-            return Err((st, format!("dimension {dname}")));
-        }
-        dimids.push(id);
+        file.def_dim(root, dname, Some(len)).map_err(|e| (e, format!("dimension {dname}")))?;
     }
-    let v = name(ncvar)?;
-    let mut varid = 0;
-    // SAFETY: NUL-terminated name; `dimids` holds the rank's ids; valid out-pointer.
-    let st =
-        unsafe { crate::ffi::var::nc_def_var(ncid, v.as_ptr(), array.nctype.id(), dimids.len() as c_int, dimids.as_ptr(), &mut varid) };
-    if st != NC_NOERR {
-        return Err((st, format!("variable {ncvar}")));
-    }
-    // SAFETY: one element of the variable's type.
-    let st = unsafe { crate::ffi::var::nc_def_var_fill(ncid, varid, 0, array.fill.as_ptr() as *const c_void) };
-    if st != NC_NOERR {
-        return Err((st, "fill value".into()));
-    }
+    let dims: Vec<String> = array.dims.iter().map(|d| d.0.clone()).collect();
+    let varid = file.def_var(root, ncvar, array.nctype, &dims).map_err(|e| (e, format!("variable {ncvar}")))?;
+    file.def_var_fill(root, varid, Values::from_ne_bytes(array.nctype, &array.fill)).map_err(|e| (e, "fill value".to_string()))?;
     if array.big_endian {
-        // SAFETY: a plain call.
-        let st = unsafe { crate::ffi::var::nc_def_var_endian(ncid, varid, crate::ffi::consts::NC_ENDIAN_BIG) };
-        if st != NC_NOERR {
-            return Err((st, "byte order".into()));
-        }
+        file.def_var_endian_big(root, varid).map_err(|e| (e, "byte order".to_string()))?;
     }
     for f in &array.filters {
-        // SAFETY: `params` holds `len` values.
-        let st = unsafe { crate::ffi::filters::nc_def_var_filter(ncid, varid, f.id, f.params.len(), f.params.as_ptr()) };
-        if st != NC_NOERR {
-            return Err((st, format!("filter {}", f.id)));
-        }
+        file.def_var_filter(root, varid, f.id, &f.params).map_err(|e| (e, format!("filter {}", f.id)))?;
     }
     for (aname, values) in &array.attributes {
         // A fragment holds the aggregated variable's stored (packed) values: CF aggregation
@@ -396,81 +370,23 @@ fn define_fragment(ncid: c_int, array: &ArrayInfo, ncvar: &str, count: &[usize])
         if matches!(aname.as_str(), "_FillValue" | "scale_factor" | "add_offset") {
             continue;
         }
-        let st = put_attribute(ncid, varid, &name(aname)?, values);
-        if st != NC_NOERR {
-            return Err((st, format!("attribute {aname}")));
-        }
+        file.put_att(root, Some(varid), aname, values.clone()).map_err(|e| (e, format!("attribute {aname}")))?;
     }
-    // SAFETY: a plain ncid call.
-    let st = unsafe { crate::ffi::file::nc_enddef(ncid) };
-    if st != NC_NOERR {
-        return Err((st, "enddef".into()));
-    }
+    file.enddef().map_err(|e| (e, "enddef".to_string()))?;
     Ok(varid)
-}
-
-/// One attribute of ours, put on a fragment's variable.
-fn put_attribute(ncid: c_int, varid: c_int, name: &CStr, values: &crate::nc::values::Values) -> c_int {
-    use crate::nc::values::Values;
-    match values {
-        // SAFETY: `text` holds `len` bytes.
-        Values::Char(text) => unsafe {
-            crate::ffi::att::nc_put_att_text(ncid, varid, name.as_ptr(), text.len(), text.as_ptr() as *const c_char)
-        },
-        Values::Str(items) => {
-            let owned: Vec<std::ffi::CString> =
-                items.iter().map(|s| std::ffi::CString::new(s.clone().unwrap_or_default().replace('\0', "")).unwrap_or_default()).collect();
-            let ptrs: Vec<*const c_char> = owned.iter().map(|s| s.as_ptr()).collect();
-            // SAFETY: `ptrs` holds `len` NUL-terminated strings that outlive the call.
-            unsafe { crate::ffi::att::nc_put_att_string(ncid, varid, name.as_ptr(), ptrs.len(), ptrs.as_ptr() as *mut *const c_char) }
-        }
-        numeric => {
-            let bytes = numeric.to_ne_bytes();
-            // SAFETY: `bytes` holds `len` elements of the attribute's type, native order.
-            unsafe {
-                crate::ffi::att::nc_put_att(
-                    ncid,
-                    varid,
-                    name.as_ptr(),
-                    numeric.nctype().id(),
-                    numeric.len(),
-                    bytes.as_ptr() as *const c_void,
-                )
-            }
-        }
-    }
-}
-
-impl FragmentFiles {
-    /// Stores one fragment now (on the caller's thread, or the one writing behind it).
-    fn write_now(&self, array: &ArrayInfo, index: &[u64], count: &[usize], data: &[u8]) -> Result<()> {
-        let id = (array.key.clone(), index.to_vec());
-        let mut files = self.lock();
-        let _real = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-        quiet_hdf5_here();
-        if files.stored.get(&id).is_some_and(|s| s.shape == count) {
-            self.ensure_open(&mut files, array, &id)?;
-        } else {
-            // New, or its extent along an unlimited dimension changed since it was cut: the
-            // chunk holds all of its data, so the file is made again at the new shape.
-            self.create(&mut files, array, &id, count)?;
-        }
-        self.write_open(&files, &id, count, data)?;
-        self.evict(&mut files, &id)
-    }
 }
 
 impl FragmentWriter for FragmentFiles {
     fn write(&self, array: &ArrayInfo, index: &[u64], count: &[usize], data: Vec<u8>) -> Result<()> {
         // A write behind that failed is reported by the next call.
-        if let Some(e) = self.behind.failed.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(e) = lock(&self.behind.failed).take() {
             return Err(e);
         }
         let Some(queue) = self.queue() else { return self.write_now(array, index, count, &data) };
-        *self.behind.inflight.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        *lock(&self.behind.inflight) += 1;
         let job = Job { array: array.clone(), index: index.to_vec(), count: count.to_vec(), data };
         if let Err(std::sync::mpsc::SendError(job)) = queue.send(job) {
-            *self.behind.inflight.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
+            *lock(&self.behind.inflight) -= 1;
             return self.write_now(&job.array, &job.index, &job.count, &job.data);
         }
         Ok(())
@@ -482,10 +398,8 @@ impl FragmentWriter for FragmentFiles {
         let mut files = self.lock();
         let Some(stored) = files.stored.get(&id) else { return Ok(None) };
         let have: Vec<usize> = stored.shape.iter().zip(count).map(|(s, c)| (*s).min(*c)).collect();
-        let _real = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-        quiet_hdf5_here();
         self.ensure_open(&mut files, array, &id)?;
-        let block = self.read_open(&files, array, &id, &have)?;
+        let block = self.read_open(&mut files, array, &id, &have)?;
         self.evict(&mut files, &id)?;
         Ok(Some(place_block(count, &have, &array.fill, &block)))
     }
@@ -493,8 +407,6 @@ impl FragmentWriter for FragmentFiles {
     fn settle(&self, arrays: &[ArrayInfo]) -> Result<()> {
         self.drain()?;
         let mut files = self.lock();
-        let _real = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-        quiet_hdf5_here();
         for array in arrays.iter().filter(|a| a.dims.iter().any(|d| d.2)) {
             let ids: Vec<FragmentId> = files.stored.keys().filter(|(k, _)| *k == array.key).cloned().collect();
             for id in ids {
@@ -511,20 +423,12 @@ impl FragmentWriter for FragmentFiles {
                     continue;
                 }
                 self.ensure_open(&mut files, array, &id)?;
-                let block = self.read_open(&files, array, &id, &target)?;
+                let block = self.read_open(&mut files, array, &id, &target)?;
                 self.create(&mut files, array, &id, &target)?;
-                self.write_open(&files, &id, &target, &block)?;
+                self.write_open(&mut files, &id, &target, &block)?;
             }
         }
         files.arrays = arrays.to_vec();
         self.close_all(&mut files)
     }
-}
-
-/// One aggregated dataset being written.
-pub(super) struct Writer {
-    pub files: Arc<FragmentFiles>,
-    pub convention: Convention,
-    /// The master's create mode for the real library.
-    pub master_mode: c_int,
 }
