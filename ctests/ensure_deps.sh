@@ -58,6 +58,11 @@ pip_install() {
 "$py" -c "import cfdm" 2> /dev/null || pip_install cfdm
 # hdf5plugin: HDF5 filter plugins (bitshuffle, ZFP, SZ, ...).
 "$py" -c "import importlib.util as u; assert u.find_spec('hdf5plugin')" 2> /dev/null || pip_install hdf5plugin
-"$py" -c "import moto.server, flask, boto3, s3fs" 2> /dev/null || pip_install "moto[server]" boto3 s3fs
+# s3fs first: its aiobotocore pins botocore, and boto3 is then taken to match it (installed
+# together, pip settles on an s3fs from before aiobotocore, which zarr-python cannot use).
+if ! "$py" -c "import moto.server, flask, boto3, s3fs, aiobotocore" 2> /dev/null; then
+    pip_install "s3fs>=2024.1"
+    pip_install "moto[server]" boto3 "botocore==$("$py" -c 'import botocore; print(botocore.__version__)')"
+fi
 # kerchunk makes the reference sets the refs suite reads.
 "$py" -c "import kerchunk.hdf, kerchunk.netCDF3" 2> /dev/null || pip_install kerchunk
