@@ -1,6 +1,7 @@
 #!/bin/sh
 # Reference sets (issue 37): kerchunk references to netCDF-4 and netCDF-3 files, made by
-# kerchunk itself, read through nc_open (#mode=kerchunk) locally and on S3 (moto), compared
+# kerchunk itself, read through nc_open (#mode=kerchunk) locally, on S3 (moto) and from a plain
+# web server (ctests/tools/range_server.py), compared
 # variable by variable with the files they point into (netCDF4-python under the preload
 # library, the files served by the real netcdf-c); relative targets; a missing target and
 # hostile reference sets fail with their reason; a remote set may not point at local files.
@@ -80,6 +81,37 @@ compare "http://127.0.0.1:$M/refs/run/relative.json#mode=kerchunk,s3" "$d/data4.
 LD_PRELOAD="$pre" NCZARR_LOG=errors ncdump -v t "s3://refs/run/local.json#mode=kerchunk" > /dev/null 2> "$scratch/local.txt" \
     && bad "a remote reference set must not read local files" || ok "a remote reference set naming a local file is refused"
 grep -q "refused" "$scratch/local.txt" && ok "the refusal says why" || { bad "the refusal says why"; cat "$scratch/local.txt"; }
+fi
+
+# 4. A plain web server (no S3 API), honouring Range: the reference set and its targets read
+#    from it by ranged GETs, absolute and relative; a slice moves a fraction of the file.
+if case_ "4-plain-http"; then
+wait_http() { for i in $(seq 1 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; echo "server $1 did not start"; exit 1; }
+H=$(port); python3 "$top/ctests/tools/range_server.py" "$H" "$d" "$scratch/http.log" & pids="$pids $!"
+wait_http "http://127.0.0.1:$H/"
+python3 - "$d" "$H" <<'PY' || bad "writing the web reference sets"
+import json, sys
+d, port = sys.argv[1], sys.argv[2]
+refs = json.load(open(f"{d}/refs4.json"))
+for name, url in (("web_absolute", f"http://127.0.0.1:{port}/data4.nc"), ("web_relative", "data4.nc")):
+    doc = json.loads(json.dumps(refs))
+    for v in doc.get("refs", doc).values():
+        if isinstance(v, list) and v and isinstance(v[0], str):
+            v[0] = url
+    json.dump(doc, open(f"{d}/{name}.json", "w"))
+PY
+compare "file://$d/web_absolute.json#mode=kerchunk" "$d/data4.nc" && ok "a local set into a file on a web server" || { bad "a local set into a file on a web server"; cat "$scratch/cmp.txt"; }
+compare "http://127.0.0.1:$H/web_relative.json#mode=kerchunk" "$d/data4.nc" && ok "a set on a web server, targets beside it" || { bad "a set on a web server, targets beside it"; cat "$scratch/cmp.txt"; }
+: > "$scratch/http.log"
+LD_PRELOAD="$pre" python3 -c "
+import netCDF4
+with netCDF4.Dataset('http://127.0.0.1:$H/web_relative.json#mode=kerchunk') as ds:
+    assert abs(float(ds['t'][2, 3, 4]) - (250 + (2 * 600 + 3 * 30 + 4) / 100)) < 1e-4
+" && ok "one value read" || bad "one value read"
+size=$(stat -c %s "$d/data4.nc")
+moved=$(grep 'data4.nc' "$scratch/http.log" | awk '{s += $3} END {print s + 0}')
+unranged=$(grep 'data4.nc' "$scratch/http.log" | awk '$2 == "-"' | wc -l)
+[ "$unranged" -eq 0 ] && [ "$moved" -lt "$((size / 4))" ] && ok "ranged reads only: $moved of $size bytes moved" || { bad "ranged reads only: $moved of $size bytes moved, $unranged whole GETs"; cat "$scratch/http.log"; }
 fi
 
 echo "reference tests: $pass passed, $fail failed"

@@ -212,13 +212,18 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
     } else if ["s3://", "gs3://", "http://", "https://"].iter().any(|s| lower.starts_with(s)) {
         let params = parse_fragment(fragment.unwrap_or(""));
         let words: Vec<String> = params.get("mode").map(|m| m.split(',').map(|w| w.to_ascii_lowercase()).collect()).unwrap_or_default();
-        if words.iter().any(|w| w == "bytes") || !s3::is_s3_url(base, &words) {
+        let web = lower.starts_with("http://") || lower.starts_with("https://");
+        if web && words.iter().any(|w| w == "kerchunk") && !s3::is_s3_url(base, &words) {
+            // A reference set on a plain web server: its keys are in the document.
+            PathBuf::from(base)
+        } else if words.iter().any(|w| w == "bytes") || !s3::is_s3_url(base, &words) {
             // DAP, byte-range HDF5 and plain web URLs belong to the real netcdf-c.
             return Ok(None);
+        } else {
+            let target = s3::parse_target(base)?;
+            s3 = Some(target.clone());
+            PathBuf::from(target.describe())
         }
-        let target = s3::parse_target(base)?;
-        s3 = Some(target.clone());
-        PathBuf::from(target.describe())
     } else {
         PathBuf::from(base)
     };

@@ -10,6 +10,7 @@ pub mod cfa;
 #[cfg(test)]
 pub(crate) mod conformance;
 pub mod file;
+pub(crate) mod http;
 mod key;
 pub mod memory;
 pub mod open;

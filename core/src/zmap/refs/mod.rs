@@ -34,8 +34,18 @@ pub enum Ref {
 
 /// A target object, opened on first use.
 enum Opened {
-    Local { file: std::fs::File, size: u64 },
-    S3 { store: Box<super::s3::S3Store>, key: Key },
+    Local {
+        file: std::fs::File,
+        size: u64,
+    },
+    S3 {
+        store: Box<super::s3::S3Store>,
+        key: Key,
+    },
+    /// A web server without the S3 API (ranged GETs).
+    Http {
+        url: String,
+    },
 }
 
 struct Target {
@@ -49,14 +59,22 @@ pub struct RefStore {
     refs: BTreeMap<String, Ref>,
     targets: Vec<Target>,
     remote: bool,
+    /// The S3 endpoint the set itself was read from (`scheme://host:port`): HTTP targets there
+    /// are S3 objects too; other HTTP targets are plain web objects unless AWS names them.
+    s3_origin: Option<String>,
 }
 
 /// The reference set's own bytes, wherever the name says it is.
 fn read_document(spec: &OpenSpec) -> Result<Vec<u8>> {
+    let base = spec.original.split('#').next().unwrap_or(&spec.original);
+    let lower = base.to_ascii_lowercase();
     match &spec.s3 {
         Some(target) => {
             let (store, key) = s3_object(target.clone(), &spec.params)?;
             store.get(&key)?.ok_or_else(|| Error::new(Kind::Errno(libc::ENOENT), format!("{}: no such object", target.describe())))
+        }
+        None if lower.starts_with("http://") || lower.starts_with("https://") => {
+            super::http::get(base, None)?.ok_or_else(|| Error::new(Kind::Errno(libc::ENOENT), format!("{base}: no such object")))
         }
         None => std::fs::read(&spec.path).map_err(|e| {
             let kind = if e.kind() == std::io::ErrorKind::NotFound { Kind::Errno(libc::ENOENT) } else { Kind::Io };
@@ -106,10 +124,21 @@ impl RefStore {
         }
         let remote = spec.s3.is_some() || targets.iter().any(|t| t.name.contains("://") && !t.name.starts_with("file://"));
         crate::trace::emit(1, &format!("refs: {name}: {} keys over {} targets", parsed.refs.len(), targets.len()));
-        Ok(RefStore { name, refs: parsed.refs, targets, remote })
+        let s3_origin = spec.s3.as_ref().and_then(|t| t.effective_endpoint());
+        Ok(RefStore { name, refs: parsed.refs, targets, remote, s3_origin })
     }
 
-    fn open_target(name: &str) -> Result<Opened> {
+    /// Is the HTTP(S) URL `name` an S3 object (the set's own S3 endpoint, or an AWS host)?
+    fn is_s3(&self, name: &str) -> bool {
+        let lower = name.to_ascii_lowercase();
+        let origin_matches = self.s3_origin.as_deref().is_some_and(|o| {
+            let o = o.trim_end_matches('/').to_ascii_lowercase();
+            lower.strip_prefix(&o).is_some_and(|rest| rest.starts_with('/'))
+        });
+        origin_matches || crate::url::s3::is_s3_url(name, &[])
+    }
+
+    fn open_target(&self, name: &str) -> Result<Opened> {
         let lower = name.to_ascii_lowercase();
         if let Some(path) = name.strip_prefix("file://").or((!lower.contains("://")).then_some(name)) {
             let path = path.strip_prefix("localhost").unwrap_or(path);
@@ -120,18 +149,20 @@ impl RefStore {
             let size = file.metadata().map_err(|e| Error::new(Kind::Io, format!("reference target {name}: {e}")))?.len();
             return Ok(Opened::Local { file, size });
         }
-        let words = vec!["s3".to_string()];
-        if lower.starts_with("s3://") || lower.starts_with("gs3://") || crate::url::s3::is_s3_url(name, &words) {
+        if lower.starts_with("s3://") || lower.starts_with("gs3://") || self.is_s3(name) {
             let target = crate::url::s3::parse_target(name)?;
             let (store, key) = s3_object(target, &BTreeMap::new())?;
             return Ok(Opened::S3 { store: Box::new(store), key });
         }
-        err(Kind::NotBuilt, format!("reference target {name}: only local files and S3 objects are read"))
+        if lower.starts_with("http://") || lower.starts_with("https://") {
+            return Ok(Opened::Http { url: name.split('#').next().unwrap_or(name).to_string() });
+        }
+        err(Kind::NotBuilt, format!("reference target {name}: only local files, S3 objects and HTTP(S) URLs are read"))
     }
 
     fn target(&self, index: usize) -> Result<(&Opened, &str)> {
         let t = self.targets.get(index).ok_or_else(|| Error::new(Kind::Internal, "reference to no target"))?;
-        match t.opened.get_or_init(|| RefStore::open_target(&t.name)) {
+        match t.opened.get_or_init(|| self.open_target(&t.name)) {
             Ok(opened) => Ok((opened, &t.name)),
             Err(e) => Err(e.clone()),
         }
@@ -162,6 +193,8 @@ impl RefStore {
                     store.get(key)?.ok_or_else(|| Error::new(Kind::Errno(libc::ENOENT), format!("reference target {name}: no such object")))
                 }
             },
+            Opened::Http { url } => super::http::get(url, range)?
+                .ok_or_else(|| Error::new(Kind::Errno(libc::ENOENT), format!("reference target {name}: no such object"))),
         }
     }
 }

@@ -31,7 +31,7 @@ mod credentials;
 mod errors;
 pub mod object;
 mod requests;
-mod runtime;
+pub(crate) mod runtime;
 mod settings;
 mod uploads;
 

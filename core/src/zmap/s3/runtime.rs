@@ -26,7 +26,7 @@ pub(super) fn runtime() -> Result<&'static tokio::runtime::Runtime> {
 
 /// Runs a future to completion on our runtime, from any caller (one inside another tokio
 /// runtime included: blocking there would panic, so a helper thread waits instead).
-pub(super) fn block_on<F>(f: F) -> Result<F::Output>
+pub(crate) fn block_on<F>(f: F) -> Result<F::Output>
 where
     F: std::future::Future + Send,
     F::Output: Send,

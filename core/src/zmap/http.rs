@@ -1,0 +1,83 @@
+//! Plain HTTP(S) reads, for servers without the S3 API: a whole object, or a byte range of one
+//! (`Range: bytes=a-b`). Reference sets on web servers and the files they point into are read
+//! this way. One client per process, on the library's own runtime (as the S3 driver's).
+
+use crate::error::{Error, Kind, Result, err};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty, Limited};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use std::sync::OnceLock;
+
+type Https = hyper_rustls::HttpsConnector<HttpConnector>;
+
+/// The largest whole object read into memory (a reference set, a small target).
+const MOST_WHOLE: usize = 1 << 31;
+
+fn client() -> Result<&'static Client<Https, Empty<Bytes>>> {
+    static CLIENT: OnceLock<std::result::Result<Client<Https, Empty<Bytes>>, Error>> = OnceLock::new();
+    let made = CLIENT.get_or_init(|| {
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_provider_and_native_roots(rustls::crypto::aws_lc_rs::default_provider())
+            .map_err(|e| Error::new(Kind::Io, format!("HTTPS: no certificate roots ({e})")))?
+            .https_or_http()
+            .enable_http1()
+            .build();
+        Ok(Client::builder(hyper_util::rt::TokioExecutor::new()).build(https))
+    });
+    made.as_ref().map_err(Clone::clone)
+}
+
+/// GET of `url`, whole (`range` `None`) or `len` bytes at `offset`; `None` when the server has
+/// no such object (404, 410). A server that ignores the range sends the whole object, which is
+/// cut here; a range past the end is NC_ENCZARR.
+pub(crate) fn get(url: &str, range: Option<(u64, u64)>) -> Result<Option<Vec<u8>>> {
+    let uri: http::Uri = url.parse().map_err(|e| Error::new(Kind::Url, format!("{url}: {e}")))?;
+    let mut request = http::Request::get(uri);
+    let want = match range {
+        Some((_, 0)) => return Ok(Some(Vec::new())),
+        Some((offset, len)) => {
+            let last = offset.checked_add(len - 1).ok_or_else(|| Error::new(Kind::NcZarr, format!("{url}: range {offset}+{len}")))?;
+            request = request.header(http::header::RANGE, format!("bytes={offset}-{last}"));
+            Some((offset, usize::try_from(len).map_err(|_| Error::new(Kind::NoMem, format!("{url}: {len} bytes")))?))
+        }
+        None => None,
+    };
+    let request = request.body(Empty::<Bytes>::new()).map_err(|e| Error::new(Kind::Url, format!("{url}: {e}")))?;
+    let client = client()?;
+    let url_owned = url.to_string();
+    crate::zmap::s3::runtime::block_on(async move {
+        let response = client.request(request).await.map_err(|e| Error::new(Kind::Io, format!("HTTP get {url_owned}: {e}")))?;
+        let status = response.status().as_u16();
+        match status {
+            404 | 410 => return Ok(None),
+            416 => return err(Kind::NcZarr, format!("HTTP get {url_owned}: range past the end of the object")),
+            200 | 206 => {}
+            other => return err(Kind::Io, format!("HTTP get {url_owned}: status {other}")),
+        }
+        // A body larger than asked for is refused as it arrives, never held.
+        let limit = match (want, status) {
+            (Some((_, len)), 206) => len,
+            (Some((offset, len)), _) => usize::try_from(offset).unwrap_or(usize::MAX).saturating_add(len),
+            (None, _) => MOST_WHOLE,
+        };
+        let body = Limited::new(response.into_body(), limit)
+            .collect()
+            .await
+            .map_err(|e| Error::new(Kind::Io, format!("HTTP get {url_owned}: {e}")))?
+            .to_bytes();
+        match (want, status) {
+            (Some((_, len)), 206) if body.len() != len => {
+                err(Kind::NcZarr, format!("HTTP get {url_owned}: {} bytes, {len} asked for", body.len()))
+            }
+            (Some((offset, len)), 200) => {
+                let start = usize::try_from(offset).unwrap_or(usize::MAX);
+                match body.get(start..start.saturating_add(len)) {
+                    Some(part) => Ok(Some(part.to_vec())),
+                    None => err(Kind::NcZarr, format!("HTTP get {url_owned}: range {offset}+{len} past the end ({} bytes)", body.len())),
+                }
+            }
+            _ => Ok(Some(body.to_vec())),
+        }
+    })?
+}
