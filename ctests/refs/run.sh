@@ -24,6 +24,10 @@ compare "file://$d/refs3.json#mode=kerchunk" "$d/data3.nc" && ok "netCDF-3 by Ne
 compare "file://$d/refs4_relative.json#mode=kerchunk" "$d/data4.nc" && ok "targets relative to the reference set" || { bad "targets relative to the reference set"; cat "$scratch/cmp.txt"; }
 LD_PRELOAD="$pre" ncdump -h "file://$d/refs4.json#mode=kerchunk" > "$scratch/h.cdl" 2>&1 && grep -q "float t(time, lat, lon)" "$scratch/h.cdl" \
     && ok "ncdump -h" || { bad "ncdump -h"; cat "$scratch/h.cdl"; }
+# Without the mode word, a reference set is known by its content.
+compare "$d/refs4.json" "$d/data4.nc" && ok "a plain path to a reference set" || { bad "a plain path to a reference set"; cat "$scratch/cmp.txt"; }
+LD_PRELOAD="$pre" ncdump -v v "$d/refs3.json" > "$scratch/p.cdl" 2>&1 && grep -q "^ v =" "$scratch/p.cdl" \
+    && ok "ncdump of a plain path to a reference set" || { bad "ncdump of a plain path to a reference set"; cat "$scratch/p.cdl"; }
 fi
 
 # 2. What fails, fails with its reason: a missing target, hostile reference sets.

@@ -77,6 +77,8 @@ fn name_from(buf: &[c_char]) -> String {
 pub struct RealFile {
     ncid: c_int,
     owned: bool,
+    /// Opened or created for writing.
+    writable: bool,
     /// A netCDF object's bytes the real library reads in place (kept until it is closed).
     object: Option<ObjectFile>,
 }
@@ -84,7 +86,7 @@ pub struct RealFile {
 impl RealFile {
     /// The real library's dataset `ncid`, which the caller keeps and closes.
     pub fn borrowed(ncid: c_int) -> RealFile {
-        RealFile { ncid, owned: false, object: None }
+        RealFile { ncid, owned: false, writable: false, object: None }
     }
 
     /// Opens `name` with the real library (a fetched object's bytes when `object`), read-only
@@ -105,7 +107,7 @@ impl RealFile {
             Ok(unsafe { super::route::claim_real(status, &mut ncid, false) })
         })?;
         ok(Ok(status), name)?;
-        Ok(RealFile { ncid, owned: true, object })
+        Ok(RealFile { ncid, owned: true, writable: mode & NC_WRITE != 0, object })
     }
 
     /// Creates `name` with the real library (its local file when it is an S3 object, stored at
@@ -122,7 +124,7 @@ impl RealFile {
             unsafe { super::route::claim_real(status, &mut ncid, true) }
         });
         ok(Ok(status), name)?;
-        Ok(RealFile { ncid, owned: true, object })
+        Ok(RealFile { ncid, owned: true, writable: true, object })
     }
 
     /// Closes (or aborts) the dataset this opened; a writable object's file is stored after a
@@ -213,8 +215,9 @@ fn varid(v: Option<usize>) -> c_int {
 
 impl Drop for RealFile {
     fn drop(&mut self) {
-        // A file dropped without a close is released without storing more.
-        let _ = self.finish(true);
+        // A file dropped without a close: read-only ones are closed, writable ones released
+        // without storing more.
+        let _ = self.finish(self.writable);
         // (The object's bytes go only now, after the real library let go of them.)
         self.object.take();
     }
@@ -414,35 +417,30 @@ impl RealOpener {
             Err(Error::new(Kind::NotNetcdf, format!("{name}: not a Zarr dataset, and no real netcdf-c to read it")))
         }
     }
+
+    /// `name` opened read-only (`NC_NOWRITE`) or for writing (`NC_WRITE`).
+    fn open_mode(name: &str, mode: c_int) -> Result<Box<dyn NcFile>> {
+        let class = crate::url::classify::classify(name, false);
+        if let Some(object) = class.object.clone()?
+            && let Some(file) = ObjectFile::open(object, mode & NC_WRITE != 0)?
+        {
+            return Ok(Box::new(RealFile::open(name, Some(file), mode)?));
+        }
+        if let Some(spec) = class.zarr.clone()? {
+            return Ok(Box::new(crate::dataset::Dataset::open(spec, crate::nc::modes::OpenFlags::from_bits(mode))?));
+        }
+        RealOpener::no_real_library(name)?;
+        Ok(Box::new(RealFile::open(&class.real_name, None, mode)?))
+    }
 }
 
 impl Opener for RealOpener {
     fn open(&self, name: &str) -> Result<Box<dyn NcSource + Send>> {
-        let class = crate::url::classify::classify(name, false);
-        if let Some(object) = class.object.clone()?
-            && let Some(file) = ObjectFile::open(object, false)?
-        {
-            return Ok(Box::new(RealFile::open(name, Some(file), NC_NOWRITE)?));
-        }
-        if let Some(spec) = class.zarr.clone()? {
-            return Ok(Box::new(crate::dataset::Dataset::open(spec, crate::nc::modes::OpenFlags::from_bits(NC_NOWRITE))?));
-        }
-        RealOpener::no_real_library(name)?;
-        Ok(Box::new(RealFile::open(&class.real_name, None, NC_NOWRITE)?))
+        Ok(RealOpener::open_mode(name, NC_NOWRITE)?)
     }
 
     fn open_write(&self, name: &str) -> Result<Box<dyn NcFile>> {
-        let class = crate::url::classify::classify(name, false);
-        if let Some(object) = class.object.clone()?
-            && let Some(file) = ObjectFile::open(object, true)?
-        {
-            return Ok(Box::new(RealFile::open(name, Some(file), NC_WRITE)?));
-        }
-        if let Some(spec) = class.zarr.clone()? {
-            return Ok(Box::new(crate::dataset::Dataset::open(spec, crate::nc::modes::OpenFlags::from_bits(NC_WRITE))?));
-        }
-        RealOpener::no_real_library(name)?;
-        Ok(Box::new(RealFile::open(&class.real_name, None, NC_WRITE)?))
+        RealOpener::open_mode(name, NC_WRITE)
     }
 
     fn create(&self, name: &str, format: CreateFormat) -> Result<Box<dyn NcFile>> {

@@ -364,25 +364,45 @@ impl OpenSpec {
     }
 }
 
+/// Does a file starting with `head` look like a kerchunk reference set (a JSON object naming
+/// Zarr metadata keys, or version 1's `refs`)?
+fn looks_like_references(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    text.trim_start().starts_with('{')
+        && ([r#"".zgroup""#, r#"".zarray""#, r#""zarr.json""#].iter().any(|k| text.contains(k))
+            || (text.contains(r#""refs""#) && text.contains(r#""version""#)))
+}
+
 /// Storage inferred from what is at `path`: a directory holding Zarr metadata is a file store,
-/// a regular file starting with a zip signature is a zip store.
+/// a regular file starting with a zip signature is a zip store, and one holding a kerchunk
+/// reference set (JSON) is a reference store.
 pub fn probe(path: &std::path::Path) -> Option<Driver> {
     let meta = std::fs::metadata(path).ok()?;
     if meta.is_dir() {
         let markers = [".zgroup", ".zarray", ".zattrs", "zarr.json", ".zmetadata"];
         return markers.iter().any(|m| path.join(m).exists()).then_some(Driver::File);
     }
-    let mut magic = [0u8; 4];
     use std::io::Read;
-    let mut f = std::fs::File::open(path).ok()?;
-    f.read_exact(&mut magic).ok()?;
-    (magic == *b"PK\x03\x04").then_some(Driver::Zip)
+    let mut head = Vec::with_capacity(64 << 10);
+    std::fs::File::open(path).ok()?.take(64 << 10).read_to_end(&mut head).ok()?;
+    if head.starts_with(b"PK\x03\x04") {
+        return Some(Driver::Zip);
+    }
+    looks_like_references(&head).then_some(Driver::Refs)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn reference_sets_are_known_by_content() {
+        assert!(looks_like_references(br#" {".zgroup": "{\"zarr_format\": 2}", "v/0": ["x.nc", 0, 4]}"#));
+        assert!(looks_like_references(br#"{"version": 1, "refs": {}}"#));
+        assert!(!looks_like_references(br#"{"title": "some other JSON"}"#));
+        assert!(!looks_like_references(b"CDF\x01"));
+    }
 
     proptest! {
         /// Dataset names and `#mode=` fragments of any shape: a spec or an error, never a panic.
