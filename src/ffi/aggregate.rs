@@ -8,7 +8,7 @@
 
 use crate::aggregate::write::{CreateRequest, Writer};
 use crate::aggregate::{build, convention_of, place::wants_cfa};
-use crate::error::{Error, Kind, Result};
+use crate::error::Result;
 use crate::ffi::consts::{
     NC_64BIT_DATA, NC_64BIT_OFFSET, NC_CLASSIC_MODEL, NC_FORMAT_64BIT_DATA, NC_FORMAT_64BIT_OFFSET, NC_FORMAT_CLASSIC,
     NC_FORMAT_NETCDF4_CLASSIC, NC_NETCDF4, NC_NOCLOBBER, NC_NOERR, NC_WRITE,
@@ -61,18 +61,13 @@ pub unsafe fn after_open(name: &str, mode: c_int, ncidp: *mut c_int) -> c_int {
 
 /// Our dataset for the master `real`, registered; its ncid.
 fn open_master(real: c_int, name: &str, version: &str, mode: c_int) -> Result<c_int> {
-    let built = build(&mut RealFile::borrowed(real), name, version, Arc::new(RealOpener))?;
+    let mut master = RealFile::borrowed(real);
+    let built = build(&mut master, name, version, Arc::new(RealOpener))?;
     if mode & NC_WRITE == 0 {
         let ds = built.read_only(OpenFlags::from_bits(mode))?;
         return crate::registry::insert(ds);
     }
-    let mut format = 0;
-    // SAFETY: a valid out-pointer.
-    let status = unsafe { crate::ffi::file::nc_inq_format(real, &mut format) };
-    if status != NC_NOERR {
-        return Err(Error::new(Kind::Real(status), "master format"));
-    }
-    let master_format = match format {
+    let master_format = match master.format()? {
         NC_FORMAT_CLASSIC => CreateFormat::Classic,
         NC_FORMAT_64BIT_OFFSET => CreateFormat::Offset64,
         NC_FORMAT_64BIT_DATA => CreateFormat::Data64,

@@ -163,6 +163,13 @@ impl RealFile {
         })
     }
 
+    /// The file's format (`NC_FORMAT_*`), as the real library reports it.
+    pub fn format(&self) -> Result<c_int> {
+        let (ncid, mut format) = (self.ncid, 0);
+        exclusive(|| ok(real_call!(nc_inq_format(ncid, &mut format): (c_int, *mut c_int)), "format"))?;
+        Ok(format)
+    }
+
     fn ncid(g: GroupId) -> c_int {
         g.0 as c_int
     }
