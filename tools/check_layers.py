@@ -13,9 +13,12 @@ included, and paths through a name a `use` brought in; test modules left out) ma
 component of more than one file) fails, except the ones listed in KNOWN_CYCLES, which may only
 shrink. `use super::<sibling>::*` fails: it hides which items a file takes from the other.
 
-Sizes a newcomer can read: no source file over MAX_FILE_LINES lines (generated files named in
-GENERATED excepted), and no function in the metadata readers and writers (core/src/format/) over
-MAX_FORMAT_FN_LINES lines; a long one is split into its phases.
+Sizes a newcomer can read: no source file over MAX_FILE_LINES lines and no function over
+MAX_FN_LINES lines anywhere in the workspace (generated files named in GENERATED excepted; the
+functions in KNOWN_LONG may only shrink); a long one is split into its phases.
+
+The C layer stays thin: in src/ffi/, only the real-library adapter, the netCDF-2 wrappers and the
+generated matrices call our own nc_* exports as functions (KNOWN_NC_CALLERS may only shrink).
 """
 import pathlib
 import re
@@ -211,26 +214,73 @@ cycles = cycles_all
 # ---- sizes --------------------------------------------------------------------------------
 
 MAX_FILE_LINES = 700
-MAX_FORMAT_FN_LINES = 80
+MAX_FN_LINES = 80
 # Written by tools/gen_ffi_matrix.py: one export per type and shape, never edited by hand.
-GENERATED = {"src/ffi/data_matrix.rs"}
-for path in sorted(p for crate_src in CRATES for p in crate_src.rglob("*.rs")):
-    src = next(c for c in CRATES if c in path.parents)
-    rel = path.relative_to(src).as_posix()
+GENERATED = {"src/ffi/data_matrix.rs", "src/ffi/att_matrix.rs"}
+# Functions over MAX_FN_LINES when the limit went workspace-wide, with their length then: each
+# may only shrink (and leaves the list once under the limit); a new long function fails.
+KNOWN_LONG = {
+    "headers/src/main.rs:render": 147,
+    "core/src/url/mod.rs:parse": 137,
+    "core/src/engine/cache.rs:put": 131,
+    "core/src/engine/cache.rs:get": 123,
+    "core/src/codec/plugin/mod.rs:localize_now": 111,
+    "core/src/error.rs:message": 98,
+    "core/src/engine/io.rs:read_direct": 87,
+    "core/src/zmap/s3/requests.rs:fetch": 85,
+    "core/src/url/s3.rs:parse_target": 85,
+}
+SOURCES = CRATES + [top / "macros" / "src", top / "headers" / "src"]
+for path in sorted(p for crate_src in SOURCES for p in crate_src.rglob("*.rs")):
     lines = path.read_text().splitlines()
-    if show(path) not in GENERATED and len(lines) > MAX_FILE_LINES:
-        problems.append(f"{show(path)}: {len(lines)} lines (at most {MAX_FILE_LINES}); split it by concern")
-    if not rel.startswith("format/"):
+    if show(path) in GENERATED:
         continue
+    if len(lines) > MAX_FILE_LINES:
+        problems.append(f"{show(path)}: {len(lines)} lines (at most {MAX_FILE_LINES}); split it by concern")
     for n, line in enumerate(lines):
         if line.startswith("#[cfg(test)]"):
             break
-        m = re.match(r"^(\s*)(?:pub(?:\([a-z]+\))? )?fn (\w+)", line)
+        m = re.match(r'^(\s*)(?:pub(?:\([a-z]+\))? )?(?:const |async |unsafe |extern "C" )*fn (\w+)', line)
         if not m or line.rstrip().endswith(";"):
             continue
         end = next((k for k in range(n + 1, len(lines)) if lines[k] == m.group(1) + "}"), n)
-        if end - n + 1 > MAX_FORMAT_FN_LINES:
-            problems.append(f"{show(path)}:{n + 1}: fn {m.group(2)} has {end - n + 1} lines (at most {MAX_FORMAT_FN_LINES}); split it into phases")
+        length, known = end - n + 1, KNOWN_LONG.get(f"{show(path)}:{m.group(2)}")
+        if length > MAX_FN_LINES and (known is None or length > known):
+            cap = f"at most {known}, and shrinking" if known else f"at most {MAX_FN_LINES}"
+            problems.append(f"{show(path)}:{n + 1}: fn {m.group(2)} has {length} lines ({cap}); split it into its phases")
+
+# ---- calls into our own C API from inside it ------------------------------------------------
+
+# In src/ffi/, the C API is called as functions only by the adapter to the real library
+# (real.rs), the netCDF-2 wrappers and the generated matrices; calls to the real library go
+# through real_call!/also_real!. The files below called exports when the rule came, with their
+# count then: each count may only shrink.
+NC_CALLS_ALLOWED = {"src/ffi/real.rs", "src/ffi/v2.rs"} | GENERATED
+KNOWN_NC_CALLERS = {
+    "src/ffi/cross.rs": 18,  # nc_copy_var/att across the two worlds: compositions of routed calls
+    "src/ffi/var.rs": 6,  # exports answering as a sibling export does
+    "src/ffi/group.rs": 4,
+    "src/ffi/att.rs": 2,
+    "src/ffi/lifecycle.rs": 2,
+    "src/ffi/usertypes.rs": 1,
+    "src/ffi/library.rs": 1,
+    "src/ffi/filters.rs": 1,
+    "src/ffi/tool_compat/pluginpath.rs": 1,
+    "src/ffi/tool_compat/ncuri.rs": 1,
+}
+for path in sorted((top / "src" / "ffi").rglob("*.rs")):
+    if show(path) in NC_CALLS_ALLOWED:
+        continue
+    text = path.read_text()
+    tests = re.search(r"#\[cfg\(test\)\]\s*mod tests", text)
+    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', re.sub(r"//[^\n]*", "", text[: tests.start()] if tests else text))
+    text = re.sub(r"(?:real_call|also_real)!\(\s*nc_\w+", "", text)
+    calls = [m for m in re.finditer(r"(?<![\w!])(?:[a-z_]+::)*(nc_[a-z0-9_]+)\(", text) if not text[: m.start()].rstrip().endswith("fn")]
+    known = KNOWN_NC_CALLERS.get(show(path), 0)
+    if len(calls) > known:
+        names = ", ".join(sorted({m.group(1) for m in calls}))
+        problems.append(f"{show(path)}: {len(calls)} calls of our own nc_* exports ({names}; at most {known}): "
+                        "go through the core, or through real.rs for the real library")
 
 for p in problems:
     print(p)
@@ -238,4 +288,5 @@ if problems:
     sys.exit(f"check_layers: {len(problems)} problem(s): imports against the layer tables, circles of files, sibling globs or sizes")
 print(f"check_layers: {len(layer_of) - len(macro_owner)} modules, every import points down; "
       f"{file_count} files, {len(cycles)} circle(s) of files, all known ({sum(len(c) for c in cycles)} files; KNOWN_CYCLES); "
-      f"no file over {MAX_FILE_LINES} lines, no format/ function over {MAX_FORMAT_FN_LINES}")
+      f"no file over {MAX_FILE_LINES} lines, no function over {MAX_FN_LINES} but {len(KNOWN_LONG)} known and shrinking; "
+      f"nc_* calls inside src/ffi only where allowed")
