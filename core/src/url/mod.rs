@@ -200,34 +200,81 @@ pub fn parse_fragment(fragment: &str) -> BTreeMap<String, String> {
 /// Parses a dataset name. `Ok(None)` means "not a Zarr dataset by name": the caller may still
 /// probe the path (`probe`) before deciding it is not ours.
 pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
-    let (base, fragment) = match name.split_once('#') {
-        Some((b, f)) => (b, Some(f)),
-        None => (name, None),
+    let (base, fragment) = name.split_once('#').unwrap_or((name, ""));
+    let Some((path, s3)) = location(base, fragment)? else { return Ok(None) };
+    let params = parse_fragment(fragment);
+    let Some(words) = mode_words(&params, s3.is_some())? else { return Ok(None) };
+    let has = |w: &str| words.iter().any(|x| x == w);
+    let driver = storage_driver(&words, s3.is_some())?;
+    if has("v2") && has("v3") {
+        return err(Kind::Invalid, "both v2 and v3 requested");
+    }
+    if has("consolidated") && has("noconsolidated") {
+        return err(Kind::Invalid, "consolidated and noconsolidated both requested");
+    }
+    let dimension_separator = match params.get("dimension_separator").map(String::as_str) {
+        None => None,
+        Some("/") => Some('/'),
+        Some(".") => Some('.'),
+        Some(other) => return err(Kind::Invalid, format!("dimension_separator {other:?}")),
     };
-    let lower = base.to_ascii_lowercase();
-    let mut s3: Option<s3::S3Target> = None;
-    let path = if let Some(rest) = lower.strip_prefix("file://").map(|_| &base[7..]) {
-        let rest = rest.strip_prefix("localhost").unwrap_or(rest);
-        PathBuf::from(percent_decode(rest))
-    } else if ["s3://", "gs3://", "http://", "https://"].iter().any(|s| lower.starts_with(s)) {
-        let params = parse_fragment(fragment.unwrap_or(""));
-        let words: Vec<String> = params.get("mode").map(|m| m.split(',').map(|w| w.to_ascii_lowercase()).collect()).unwrap_or_default();
-        let web = lower.starts_with("http://") || lower.starts_with("https://");
-        if web && words.iter().any(|w| w == "kerchunk") && !s3::is_s3_url(base, &words) {
-            // A reference set on a plain web server: its keys are in the document.
-            PathBuf::from(base)
-        } else if words.iter().any(|w| w == "bytes") || !s3::is_s3_url(base, &words) {
-            // DAP, byte-range HDF5 and plain web URLs belong to the real netcdf-c.
-            return Ok(None);
+    let shard = parse_shard(params.get("shard"))?;
+    let pick = |a: &str, b: &str| {
+        if has(a) {
+            Some(true)
+        } else if has(b) {
+            Some(false)
         } else {
-            let target = s3::parse_target(base)?;
-            s3 = Some(target.clone());
-            PathBuf::from(target.describe())
+            None
         }
-    } else {
-        PathBuf::from(base)
     };
-    let params = parse_fragment(fragment.unwrap_or(""));
+    Ok(Some(OpenSpec {
+        original: name.to_string(),
+        path,
+        driver,
+        flavor: pick("zarr", "nczarr").map(|pure| if pure { Flavor::Zarr } else { Flavor::NcZarr }),
+        xarray: !has("noxarray"),
+        consolidated: if crate::config::consolidated() { Some(true) } else { pick("consolidated", "noconsolidated") },
+        strict_char: has("nc4char"),
+        dimension_separator,
+        params,
+        s3,
+        zarr_format: pick("v3", "v2").map(|v3| if v3 { 3 } else { 2 }),
+        shard,
+        fragment_split: None,
+    }))
+}
+
+/// Where a name's dataset is: a local path, or an S3 target (with its description as the path);
+/// `None` for web names that are not ours (DAP, byte-range HDF5, plain web URLs), which belong
+/// to the real netcdf-c.
+fn location(base: &str, fragment: &str) -> Result<Option<(PathBuf, Option<s3::S3Target>)>> {
+    let lower = base.to_ascii_lowercase();
+    if lower.starts_with("file://") {
+        let rest = &base[7..];
+        let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+        return Ok(Some((PathBuf::from(percent_decode(rest)), None)));
+    }
+    if !["s3://", "gs3://", "http://", "https://"].iter().any(|s| lower.starts_with(s)) {
+        return Ok(Some((PathBuf::from(base), None)));
+    }
+    let params = parse_fragment(fragment);
+    let words: Vec<String> = params.get("mode").map(|m| m.split(',').map(|w| w.to_ascii_lowercase()).collect()).unwrap_or_default();
+    let web = lower.starts_with("http://") || lower.starts_with("https://");
+    if web && words.iter().any(|w| w == "kerchunk") && !s3::is_s3_url(base, &words) {
+        // A reference set on a plain web server: its keys are in the document.
+        return Ok(Some((PathBuf::from(base), None)));
+    }
+    if words.iter().any(|w| w == "bytes") || !s3::is_s3_url(base, &words) {
+        return Ok(None);
+    }
+    let target = s3::parse_target(base)?;
+    Ok(Some((PathBuf::from(target.describe()), Some(target))))
+}
+
+/// The mode's words, checked (an unknown word is NC_EINVAL with the nearest known one), with
+/// the words they imply; `None` when they name another format (nc4, dap2, bytes...).
+fn mode_words(params: &BTreeMap<String, String>, on_s3: bool) -> Result<Option<Vec<String>>> {
     let mut words: Vec<String> =
         params.get("mode").map(|m| m.split(',').filter(|w| !w.is_empty()).map(|w| w.to_ascii_lowercase()).collect()).unwrap_or_default();
     for w in &words {
@@ -252,12 +299,11 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
             break;
         }
     }
-    let has = |w: &str| words.iter().any(|x| x == w);
-    if has("bytes") {
+    if words.iter().any(|w| w == "bytes") {
         words.retain(|w| w != "nczarr" && w != "zarr");
     }
     // An S3 name is Zarr by its scheme (netcdf-c routes s3: URLs to NCZarr): `mode=s3` implied.
-    if s3.is_some() {
+    if on_s3 {
         for w in ["s3", "nczarr"] {
             if !words.iter().any(|x| x == w) {
                 words.push(w.to_string());
@@ -268,9 +314,15 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
     // A reference set holds Zarr whose flavor its content says (kerchunk writes plain Zarr).
     let explicit = has("nczarr") || has("zarr") || has("kerchunk");
     if !explicit && !words.is_empty() && !words.iter().all(|w| ["file", "zip"].contains(&w.as_str())) {
-        // A fragment that names another format (nc4, dap2, bytes...) is not ours.
         return Ok(None);
     }
+    Ok(Some(words))
+}
+
+/// The storage driver the words name (none: inferred at open), checked against each other and
+/// the name. A reference set is its own driver, whether the set is a file or an S3 object.
+fn storage_driver(words: &[String], on_s3: bool) -> Result<Option<Driver>> {
+    let has = |w: &str| words.iter().any(|x| x == w);
     let drivers: Vec<Driver> = [("file", Driver::File), ("zip", Driver::Zip), ("s3", Driver::S3), ("gs3", Driver::S3)]
         .iter()
         .filter(|(w, _)| has(w))
@@ -279,62 +331,16 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
     if drivers.len() > 1 && drivers.iter().any(|d| *d != drivers[0]) {
         return err(Kind::Invalid, "conflicting storage drivers in mode");
     }
-    // The reference set itself may be a file or an S3 object; its keys live in it.
-    let refs = has("kerchunk");
-    if refs && drivers.contains(&Driver::Zip) {
-        return err(Kind::Invalid, "kerchunk and zip both requested");
+    if has("kerchunk") {
+        if drivers.contains(&Driver::Zip) {
+            return err(Kind::Invalid, "kerchunk and zip both requested");
+        }
+        return Ok(Some(Driver::Refs));
     }
-    let drivers = if refs { vec![Driver::Refs] } else { drivers };
-    if has("v2") && has("v3") {
-        return err(Kind::Invalid, "both v2 and v3 requested");
-    }
-    if has("consolidated") && has("noconsolidated") {
-        return err(Kind::Invalid, "consolidated and noconsolidated both requested");
-    }
-    if drivers.first() == Some(&Driver::S3) && s3.is_none() {
+    if drivers.first() == Some(&Driver::S3) && !on_s3 {
         return err(Kind::Invalid, "mode s3 needs an s3:// or http(s):// URL");
     }
-    let dimension_separator = match params.get("dimension_separator").map(String::as_str) {
-        None => None,
-        Some("/") => Some('/'),
-        Some(".") => Some('.'),
-        Some(other) => return err(Kind::Invalid, format!("dimension_separator {other:?}")),
-    };
-    let shard = parse_shard(params.get("shard"))?;
-    let env_consolidated = crate::config::consolidated();
-    Ok(Some(OpenSpec {
-        original: name.to_string(),
-        path,
-        driver: drivers.first().copied(),
-        flavor: if has("zarr") {
-            Some(Flavor::Zarr)
-        } else if has("nczarr") {
-            Some(Flavor::NcZarr)
-        } else {
-            None
-        },
-        xarray: !has("noxarray"),
-        consolidated: if has("consolidated") || env_consolidated {
-            Some(true)
-        } else if has("noconsolidated") {
-            Some(false)
-        } else {
-            None
-        },
-        strict_char: has("nc4char"),
-        dimension_separator,
-        params,
-        s3,
-        zarr_format: if has("v3") {
-            Some(3)
-        } else if has("v2") {
-            Some(2)
-        } else {
-            None
-        },
-        shard,
-        fragment_split: None,
-    }))
+    Ok(drivers.first().copied())
 }
 
 impl OpenSpec {
