@@ -146,38 +146,32 @@ pub(super) fn fragments_05(master: &str, file: &mut dyn NcSource, g: GroupId, gr
     Ok(out)
 }
 
-/// Where fragment `f` (row-major over the fragment array) sits: its start and shape.
-struct Grid {
-    sizes: Vec<Vec<usize>>,
-}
+/// A fragment grid's cells: index, start and shape of each fragment.
+type Cells = Vec<(Vec<u64>, Vec<usize>, Vec<usize>)>;
 
-impl Grid {
-    fn counts(&self) -> Vec<usize> {
-        self.sizes.iter().map(Vec::len).collect()
-    }
-
-    fn total(&self) -> usize {
-        self.counts().iter().product()
-    }
-
-    fn position(&self, f: usize) -> (Vec<usize>, Vec<usize>) {
-        let counts = self.counts();
-        let rank = counts.len();
-        let mut index = vec![0usize; rank];
-        let mut rest = f;
-        for d in (0..rank).rev() {
-            index[d] = rest % counts[d];
-            rest /= counts[d];
-        }
-        let start = (0..rank).map(|d| self.sizes[d][..index[d]].iter().sum()).collect();
-        let shape = (0..rank).map(|d| self.sizes[d][index[d]]).collect();
-        (start, shape)
-    }
+/// Every fragment of a fragment grid (`sizes`: per dimension, the extent of each fragment) in
+/// row-major order: its index, and its start and shape in the array.
+pub(super) fn grid_cells(sizes: &[Vec<usize>]) -> Cells {
+    let counts: Vec<usize> = sizes.iter().map(Vec::len).collect();
+    let total: usize = counts.iter().product();
+    (0..total)
+        .map(|f| {
+            let mut index = vec![0usize; counts.len()];
+            let mut rest = f;
+            for d in (0..counts.len()).rev() {
+                index[d] = rest % counts[d];
+                rest /= counts[d];
+            }
+            let start = (0..counts.len()).map(|d| sizes[d][..index[d]].iter().sum()).collect();
+            let shape = (0..counts.len()).map(|d| sizes[d][index[d]]).collect();
+            (index.iter().map(|&i| i as u64).collect(), start, shape)
+        })
+        .collect()
 }
 
 /// CF's `map`: the fragment sizes along each dimension (one row per dimension, missing entries
 /// past a dimension's last fragment).
-fn fragment_grid(file: &mut dyn NcSource, g: GroupId, map_name: &str, shape: &[usize]) -> Result<Grid> {
+fn fragment_grid(file: &mut dyn NcSource, g: GroupId, map_name: &str, shape: &[usize]) -> Result<Vec<Vec<usize>>> {
     let rank = shape.len();
     let (map_id, map_dims) = var_named(file, g, map_name, "fragment array variable")?;
     let map = ints(file, g, map_id, &map_dims)?;
@@ -194,14 +188,14 @@ fn fragment_grid(file: &mut dyn NcSource, g: GroupId, map_name: &str, shape: &[u
         }
         sizes.push(row);
     }
-    Ok(Grid { sizes })
+    Ok(sizes)
 }
 
 /// CF `unique_values`: one value per fragment over the fragment array, the fill value where
 /// there is none.
-fn constant_fragments(file: &mut dyn NcSource, g: GroupId, name: &str, grid: &Grid, xtype: NcType) -> Result<Vec<Fragment>> {
+fn constant_fragments(file: &mut dyn NcSource, g: GroupId, name: &str, grid: Cells, xtype: NcType) -> Result<Vec<Fragment>> {
     let (id, dims) = var_named(file, g, name, "fragment array variable")?;
-    let total = grid.total();
+    let total = grid.len();
     if cells(&dims, name)? != total {
         return err(Kind::Invalid, format!("{name}: {} values for {total} fragments", cells(&dims, name)?));
     }
@@ -215,12 +209,11 @@ fn constant_fragments(file: &mut dyn NcSource, g: GroupId, name: &str, grid: &Gr
         _ => None,
     };
     let mut out = Vec::new();
-    for f in 0..total {
+    for (f, (_, start, shape)) in grid.into_iter().enumerate() {
         let value = &values[f * size..(f + 1) * size];
         if fill.as_deref() == Some(value) {
             continue;
         }
-        let (start, shape) = grid.position(f);
         out.push(Fragment { file: String::new(), ncvar: String::new(), start, shape, constant: Some(value.to_vec()) });
     }
     Ok(out)
@@ -240,11 +233,11 @@ pub(super) fn fragments_cf(
     let terms = aggregated_terms(data);
     let term = |t: &str| terms.iter().find(|(k, _)| k == t).map(|(_, v)| v.clone());
     let map_name = term("map").ok_or_else(|| Error::new(Kind::Invalid, "aggregated_data without map"))?;
-    let grid = fragment_grid(file, g, &map_name, shape)?;
+    let grid = grid_cells(&fragment_grid(file, g, &map_name, shape)?);
     if let Some(values_name) = term("unique_values") {
-        return constant_fragments(file, g, &values_name, &grid, xtype);
+        return constant_fragments(file, g, &values_name, grid, xtype);
     }
-    let total = grid.total();
+    let total = grid.len();
     let uris_name = term("uris").or_else(|| term("location")).ok_or_else(|| Error::new(Kind::Invalid, "aggregated_data without uris"))?;
     let (uris_id, uris_dims) = var_named(file, g, &uris_name, "fragment array variable")?;
     let n_uris = cells(&uris_dims, &uris_name)?;
@@ -262,7 +255,7 @@ pub(super) fn fragments_cf(
         None => Vec::new(),
     };
     let mut out = Vec::new();
-    for f in 0..total {
+    for (f, (_, start, fshape)) in grid.into_iter().enumerate() {
         let uri = &uris[f * per];
         if uri.is_empty() {
             continue;
@@ -272,7 +265,6 @@ pub(super) fn fragments_cf(
             1 => identifiers[0].clone(),
             _ => identifiers.get(f).cloned().unwrap_or_default(),
         };
-        let (start, fshape) = grid.position(f);
         out.push(Fragment {
             file: resolve(master, uri),
             ncvar: ident.trim_start_matches('/').to_string(),

@@ -148,7 +148,8 @@ impl Copy<'_> {
         let dims_text =
             file.text_att(g, Some(v), "cfa_dimensions").or_else(|| file.text_att(g, Some(v), "aggregated_dimensions")).unwrap_or_default();
         let dim_names: Vec<String> = dims_text.split_whitespace().map(str::to_string).collect();
-        let shape = dim_names.iter().map(|d| dim_len(file, g, d)).collect::<Result<Vec<usize>>>()?;
+        let groups = groups_down_to(file, g)?;
+        let shape = dim_names.iter().map(|d| dim_len(file, &groups, d)).collect::<Result<Vec<usize>>>()?;
         let fragments = self.fragments(file, g, v, &shape, info.xtype)?;
         check_fragments(self.master, &vname, &shape, &fragments)?;
         let chunks = Aggregated::chunk_shape(&shape, &fragments);
@@ -171,15 +172,19 @@ impl Copy<'_> {
     }
 }
 
-/// The length of dimension `name` as seen from group `g` of the master (its own, else a
-/// parent's: found through the variables' shapes is not enough for a dimension only the
-/// bookkeeping names, so the groups are searched from `g` up).
-fn dim_len(file: &dyn NcSource, g: GroupId, name: &str) -> Result<usize> {
+/// The groups from the master's root down to `g`, the root alone when `g` is not below it.
+fn groups_down_to(file: &dyn NcSource, g: GroupId) -> Result<Vec<GroupId>> {
     let mut path = vec![file.root()];
     if !find_path(file, file.root(), g, &mut path)? {
         path.truncate(1);
     }
-    for group in path.iter().rev() {
+    Ok(path)
+}
+
+/// The length of dimension `name` as seen from the last of `groups` (its own, else a parent's:
+/// a dimension only the bookkeeping names is found by searching the groups from there up).
+fn dim_len(file: &dyn NcSource, groups: &[GroupId], name: &str) -> Result<usize> {
+    for group in groups.iter().rev() {
         if let Some(d) = file.dims(*group)?.into_iter().find(|d| d.name == name) {
             return Ok(d.len);
         }

@@ -82,7 +82,7 @@ struct Behind {
 const QUEUED: usize = 2;
 
 /// A failed call on a fragment, with the fragment's name (in the log too).
-fn fragment_error(name: &str, e: Error, what: &str) -> Error {
+pub(super) fn fragment_error(name: &str, e: Error, what: &str) -> Error {
     let why = crate::error::message(e.code()).to_string_lossy().into_owned();
     crate::trace::warn(&format!("fragment {name}: {what}: {why} ({})", e.context));
     Error::new(e.kind, format!("fragment {name}: {what}"))

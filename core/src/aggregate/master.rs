@@ -13,6 +13,7 @@
 //! master is written beside its final name and renamed over it once complete.
 
 use super::Opener;
+use super::conventions::grid_cells as cells;
 use super::fragment_files::FragmentFiles;
 use super::place::Convention;
 use crate::error::{Error, Kind, Result};
@@ -188,15 +189,16 @@ impl Defining<'_> {
     fn bookkeeping(&mut self, m: &mut dyn NcFile, g: GroupId, id: usize, array: &ArrayInfo) -> Result<()> {
         let writer = self.writer;
         let sizes = grid(array);
+        let fragments = cells(&sizes);
         if writer.convention == Convention::Cf {
-            for (index, _, shape) in cells(&sizes) {
-                writer.files.materialise(array, &index, &shape)?;
+            for (index, _, shape) in &fragments {
+                writer.files.materialise(array, index, shape)?;
             }
         }
         let place = writer.files.place();
         let stored: HashMap<Vec<u64>, String> =
             writer.files.fragments_of(&array.key).into_iter().map(|(i, _, rel)| (i, place.master_name(&rel, writer.convention))).collect();
-        let layout = Partition { array, fragments: cells(&sizes), sizes, stored };
+        let layout = Partition { array, fragments, sizes, stored };
         match writer.convention {
             Convention::Cf => self.cf(m, g, id, &layout),
             Convention::V05 => self.cfa05(m, g, id, &layout),
@@ -343,25 +345,6 @@ pub(super) fn grid(array: &ArrayInfo) -> Vec<Vec<usize>> {
         .map(|((_, len, _), &chunk)| {
             let (len, chunk) = (*len as usize, chunk.max(1) as usize);
             (0..len.div_ceil(chunk)).map(|k| chunk.min(len - k * chunk)).collect()
-        })
-        .collect()
-}
-
-/// Every fragment in row-major order: its index and its start and shape in the array.
-pub(super) fn cells(sizes: &[Vec<usize>]) -> Vec<(Vec<u64>, Vec<usize>, Vec<usize>)> {
-    let counts: Vec<usize> = sizes.iter().map(Vec::len).collect();
-    let total: usize = counts.iter().product();
-    (0..total)
-        .map(|f| {
-            let mut index = vec![0usize; counts.len()];
-            let mut rest = f;
-            for d in (0..counts.len()).rev() {
-                index[d] = rest % counts[d];
-                rest /= counts[d];
-            }
-            let start = (0..counts.len()).map(|d| sizes[d][..index[d]].iter().sum()).collect();
-            let shape = (0..counts.len()).map(|d| sizes[d][index[d]]).collect();
-            (index.iter().map(|&i| i as u64).collect(), start, shape)
         })
         .collect()
 }

@@ -3,6 +3,7 @@
 //! `NcSource`, a fragment's own packing undone (CF-1.12 §2.8).
 
 use super::Opener;
+use super::fragment_files::fragment_error;
 use crate::error::{Error, Kind, Result};
 use crate::nc::types::NcType;
 use crate::nc::values::Values;
@@ -17,11 +18,7 @@ pub(super) struct SourceReader {
 
 impl FragmentReader for SourceReader {
     fn read(&self, f: &Fragment, xtype: NcType, fill: &[u8], start: &[usize], count: &[usize], out: &mut [u8]) -> Result<()> {
-        let fail = |e: Error, what: &str| {
-            let why = crate::error::message(e.code()).to_string_lossy().into_owned();
-            crate::trace::warn(&format!("fragment {}: {what}: {why} ({})", f.file, e.context));
-            Error::new(e.kind, format!("fragment {}: {what}", f.file))
-        };
+        let fail = |e: Error, what: &str| fragment_error(&f.file, e, what);
         let mut file = self.opener.open(&f.file).map_err(|e| fail(e, "cannot open"))?;
         read_open(file.as_mut(), f, xtype, fill, start, count, out).map_err(|(e, what)| fail(e, &what))
     }
