@@ -13,7 +13,7 @@
 //! | 11 | `ffi` | the exported C API: converts arguments, calls the core, maps errors; passthrough routing |
 //! | 10 | `registry` | ncid ↔ open dataset, slot ownership (ours / the real netcdf-c's / free) |
 
-pub use nczarr_core::{aggregate, codec, collective, config, dataset, engine, error, format, model, nc, source, trace, url, zmap};
+pub use nczarr_core::{aggregate, codec, collective, config, dataset, engine, error, format, lazy, model, nc, source, trace, url, zmap};
 
 pub mod ffi;
 pub mod registry;

@@ -222,6 +222,12 @@ pub fn cfa_disabled() -> bool {
     env_str("NCZARR_CFA").is_some_and(|v| v.trim() == "0" || v.trim().eq_ignore_ascii_case("no") || v.trim().eq_ignore_ascii_case("false"))
 }
 
+/// `NCZARR_LAZY=0`: netCDF objects are read whole before the first value (as before lazy
+/// opens), never scanned by range.
+pub fn lazy_disabled() -> bool {
+    env_str("NCZARR_LAZY").is_some_and(|v| v.trim() == "0" || v.trim().eq_ignore_ascii_case("no") || v.trim().eq_ignore_ascii_case("false"))
+}
+
 /// `NCZARR_CFA_FILEHANDLES`: fragment files an aggregated dataset keeps open at once.
 pub fn cfa_filehandles() -> Option<usize> {
     env_str("NCZARR_CFA_FILEHANDLES").and_then(|v| v.trim().parse::<usize>().ok()).filter(|n| *n > 0)

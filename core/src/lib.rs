@@ -17,7 +17,7 @@
 //!
 //! | layer | modules | what they hold |
 //! |---|---|---|
-//! | 10 | `aggregate` | aggregated datasets (CFA-0.4/0.5, CF-1.12): masters read through `NcSource` into our datasets over their fragments |
+//! | 10 | `aggregate` `lazy` | aggregated datasets (CFA-0.4/0.5, CF-1.12): masters read through `NcSource` into our datasets over their fragments; lazy opens of netCDF-3/netCDF-4 objects: scanned into our datasets over references into them |
 //! | 9 | `dataset` | what each call does to an open dataset: define mode, inquiries, data, persistence |
 //! | 8 | `format` `engine` | Zarr metadata ↔ model (every layout netcdf-c wrote; v2 and v3); the chunk data path |
 //! | 7 | `zmap` | storage drivers (directory, zip, S3, memory), tracing, v3 shards as a store adapter |
@@ -41,6 +41,7 @@ pub mod engine;
 pub mod error;
 pub mod format;
 pub(crate) mod json;
+pub mod lazy;
 pub mod model;
 pub mod nc;
 pub(crate) mod parallel;

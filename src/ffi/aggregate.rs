@@ -59,6 +59,31 @@ pub unsafe fn after_open(name: &str, mode: c_int, ncidp: *mut c_int) -> c_int {
     built
 }
 
+/// After a lazy open of the netCDF file `name` (our dataset, scanned from it, its ncid in
+/// `*ncidp`): when the file is an aggregation master, our read-only dataset over its fragments
+/// takes its place. Any other file is left as it is.
+///
+/// # Safety
+/// `ncidp` is the caller's `int*`, which the open wrote.
+pub unsafe fn after_scanned_open(name: &str, mode: c_int, ncidp: *mut c_int) -> c_int {
+    // SAFETY: the open just wrote the ncid.
+    let scanned = unsafe { *ncidp };
+    let version = crate::registry::with(scanned, |ds, _| Ok(convention_of(ds))).ok().flatten();
+    let Some(version) = version else { return NC_NOERR };
+    crate::ffi::call(
+        "nc_open",
+        || format!("path={name:?} ({version} master)"),
+        || {
+            let mut master = crate::registry::remove(scanned)?;
+            let built = build(&mut master, name, &version, Arc::new(RealOpener))?;
+            let ncid = crate::registry::insert(built.read_only(OpenFlags::from_bits(mode))?)?;
+            // SAFETY: the caller's out-pointer.
+            unsafe { *ncidp = ncid };
+            Ok(())
+        },
+    )
+}
+
 /// Our dataset for the master `real`, registered; its ncid.
 fn open_master(real: c_int, name: &str, version: &str, mode: c_int) -> Result<c_int> {
     let mut master = RealFile::borrowed(real);

@@ -3,6 +3,7 @@
 use super::{cstr, put, put_slice, with};
 use crate::dataset::Dataset;
 use crate::error::{Error, Kind, Result, err};
+use crate::nc::magic::FileFormat;
 use crate::nc::modes::{FillMode, OpenFlags};
 use crate::registry;
 use crate::url::classify::{Classified, classify, spec_of as classified_spec};
@@ -220,6 +221,10 @@ pub(crate) unsafe fn open(path: *const c_char, class: Option<&Classified>, mode:
         // SAFETY: the ncid the real library wrote.
         return unsafe { super::route::claim_real(status, ncidp, false) };
     }
+    // SAFETY: as above.
+    if let Some(status) = unsafe { super::objects::open_local("nc_open", class, mode, ncidp) } {
+        return status;
+    }
     hand_out_opened(path, class, mode, ncidp)
 }
 
@@ -265,7 +270,11 @@ pub(crate) unsafe fn open_with_hints(
         // SAFETY: as in `open`.
         return unsafe { super::route::claim_real(status, ncidp, false) };
     }
-    let status = hand_out_opened(path, class, mode, ncidp);
+    // SAFETY: as above.
+    let status = match unsafe { super::objects::open_local("nc__open", class, mode, ncidp) } {
+        Some(status) => status,
+        None => hand_out_opened(path, class, mode, ncidp),
+    };
     if status == 0 {
         // SAFETY: optional out-pointer.
         unsafe { put(chunksizehintp, 0) };
@@ -467,11 +476,42 @@ pub unsafe extern "C" fn nc_inq_unlimdims(ncid: c_int, nunlimdimsp: *mut c_int, 
 pub unsafe extern "C" fn nc_inq_format(ncid: c_int, formatp: *mut c_int) -> c_int {
     with(ncid, |ds, _| {
         // SAFETY: optional out-pointer.
-        unsafe {
-            put(formatp, if ds.is_classic_model() { super::consts::NC_FORMAT_NETCDF4_CLASSIC } else { super::consts::NC_FORMAT_NETCDF4 })
-        };
+        unsafe { put(formatp, format_of(ds)) };
         Ok(())
     })
+}
+
+/// `nc_inq_format`'s answer: a scanned netCDF file's own format, else netCDF-4 (classic model).
+fn format_of(ds: &Dataset) -> c_int {
+    use super::consts::{NC_FORMAT_64BIT_OFFSET, NC_FORMAT_CDF5, NC_FORMAT_CLASSIC, NC_FORMAT_NETCDF4, NC_FORMAT_NETCDF4_CLASSIC};
+    match ds.scanned_from() {
+        Some(FileFormat::Classic) => NC_FORMAT_CLASSIC,
+        Some(FileFormat::Offset64) => NC_FORMAT_64BIT_OFFSET,
+        Some(FileFormat::Cdf5) => NC_FORMAT_CDF5,
+        _ if ds.is_classic_model() => NC_FORMAT_NETCDF4_CLASSIC,
+        _ => NC_FORMAT_NETCDF4,
+    }
+}
+
+/// `nc_inq_format_extended`'s dispatch format: the scanned file's (netCDF-3, HDF5), else NCZarr.
+fn formatx_of(ds: &Dataset) -> c_int {
+    use super::consts::{NC_FORMATX_NC_HDF5, NC_FORMATX_NC3, NC_FORMATX_NCZARR};
+    match ds.scanned_from() {
+        Some(FileFormat::Classic | FileFormat::Offset64 | FileFormat::Cdf5) => NC_FORMATX_NC3,
+        Some(FileFormat::Hdf5) => NC_FORMATX_NC_HDF5,
+        None => NC_FORMATX_NCZARR,
+    }
+}
+
+/// The format flags netcdf-c's mode carries for a netCDF file it opened.
+fn scanned_mode_bits(ds: &Dataset) -> c_int {
+    use super::consts::{NC_64BIT_DATA, NC_64BIT_OFFSET, NC_CLASSIC_MODEL, NC_NETCDF4};
+    match ds.scanned_from() {
+        Some(FileFormat::Offset64) => NC_64BIT_OFFSET,
+        Some(FileFormat::Cdf5) => NC_64BIT_DATA,
+        Some(FileFormat::Hdf5) => NC_NETCDF4 | if ds.is_classic_model() { NC_CLASSIC_MODEL } else { 0 },
+        _ => 0,
+    }
 }
 
 #[export(trace(ncid))]
@@ -480,8 +520,8 @@ pub unsafe extern "C" fn nc_inq_format_extended(ncid: c_int, formatp: *mut c_int
     with(ncid, |ds, _| {
         // SAFETY: optional out-pointers.
         unsafe {
-            put(formatp, super::consts::NC_FORMATX_NCZARR);
-            put(modep, ds.mode().reported());
+            put(formatp, formatx_of(ds));
+            put(modep, ds.mode().reported() | scanned_mode_bits(ds));
         }
         Ok(())
     })

@@ -55,9 +55,16 @@ pub unsafe extern "C" fn nc__create(
 /// `ncidp` is NULL or the caller's `int*`.
 unsafe fn aggregate(status: c_int, class: Option<&Classified>, mode: c_int, ncidp: *mut c_int) -> c_int {
     let Some(class) = class.filter(|c| !c.no_aggregation) else { return status };
-    // SAFETY: checked for NULL; the ncid the open just wrote.
-    if status != 0 || ncidp.is_null() || !is_foreign(unsafe { *ncidp }) || crate::config::cfa_disabled() {
+    if status != 0 || ncidp.is_null() || crate::config::cfa_disabled() {
         return status;
+    }
+    // SAFETY: checked for NULL; the ncid the open just wrote.
+    let ncid = unsafe { *ncidp };
+    if !is_foreign(ncid) {
+        // A netCDF file our scanners read lazily may be a master too.
+        let scanned = crate::registry::with(ncid, |ds, _| Ok(ds.scanned_from().is_some())).unwrap_or(false);
+        // SAFETY: as above.
+        return if scanned { unsafe { aggregate::after_scanned_open(&class.name, mode, ncidp) } } else { status };
     }
     // SAFETY: the caller's pointer.
     unsafe { aggregate::after_open(&class.name, mode, ncidp) }

@@ -9,6 +9,7 @@ use super::consts::{NC_DISKLESS, NC_ENOTBUILT, NC_INMEMORY, NC_MMAP, NC_NOCLOBBE
 use super::route::{self, real_call};
 use crate::dataset::object_file::{Local, ObjectFile};
 use crate::error::{Error, Kind};
+use crate::lazy::Lazy;
 use crate::url::classify::Classified;
 use crate::url::object::{ObjectName, has_netcdf_extension};
 use std::collections::HashMap;
@@ -55,12 +56,65 @@ fn usable(call: &str, class: &Classified) -> Option<std::result::Result<ObjectNa
     Some(Err(fail(call, name, Error::new(Kind::NotBuilt, why))))
 }
 
+/// A dataset our scanners read, registered; its ncid in `*ncidp`.
+///
+/// # Safety
+/// `ncidp` is NULL or writable.
+unsafe fn hand_out(call: &str, name: &str, ds: crate::dataset::Dataset, ncidp: *mut c_int) -> c_int {
+    match crate::registry::insert(ds) {
+        Ok(ncid) => {
+            // SAFETY: this function's contract.
+            unsafe { super::put(ncidp, ncid) };
+            NC_NOERR
+        }
+        Err(e) => fail(call, name, e),
+    }
+}
+
+/// `nc_open`/`nc__open` of a local netCDF file that no real library serves (the drop-in
+/// alone): read lazily by our scanners, read-only. `None`: not such a file, or one they cannot
+/// read (the caller answers as before).
+///
+/// # Safety
+/// `ncidp` is NULL or writable.
+pub unsafe fn open_local(call: &str, class: &Classified, mode: c_int, ncidp: *mut c_int) -> Option<c_int> {
+    if class.is_ours() || mode & NC_WRITE != 0 || crate::config::lazy_disabled() {
+        return None;
+    }
+    let path = class.real_name.strip_prefix("file://").unwrap_or(&class.real_name);
+    if path.contains("://") {
+        return None;
+    }
+    match crate::lazy::open_local(std::path::Path::new(path), crate::nc::modes::OpenFlags::from_bits(mode)) {
+        // SAFETY: the caller's ncid out-pointer.
+        Ok(Lazy::Open(ds)) => Some(unsafe { hand_out(call, &class.name, *ds, ncidp) }),
+        Ok(Lazy::Whole(why)) => {
+            crate::trace::emit(1, &format!("{call}({:?}): our scanners cannot read it: {why}", class.name));
+            None
+        }
+        Err(e) => Some(fail(call, &class.name, e)),
+    }
+}
+
 /// `nc_open`/`nc__open` of a netCDF object on S3: `Some(status)` when served here, `None`
 /// when the name is not one (the caller goes on as before).
 ///
 /// # Safety
 /// `ncidp` is NULL or writable.
 pub unsafe fn open(call: &str, class: &Classified, mode: c_int, ncidp: *mut c_int) -> Option<c_int> {
+    if let Ok(Some(object)) = &class.object
+        && mode & NC_WRITE == 0
+        && !crate::config::lazy_disabled()
+    {
+        match crate::lazy::open_object(object, crate::nc::modes::OpenFlags::from_bits(mode)) {
+            // (An aggregation master becomes our dataset over its fragments in lifecycle's
+            // aggregation turn, as when the real library opens it.)
+            // SAFETY: the caller's ncid out-pointer.
+            Ok(Lazy::Open(ds)) => return Some(unsafe { hand_out(call, &class.name, *ds, ncidp) }),
+            Ok(Lazy::Whole(why)) => crate::trace::emit(1, &format!("{call}({:?}): read whole: {why}", class.name)),
+            Err(e) => crate::trace::emit(1, &format!("{call}({:?}): read whole after: {e}", class.name)),
+        }
+    }
     let object = match usable(call, class)? {
         Ok(o) => o,
         Err(status) => return Some(status),

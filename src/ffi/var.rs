@@ -5,6 +5,7 @@ use super::consts::nc_type;
 use super::{cstr, put, put_name, put_slice, with};
 use crate::error::{Kind, Result, err};
 use crate::model::{Endian, Var};
+use crate::nc::magic::FileFormat;
 use crate::nc::modes::{EndianRequest, QuantizeMode, Storage, VarRef};
 use crate::nc::names;
 use nczarr_macros::export;
@@ -212,6 +213,13 @@ pub unsafe extern "C" fn nc_def_var_chunking(ncid: c_int, varid: c_int, storage:
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_chunking(ncid: c_int, varid: c_int, storagep: *mut c_int, chunksizesp: *mut usize) -> c_int {
     let chunks: Vec<usize> = settings_var(ncid, varid, |v| v.chunks.iter().map(|&c| c as usize).collect())?;
+    // A netCDF file read lazily: its own storage, as netcdf-c answers (no chunk sizes).
+    let scanned = with(ncid, |ds, gid| Ok(ds.scanned_storage(gid, varid as usize)))?;
+    if let Some(storage) = scanned {
+        // SAFETY: optional out-pointer.
+        unsafe { put(storagep, if storage == Storage::Compact { super::consts::NC_COMPACT } else { super::consts::NC_CONTIGUOUS }) };
+        return Ok(());
+    }
     // SAFETY: optional out-pointers; one size per dimension.
     unsafe {
         put(storagep, 0);
@@ -298,6 +306,10 @@ pub unsafe extern "C" fn nc_def_var_endian(ncid: c_int, varid: c_int, endian: c_
 #[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_var_endian(ncid: c_int, varid: c_int, endianp: *mut c_int) -> c_int {
+    // A netCDF-3 file read lazily: no byte order to ask about, as in netcdf-c.
+    if with(ncid, |ds, _| Ok(ds.scanned_from().is_some_and(|f| f != FileFormat::Hdf5)))? {
+        return err(Kind::NotNc4, "a netCDF-3 file has no per-variable byte order");
+    }
     // Strings and chars have no byte order: netcdf-c reports NC_ENDIAN_NATIVE for them.
     let e = settings_var(ncid, varid, |v| match (v.nctype.is_numeric(), v.endian) {
         (false, _) => 0,

@@ -140,6 +140,17 @@ impl Dataset {
         self.classic
     }
 
+    /// The format of the netCDF file a lazy open read this dataset from (`None`: Zarr).
+    pub fn scanned_from(&self) -> Option<crate::nc::magic::FileFormat> {
+        self.scanned.as_ref().and_then(|s| s.format)
+    }
+
+    /// How the netCDF file a lazy open read stores variable `varid` of group `gid`, when not
+    /// in chunks (`nc_inq_var_chunking` answers as netcdf-c does for that file).
+    pub fn scanned_storage(&self, gid: usize, varid: usize) -> Option<crate::nc::modes::Storage> {
+        self.scanned.as_ref().and_then(|s| s.storage.get(&(gid, varid)).copied())
+    }
+
     /// The name the dataset was opened or created with (`nc_inq_path`).
     pub fn path(&self) -> &str {
         &self.spec.original

@@ -87,6 +87,15 @@ pub fn cache_defaults() -> ChunkCache {
     *CACHE_DEFAULTS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// What a lazily opened dataset's inquiries answer as the netCDF file it was scanned from.
+#[derive(Debug, Clone, Default)]
+pub struct Scanned {
+    pub format: Option<crate::nc::magic::FileFormat>,
+    /// Variables (group, varid) the file stores contiguous or compact (not chunked: the
+    /// chunks we read them by are cut from its bytes).
+    pub storage: HashMap<(usize, usize), crate::nc::modes::Storage>,
+}
+
 pub struct Dataset {
     model: Model,
     store: Box<dyn Zmap>,
@@ -118,6 +127,8 @@ pub struct Dataset {
     /// Old keys of renamed nodes whose objects were copied to their new keys: deleted once the
     /// metadata naming the new keys is stored (persist.rs).
     retired: Vec<String>,
+    /// The netCDF file a lazy open scanned into this dataset: inquiries answer as for it.
+    scanned: Option<Scanned>,
 }
 
 impl Dataset {
@@ -170,6 +181,7 @@ impl Dataset {
             par: None,
             written: Default::default(),
             retired: Vec::new(),
+            scanned: None,
             spec,
         }
     }
@@ -233,6 +245,7 @@ impl Dataset {
             par: None,
             written: Default::default(),
             retired: Vec::new(),
+            scanned: None,
             spec,
         };
         // netcdf-c counts every variable of an opened file as written (`written_to`): a

@@ -101,7 +101,7 @@ impl Dataset {
     }
 
     /// The chunk layout of a variable, at the key its objects live under now.
-    pub(super) fn chunk_layout(&self, gid: usize, varid: usize) -> Result<crate::engine::Layout> {
+    pub(crate) fn chunk_layout(&self, gid: usize, varid: usize) -> Result<crate::engine::Layout> {
         let var = self.model.var(gid, VarRef::Var(varid))?;
         let key = var.stored.key.clone().unwrap_or_else(|| self.model.var_key(gid, varid));
         crate::engine::Layout::new(&self.model, var, key)

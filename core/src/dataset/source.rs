@@ -204,6 +204,26 @@ impl Dataset {
         Ok(())
     }
 
+    /// Marks the dataset as scanned from a netCDF file (`classic`: of the classic model,
+    /// netCDF-3 or netCDF-4 classic).
+    pub(crate) fn set_scanned(&mut self, scanned: super::Scanned, classic: bool) {
+        self.scanned = Some(scanned);
+        self.classic = classic;
+    }
+
+    /// Sets the length of unlimited dimension `name` of group `gid` (a dataset built over
+    /// data that is already stored: a lazy open's).
+    pub(crate) fn set_unlimited_len(&mut self, gid: usize, name: &str, len: u64) -> Result<()> {
+        let d = self.dim_id(gid, name)?;
+        let dim = &mut self.model.dims[d];
+        if !dim.unlimited {
+            return Err(Error::new(Kind::Internal, format!("dimension {name} is not unlimited")));
+        }
+        dim.len = len;
+        self.dirty = true;
+        Ok(())
+    }
+
     /// Aggregated variable `agg` (fill value `fill`) as a fragment writer sees it.
     pub fn aggregated_array_info(&self, agg: &crate::zmap::cfa::Aggregated, fill: &[u8]) -> Result<crate::zmap::ArrayInfo> {
         let (parent, name) = agg.key.rsplit_once('/').map_or(("", agg.key.as_str()), |(p, n)| (p, n));

@@ -14,7 +14,7 @@ pub enum FileFormat {
 const HDF5_SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
 
 /// The format whose signature starts `head` (a netCDF-3 header, or HDF5 at offset 0).
-pub(crate) fn signature(head: &[u8]) -> Option<FileFormat> {
+pub fn signature(head: &[u8]) -> Option<FileFormat> {
     match head {
         [b'C', b'D', b'F', 1, ..] => Some(FileFormat::Classic),
         [b'C', b'D', b'F', 2, ..] => Some(FileFormat::Offset64),

@@ -1,7 +1,7 @@
 //! The netCDF-4 vocabulary, with no I/O: atomic types, name rules, typed values and their
 //! conversions, and netcdf-c's quantize algorithms.
 
-pub(crate) mod magic;
+pub mod magic;
 pub mod modes;
 pub mod names;
 pub(crate) mod quantize;

@@ -30,6 +30,64 @@ pub enum Ref {
     Whole {
         target: usize,
     },
+    /// The first `len` bytes of a `full`-byte chunk at `offset` of `target`, zeros after: an
+    /// edge chunk cut from data stored without chunks (netCDF-3, HDF5 contiguous), which ends
+    /// where the variable does.
+    Short {
+        target: usize,
+        offset: u64,
+        len: u64,
+        full: u64,
+    },
+}
+
+/// One object read by byte range, opened by whoever made the references (a lazy open of a
+/// netCDF object hands over the object it scanned).
+pub trait RangeSource: Send + Sync {
+    /// Its size in bytes.
+    fn size(&self) -> u64;
+    /// `len` bytes at `offset` (all inside the object).
+    fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>>;
+    /// Its name, for messages.
+    fn describe(&self) -> String;
+}
+
+/// A local file as a `RangeSource`.
+pub struct LocalFile {
+    file: std::fs::File,
+    size: u64,
+    name: String,
+}
+
+impl LocalFile {
+    pub fn open(path: &std::path::Path) -> Result<LocalFile> {
+        let name = path.display().to_string();
+        let file = std::fs::File::open(path).map_err(|e| {
+            let kind = if e.kind() == std::io::ErrorKind::NotFound { Kind::Errno(libc::ENOENT) } else { Kind::Io };
+            Error::new(kind, format!("{name}: {e}"))
+        })?;
+        let size = file.metadata().map_err(|e| Error::new(Kind::Io, format!("{name}: {e}")))?.len();
+        Ok(LocalFile { file, size, name })
+    }
+}
+
+impl RangeSource for LocalFile {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
+        if offset.checked_add(len).is_none_or(|end| end > self.size) {
+            return err(Kind::NcZarr, format!("{}: range {offset}+{len} past its end ({} bytes)", self.name, self.size));
+        }
+        let mut buf = super::zeroed(len)?;
+        self.file.read_exact_at(&mut buf, offset).map_err(|e| Error::new(Kind::Io, format!("{}: {e}", self.name)))?;
+        Ok(buf)
+    }
+
+    fn describe(&self) -> String {
+        self.name.clone()
+    }
 }
 
 /// A target object, opened on first use.
@@ -46,6 +104,8 @@ enum Opened {
     Http {
         url: String,
     },
+    /// Opened by the maker of the references.
+    Source(std::sync::Arc<dyn RangeSource>),
 }
 
 struct Target {
@@ -128,6 +188,16 @@ impl RefStore {
         Ok(RefStore { name, refs: parsed.refs, targets, remote, s3_origin })
     }
 
+    /// A reference set made in memory (a lazy open's) over objects its maker opened: `refs`
+    /// name targets by their index in `sources`.
+    pub fn from_parts(name: String, refs: BTreeMap<String, Ref>, sources: Vec<std::sync::Arc<dyn RangeSource>>, remote: bool) -> RefStore {
+        let targets = sources
+            .into_iter()
+            .map(|source| Target { name: source.describe(), opened: OnceLock::from(Ok(Opened::Source(source))) })
+            .collect();
+        RefStore { name, refs, targets, remote, s3_origin: None }
+    }
+
     /// Is the HTTP(S) URL `name` an S3 object (the set's own S3 endpoint, or an AWS host)?
     fn is_s3(&self, name: &str) -> bool {
         let lower = name.to_ascii_lowercase();
@@ -195,6 +265,10 @@ impl RefStore {
             },
             Opened::Http { url } => super::http::get(url, range)?
                 .ok_or_else(|| Error::new(Kind::Errno(libc::ENOENT), format!("reference target {name}: no such object"))),
+            Opened::Source(source) => {
+                let (offset, len) = range.unwrap_or((0, source.size()));
+                source.read(offset, len)
+            }
         }
     }
 }
@@ -206,6 +280,12 @@ impl Zmap for RefStore {
             Some(Ref::Inline(bytes)) => Ok(Some(bytes.clone())),
             Some(Ref::Range { target, offset, len }) => self.read_target(*target, Some((*offset, *len))).map(Some),
             Some(Ref::Whole { target }) => self.read_target(*target, None).map(Some),
+            Some(Ref::Short { target, offset, len, full }) => {
+                let mut bytes = self.read_target(*target, Some((*offset, *len)))?;
+                let full = usize::try_from(*full).map_err(|_| Error::new(Kind::NoMem, format!("{}: {full} bytes", key.as_str())))?;
+                bytes.resize(full.max(bytes.len()), 0);
+                Ok(Some(bytes))
+            }
         }
     }
 

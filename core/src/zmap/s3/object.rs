@@ -143,8 +143,28 @@ impl S3Object {
         Ok(Probed::NotNetcdf)
     }
 
-    /// `len` bytes at `offset` (a probe of a user-block offset).
-    fn range(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
+    /// The object's first `len` bytes (all of it when smaller) and its size, in one ranged
+    /// GET; `None`: no such object or bucket (a lazy open's first read).
+    pub(crate) fn head(&self, len: u64) -> Result<Option<(Vec<u8>, u64)>> {
+        let (client, bucket, key) = (&self.store.client, self.bucket(), self.key.as_str());
+        block_on(async {
+            match client.get_object().bucket(bucket).key(key).range(format!("bytes=0-{}", len.max(1) - 1)).send().await {
+                Ok(out) => {
+                    let total = out.content_range().and_then(|r| r.rsplit('/').next()).and_then(|t| t.parse::<u64>().ok());
+                    let total = total.or(out.content_length().and_then(|n| u64::try_from(n).ok()));
+                    let bytes = out.body.collect().await.map_err(|e| Error::new(Kind::S3, format!("S3 get {key}: {e}")))?.to_vec();
+                    let size = total.unwrap_or(bytes.len() as u64);
+                    Ok(Some((bytes, size)))
+                }
+                Err(e) if is_not_found(&e) || e.code() == Some("NoSuchBucket") => Ok(None),
+                Err(e) if e.code() == Some("InvalidRange") => Ok(Some((Vec::new(), 0))),
+                Err(e) => Err(map_err(e, &format!("get {key}"))),
+            }
+        })?
+    }
+
+    /// `len` bytes at `offset` (a probe of a user-block offset, a lazy open's reads).
+    pub(crate) fn range(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
         let (client, bucket, key) = (&self.store.client, self.bucket(), self.key.as_str());
         block_on(async {
             let out = client
@@ -349,5 +369,36 @@ impl Version<'_> {
             drain(&mut body, dst, &mut filled, key, self.stall).await?;
         }
         if filled == dst.len() { Ok(()) } else { err(Kind::S3, format!("S3 get {key}: part at {offset} cut short 4 times")) }
+    }
+}
+
+/// A probed object read by range (a lazy open's target).
+pub struct ObjectRanges {
+    pub(crate) object: S3Object,
+    pub(crate) size: u64,
+}
+
+impl crate::zmap::refs::RangeSource for ObjectRanges {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        if offset.checked_add(len).is_none_or(|end| end > self.size) {
+            return err(Kind::NcZarr, format!("{}: range {offset}+{len} past its end ({} bytes)", self.object.describe(), self.size));
+        }
+        crate::trace::emit(2, &format!("s3 object: ranged get {} {offset}+{len}", self.object.describe()));
+        let got = self.object.range(offset, len)?;
+        if got.len() as u64 != len {
+            return err(Kind::S3, format!("{}: {} bytes of {len} at {offset}", self.object.describe(), got.len()));
+        }
+        Ok(got)
+    }
+
+    fn describe(&self) -> String {
+        self.object.describe()
     }
 }
