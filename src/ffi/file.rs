@@ -17,7 +17,7 @@ fn no_real_library_hint() -> &'static str {
     if super::route::real_available() {
         ""
     } else {
-        "; this library alone serves Zarr only: set NCZARR_FALLBACK_LIB to a real netcdf-c \
+        "; this library alone serves Zarr and reads netCDF files: for the rest set NCZARR_FALLBACK_LIB to a real netcdf-c \
          (e.g. /usr/lib/x86_64-linux-gnu/libnetcdf.so.19) or put libnczarr_preload.so in front of one"
     }
 }

@@ -102,16 +102,20 @@ pub unsafe fn open_local(call: &str, class: &Classified, mode: c_int, ncidp: *mu
 /// # Safety
 /// `ncidp` is NULL or writable.
 pub unsafe fn open(call: &str, class: &Classified, mode: c_int, ncidp: *mut c_int) -> Option<c_int> {
-    if let Ok(Some(object)) = &class.object
-        && mode & NC_WRITE == 0
-        && !crate::config::lazy_disabled()
-    {
-        match crate::lazy::open_object(object, crate::nc::modes::OpenFlags::from_bits(mode)) {
+    if mode & NC_WRITE == 0 && !crate::config::lazy_disabled() {
+        let flags = crate::nc::modes::OpenFlags::from_bits(mode);
+        let scanned = match (&class.object, &class.web_object) {
+            (Ok(Some(object)), _) => crate::lazy::open_object(object, flags),
+            (_, Some(url)) => crate::lazy::open_web(url, &class.name, flags),
+            _ => Ok(Lazy::Whole(String::new())),
+        };
+        match scanned {
             // (An aggregation master becomes our dataset over its fragments in lifecycle's
             // aggregation turn, as when the real library opens it.)
             // SAFETY: the caller's ncid out-pointer.
             Ok(Lazy::Open(ds)) => return Some(unsafe { hand_out(call, &class.name, *ds, ncidp) }),
-            Ok(Lazy::Whole(why)) => crate::trace::emit(1, &format!("{call}({:?}): read whole: {why}", class.name)),
+            Ok(Lazy::Whole(why)) if !why.is_empty() => crate::trace::emit(1, &format!("{call}({:?}): read whole: {why}", class.name)),
+            Ok(Lazy::Whole(_)) => {}
             Err(e) => crate::trace::emit(1, &format!("{call}({:?}): read whole after: {e}", class.name)),
         }
     }

@@ -425,9 +425,44 @@ impl RealOpener {
         }
     }
 
+    /// A netCDF object on S3 or a web server, or a local netCDF file with no real library to read it, read
+    /// lazily by our scanners (a fragment read moves its chunks, not the file); `None` when
+    /// the name is neither, or the scanners leave the file to be read whole.
+    fn lazily(class: &crate::url::classify::Classified, mode: c_int) -> Result<Option<Box<dyn NcFile>>> {
+        use crate::lazy::{Lazy, open_local, open_object, open_web};
+        if crate::config::lazy_disabled() || class.is_ours() {
+            return Ok(None);
+        }
+        let flags = crate::nc::modes::OpenFlags::from_bits(mode);
+        let scanned = match class.object.clone()? {
+            Some(object) => open_object(&object, flags)?,
+            None if class.web_object.is_some() => open_web(class.web_object.as_deref().unwrap_or_default(), &class.name, flags)?,
+            None if !super::route::real_available_retry() => {
+                let path = class.real_name.strip_prefix("file://").unwrap_or(&class.real_name);
+                if path.contains("://") {
+                    return Ok(None);
+                }
+                open_local(std::path::Path::new(path), flags)?
+            }
+            None => return Ok(None),
+        };
+        Ok(match scanned {
+            Lazy::Open(ds) => Some(ds),
+            Lazy::Whole(why) => {
+                crate::trace::emit(1, &format!("{}: read whole: {why}", class.name));
+                None
+            }
+        })
+    }
+
     /// `name` opened read-only (`NC_NOWRITE`) or for writing (`NC_WRITE`).
     fn open_mode(name: &str, mode: c_int) -> Result<Box<dyn NcFile>> {
         let class = crate::url::classify::classify(name, false);
+        if mode & NC_WRITE == 0
+            && let Some(scanned) = RealOpener::lazily(&class, mode)?
+        {
+            return Ok(scanned);
+        }
         if let Some(object) = class.object.clone()?
             && let Some(file) = ObjectFile::open(object, mode & NC_WRITE != 0)?
         {

@@ -46,6 +46,17 @@ pub fn open_object(name: &crate::url::object::ObjectName, omode: OpenFlags) -> R
     open(&name.original, source, Some(head), true, omode)
 }
 
+/// A netCDF file on a plain web server (`url`, asked for as `name`), read-only: lazily when it
+/// can be.
+pub fn open_web(url: &str, name: &str, omode: OpenFlags) -> Result<Lazy> {
+    let Some((head, size)) = crate::zmap::http::head(url, storage::HEAD)? else { return Ok(Lazy::Whole("no such object".into())) };
+    if crate::nc::magic::signature(&head).is_none() {
+        return Ok(Lazy::Whole("no netCDF signature at its start".into()));
+    }
+    let source = Arc::new(crate::zmap::http::WebObject { url: url.to_string(), size });
+    open(name, source, Some(head), true, omode)
+}
+
 /// A local netCDF file, read-only, lazily (what the drop-in reads with no real netcdf-c).
 pub fn open_local(path: &std::path::Path, omode: OpenFlags) -> Result<Lazy> {
     let mut head = [0u8; 8];

@@ -22,6 +22,9 @@ pub struct Classified {
     /// driver set, so the store factory does not probe again), `Err` ours but its fragment is
     /// refused, `Ok(None)` not ours.
     pub zarr: std::result::Result<Option<OpenSpec>, Error>,
+    /// A netCDF file on a plain web server: `http(s)://…#mode=bytes` naming no S3 object (its
+    /// URL without the fragment), read by ranged GETs.
+    pub web_object: Option<String>,
     /// Aggregation: the name asks for an aggregated dataset to be written (`cfa` in its mode,
     /// `cfa=`), or turns reading masters as aggregations off (`nocfa`).
     pub writes_aggregation: bool,
@@ -52,10 +55,18 @@ pub fn classify(name: &str, creating: bool) -> Classified {
         // A URL naming Zarr whose fragment we reject is still ours: we report the error.
         Err(e) => Err(e),
     };
+    let object = object_name(name, creating);
+    let lower = name.to_ascii_lowercase();
+    let web_object = (matches!(object, Ok(None))
+        && matches!(zarr, Ok(None))
+        && words.iter().any(|w| w == "bytes")
+        && (lower.starts_with("http://") || lower.starts_with("https://")))
+    .then(|| name.split('#').next().unwrap_or(name).to_string());
     Classified {
         name: name.to_string(),
         real_name: without_our_words(name).unwrap_or_else(|| name.to_string()),
-        object: object_name(name, creating),
+        object,
+        web_object,
         zarr,
         writes_aggregation: words.iter().any(|w| w == "cfa") || fragment_param(name, "cfa").is_some(),
         no_aggregation: words.iter().any(|w| w == "nocfa"),

@@ -81,3 +81,67 @@ pub(crate) fn get(url: &str, range: Option<(u64, u64)>) -> Result<Option<Vec<u8>
         }
     })?
 }
+
+/// The first `len` bytes of `url` (all of it when smaller) and the object's size, in one
+/// ranged GET; `None`: no such object. A server that ignores the range is read no further than
+/// `len` bytes, its size taken from `Content-Length`.
+pub(crate) fn head(url: &str, len: u64) -> Result<Option<(Vec<u8>, u64)>> {
+    let uri: http::Uri = url.parse().map_err(|e| Error::new(Kind::Url, format!("{url}: {e}")))?;
+    let request = http::Request::get(uri)
+        .header(http::header::RANGE, format!("bytes=0-{}", len.max(1) - 1))
+        .body(Empty::<Bytes>::new())
+        .map_err(|e| Error::new(Kind::Url, format!("{url}: {e}")))?;
+    let client = client()?;
+    let url_owned = url.to_string();
+    crate::zmap::s3::runtime::block_on(async move {
+        let response = client.request(request).await.map_err(|e| Error::new(Kind::Io, format!("HTTP get {url_owned}: {e}")))?;
+        let status = response.status().as_u16();
+        let header = |name: http::header::HeaderName| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+        let total = match status {
+            404 | 410 => return Ok(None),
+            // An empty object has no first byte to ask for.
+            416 => return Ok(Some((Vec::new(), 0))),
+            206 => header(http::header::CONTENT_RANGE).and_then(|r| r.rsplit('/').next().and_then(|t| t.trim().parse::<u64>().ok())),
+            200 => header(http::header::CONTENT_LENGTH).and_then(|n| n.trim().parse::<u64>().ok()),
+            other => return err(Kind::Io, format!("HTTP get {url_owned}: status {other}")),
+        };
+        let total = total.ok_or_else(|| Error::new(Kind::Io, format!("HTTP get {url_owned}: the server gives no size")))?;
+        let want = usize::try_from(len.min(total)).unwrap_or(usize::MAX);
+        let mut body = response.into_body();
+        let mut got = Vec::with_capacity(want);
+        while got.len() < want {
+            match body.frame().await {
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        got.extend_from_slice(&data);
+                    }
+                }
+                Some(Err(e)) => return err(Kind::Io, format!("HTTP get {url_owned}: {e}")),
+                None => break,
+            }
+        }
+        got.truncate(want);
+        Ok(Some((got, total)))
+    })?
+}
+
+/// An object on a plain web server read by range (a lazy open's target).
+pub struct WebObject {
+    pub(crate) url: String,
+    pub(crate) size: u64,
+}
+
+impl crate::zmap::refs::RangeSource for WebObject {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
+        crate::trace::emit(2, &format!("http object: ranged get {} {offset}+{len}", self.url));
+        get(&self.url, Some((offset, len)))?.ok_or_else(|| Error::new(Kind::Errno(libc::ENOENT), format!("{}: no such object", self.url)))
+    }
+
+    fn describe(&self) -> String {
+        self.url.clone()
+    }
+}
