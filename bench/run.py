@@ -177,6 +177,10 @@ subprocess.run([sys.executable, os.path.join(TOP, "bench", "s3_peers.py")], chec
 # ---- netCDF files stored as one S3 object, against a bare client: same server and latency (bench/s3_files.py).
 subprocess.run([sys.executable, os.path.join(TOP, "bench", "s3_files.py")], check=True, stderr=subprocess.DEVNULL)
 
+# ---- Lazy reads of a netCDF-4 object on a web server against netcdf-c's byte-range mode,
+# fsspec + zarr-python on kerchunk references, h5netcdf over fsspec (bench/lazy.py).
+subprocess.run([sys.executable, os.path.join(TOP, "bench", "lazy.py")], check=True, stderr=subprocess.DEVNULL)
+
 # ---- Aggregated (CF aggregation) reads against one netCDF-4 file and NCZarr, local and on S3 (bench/cfa.py).
 subprocess.run([sys.executable, os.path.join(TOP, "bench", "cfa.py")], check=True, stderr=subprocess.DEVNULL)
 

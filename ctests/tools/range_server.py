@@ -1,5 +1,6 @@
 """A plain HTTP server (no S3 API) for a directory, honouring single byte ranges
-(`Range: bytes=a-b`, answered 206, or 416 past the end). Usage: range_server.py PORT DIR
+(`Range: bytes=a-b`, answered 206, or 416 past the end), and HEAD (netcdf-c's byte-range
+reader asks for the size). Usage: range_server.py PORT DIR
 [LOG]; each GET is logged as `path range bytes`. The refs suite reads reference sets and
 their targets from it."""
 import http.server
@@ -16,6 +17,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+    def do_HEAD(self):
+        path = os.path.join(root, self.path.split("?")[0].lstrip("/"))
+        self.send_response(200 if os.path.isfile(path) else 404)
+        self.send_header("Content-Length", str(os.path.getsize(path)) if os.path.isfile(path) else "0")
+        self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
 
     def do_GET(self):
         path = os.path.join(root, self.path.split("?")[0].lstrip("/"))

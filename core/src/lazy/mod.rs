@@ -19,7 +19,8 @@ use crate::nc::values::Values;
 use crate::source::{GroupId, NcSink};
 use crate::zmap::Zmap;
 use crate::zmap::memory::MemoryStore;
-use crate::zmap::refs::{RangeSource, Ref, RefStore};
+use crate::zmap::range::RangeSource;
+use crate::zmap::refs::{Ref, RefStore};
 use chunks::{Plan, Why};
 use netcdf_reader::{NcAttrValue, NcFile, NcFormat, NcGroup};
 use std::collections::BTreeMap;
@@ -64,7 +65,7 @@ pub fn open_local(path: &std::path::Path, omode: OpenFlags) -> Result<Lazy> {
     if read.is_err() || crate::nc::magic::signature(&head).is_none() {
         return Ok(Lazy::Whole("not a netCDF file".into()));
     }
-    let source = Arc::new(crate::zmap::refs::LocalFile::open(path)?);
+    let source = Arc::new(crate::zmap::range::LocalFile::open(path)?);
     open(&path.display().to_string(), source, None, false, omode)
 }
 

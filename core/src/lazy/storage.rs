@@ -3,7 +3,7 @@
 //! read; any other read asks for the whole aligned block around it, so the small reads a
 //! scanner makes of one B-tree node or heap cost one request, not one each.
 
-use crate::zmap::refs::RangeSource;
+use crate::zmap::range::RangeSource;
 use hdf5_reader::storage::{Storage, StorageBuffer};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -131,7 +131,7 @@ pub struct WebObject {
     pub(crate) size: u64,
 }
 
-impl crate::zmap::refs::RangeSource for WebObject {
+impl crate::zmap::range::RangeSource for WebObject {
     fn size(&self) -> u64 {
         self.size
     }

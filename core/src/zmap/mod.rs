@@ -14,6 +14,7 @@ pub(crate) mod http;
 mod key;
 pub mod memory;
 pub mod open;
+pub mod range;
 pub mod refs;
 pub mod s3;
 pub(crate) mod zip;

@@ -378,7 +378,7 @@ pub struct ObjectRanges {
     pub(crate) size: u64,
 }
 
-impl crate::zmap::refs::RangeSource for ObjectRanges {
+impl crate::zmap::range::RangeSource for ObjectRanges {
     fn size(&self) -> u64 {
         self.size
     }
