@@ -66,5 +66,7 @@ if ! "$py" -c "import moto.server, flask, boto3, s3fs, aiobotocore" 2> /dev/null
 fi
 # kerchunk makes the reference sets the refs suite reads.
 "$py" -c "import kerchunk.hdf, kerchunk.netCDF3" 2> /dev/null || pip_install kerchunk
+# fastparquet: kerchunk.df writes the Parquet reference sets the refs suite reads.
+"$py" -c "import fastparquet" 2> /dev/null || pip_install fastparquet
 # h5netcdf (with h5py) writes part of the lazy suite's corpus (HDF5's newer chunk indexes).
 "$py" -c "import h5netcdf, h5py" 2> /dev/null || pip_install h5netcdf h5py

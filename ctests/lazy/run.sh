@@ -8,7 +8,8 @@
 # 3. what a slice of a big object costs: requests and bytes, against the whole-object read;
 # 4. S3 objects by the drop-in alone;
 # 5. what the scanners cannot read lazily is read whole (user-defined types), or fails clean
-#    (a truncated object).
+#    (a truncated object);
+# 6. plain web servers: netCDF files by ranged GETs, Zarr stores by GET (#mode=nczarr,http).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/ctests/harness.sh"
@@ -151,6 +152,38 @@ for who in preload alone; do
     st=$?
     [ $st -ne 0 ] && [ $st -lt 124 ] && ok "a truncated object ($who): a clean error ($(head -c 100 "$scratch/t.txt"))" || { bad "a truncated object ($who): status $st"; cat "$scratch/t.txt"; }
 done
+fi
+
+# 6. Plain web servers (no S3 API, ranged GETs): netCDF files (`#mode=bytes`) read lazily, and
+#    Zarr stores (`#mode=nczarr,http`, `#mode=zarr,http` with consolidated metadata).
+if case_ "6-web"; then
+H=$(port); python3 "$top/ctests/tools/range_server.py" "$H" "$d" "$scratch/http.log" & pids="$pids $!"
+wait_up "http://127.0.0.1:$H/list.txt"
+W="http://127.0.0.1:$H"
+ncdump "$d/netcdf4python.nc" | sed 1d > "$scratch/ref.cdl"
+: > "$scratch/http.log"
+LD_PRELOAD="$pre" NCTRACING=1 ncdump "$W/netcdf4python.nc#mode=bytes" 2> "$scratch/trace.txt" | sed 1d > "$scratch/got.cdl"
+same "ncdump of a netCDF-4 file on a web server (#mode=bytes)" "$scratch/ref.cdl" "$scratch/got.cdl"
+grep -q "lazy: " "$scratch/trace.txt" && ! awk '$2 == "-"' "$scratch/http.log" | grep -q . && ok "read lazily, by ranged GETs only ($(wc -l < "$scratch/http.log") GETs)" \
+    || { bad "read lazily by ranged GETs"; cat "$scratch/trace.txt" "$scratch/http.log" | head; }
+ncdump "$d/ncgen_cdf5.nc" | sed 1d > "$scratch/ref.cdl"
+alone ncdump "$W/ncgen_cdf5.nc#mode=bytes" | sed 1d > "$scratch/got.cdl" 2>&1
+same "a CDF-5 file on a web server, by the drop-in alone" "$scratch/ref.cdl" "$scratch/got.cdl"
+alone nccopy "$d/ncgen_groups.nc" "file://$d/groups.zarr#mode=nczarr,file" || bad "nccopy into NCZarr"
+python3 -c "
+import xarray as xr, numpy as np
+xr.Dataset({'a': (('x', 'y'), np.arange(12.0).reshape(3, 4))}, coords={'x': [1, 2, 3]}).to_zarr('$d/xr.zarr', consolidated=True, zarr_format=2)" \
+    || bad "xarray's consolidated store"
+ncdump "$d/ncgen_groups.nc" | sed 1d > "$scratch/ref.cdl"
+alone ncdump "$W/groups.zarr#mode=nczarr,http" | sed 1d > "$scratch/got.cdl" 2>&1
+same "an NCZarr store on a web server (#mode=nczarr,http)" "$scratch/ref.cdl" "$scratch/got.cdl"
+LD_PRELOAD="$pre" python3 -c "
+import netCDF4, numpy as np
+with netCDF4.Dataset('$W/xr.zarr#mode=zarr,http') as ds:
+    assert np.array_equal(ds['a'][:], np.arange(12.0).reshape(3, 4)) and list(ds['x'][:]) == [1, 2, 3]
+" && ok "xarray's consolidated Zarr on a web server (#mode=zarr,http)" || bad "xarray's consolidated Zarr on a web server"
+LD_PRELOAD="$pre" NCZARR_LOG=errors ncdump -h "$W/notthere.zarr#mode=nczarr,http" > /dev/null 2> "$scratch/e.txt" \
+    && bad "a missing store must not open" || ok "a missing store on a web server: $(head -c 90 "$scratch/e.txt")"
 fi
 
 echo "lazy-open tests: $pass passed, $fail failed"

@@ -53,6 +53,12 @@ def make(d):
             v[0] = "data4.nc"
     with open(os.path.join(d, "refs4_relative.json"), "w") as f:
         json.dump(rel, f)
+    # Parquet reference directories (fsspec's layout, as kerchunk.df writes them): small
+    # records, so each variable spans several files.
+    from kerchunk.df import refs_to_dataframe
+
+    refs_to_dataframe(refs4, os.path.join(d, "refs4.parq"), record_size=5)
+    refs_to_dataframe(refs3, os.path.join(d, "refs3.parq"), record_size=3)
 
 
 def compare(url, path):

@@ -30,6 +30,16 @@ LD_PRELOAD="$pre" ncdump -v v "$d/refs3.json" > "$scratch/p.cdl" 2>&1 && grep -q
     && ok "ncdump of a plain path to a reference set" || { bad "ncdump of a plain path to a reference set"; cat "$scratch/p.cdl"; }
 fi
 
+# 1b. Parquet reference directories (kerchunk.df / fsspec's layout), named with the mode word or
+#     known by their .zmetadata's record_size.
+if case_ "1b-parquet"; then
+compare "file://$d/refs4.parq#mode=kerchunk" "$d/data4.nc" && ok "netCDF-4 through Parquet references: $(grep -c '^ok' "$scratch/cmp.txt") variables equal" || { bad "netCDF-4 through Parquet references"; cat "$scratch/cmp.txt"; }
+compare "$d/refs3.parq" "$d/data3.nc" && ok "netCDF-3 through Parquet references, a plain path" || { bad "netCDF-3 through Parquet references"; cat "$scratch/cmp.txt"; }
+LD_PRELOAD="$pre" ncdump "file://$d/refs4.json#mode=kerchunk" | sed 1d > "$scratch/j.cdl"
+LD_PRELOAD="$pre" ncdump "$d/refs4.parq" | sed 1d > "$scratch/p.cdl"
+same "ncdump: Parquet and JSON references alike" "$scratch/j.cdl" "$scratch/p.cdl"
+fi
+
 # 2. What fails, fails with its reason: a missing target, hostile reference sets.
 if case_ "2-failures"; then
 mkdir -p "$d/moved" && cp "$d/refs4_relative.json" "$d/moved/"
@@ -72,6 +82,17 @@ d, port = sys.argv[1], sys.argv[2]
 s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1")
 s3.create_bucket(Bucket="refs")
 s3.upload_file(f"{d}/data4.nc", "refs", "run/data4.nc")
+import os
+from kerchunk.df import refs_to_dataframe
+s3_refs = json.loads(json.dumps(json.load(open(f"{d}/refs4.json"))))
+for v in s3_refs.get("refs", s3_refs).values():
+    if isinstance(v, list) and v and isinstance(v[0], str):
+        v[0] = "s3://refs/run/data4.nc"
+refs_to_dataframe(s3_refs, f"{d}/s3refs4.parq", record_size=5)
+for root, _, files in os.walk(f"{d}/s3refs4.parq"):
+    for f in files:
+        rel = os.path.relpath(os.path.join(root, f), f"{d}/s3refs4.parq")
+        s3.upload_file(os.path.join(root, f), "refs", f"run/refs4.parq/{rel}")
 refs = json.load(open(f"{d}/refs4.json"))
 for name, url in (("absolute", "s3://refs/run/data4.nc"), ("relative", "data4.nc"), ("local", f"{d}/data4.nc")):
     doc = json.loads(json.dumps(refs))
@@ -82,6 +103,7 @@ for name, url in (("absolute", "s3://refs/run/data4.nc"), ("relative", "data4.nc
 PY
 compare "s3://refs/run/absolute.json#mode=kerchunk" "$d/data4.nc" && ok "a reference set on S3 into an S3 object" || { bad "a reference set on S3 into an S3 object"; cat "$scratch/cmp.txt"; }
 compare "http://127.0.0.1:$M/refs/run/relative.json#mode=kerchunk,s3" "$d/data4.nc" && ok "relative targets beside a set on S3" || { bad "relative targets beside a set on S3"; cat "$scratch/cmp.txt"; }
+compare "s3://refs/run/refs4.parq#mode=kerchunk" "$d/data4.nc" && ok "a Parquet reference set on S3 into an S3 object" || { bad "a Parquet reference set on S3"; cat "$scratch/cmp.txt"; }
 LD_PRELOAD="$pre" NCZARR_LOG=errors ncdump -v t "s3://refs/run/local.json#mode=kerchunk" > /dev/null 2> "$scratch/local.txt" \
     && bad "a remote reference set must not read local files" || ok "a remote reference set naming a local file is refused"
 grep -q "refused" "$scratch/local.txt" && ok "the refusal says why" || { bad "the refusal says why"; cat "$scratch/local.txt"; }

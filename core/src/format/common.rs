@@ -80,14 +80,15 @@ pub(crate) fn pure_dims(model: &mut Model, gid: usize, what: &str, shape: &[u64]
         let mut ids = Vec::new();
         let mut conflict = false;
         for (n, &len) in list.iter().zip(shape) {
+            let (home, n) = dim_home(model, gid, n);
             let n = names::check_stored(n)?;
-            match model.groups[gid].dims.iter().copied().find(|&d| model.dims[d].name == n) {
+            match model.groups[home].dims.iter().copied().find(|&d| model.dims[d].name == n) {
                 Some(d) if model.dims[d].len == len => ids.push(d),
                 Some(_) => {
                     conflict = true;
                     break;
                 }
-                None => ids.push(model.add_dim(gid, n, len, false)),
+                None => ids.push(model.add_dim(home, n, len, false)),
             }
         }
         if !conflict {
@@ -102,6 +103,25 @@ pub(crate) fn pure_dims(model: &mut Model, gid: usize, what: &str, shape: &[u64]
         ids.push(found.unwrap_or_else(|| model.add_dim(0, name, len, false)));
     }
     Ok(ids)
+}
+
+/// Where a pure Zarr array of group `gid` finds the dimension it names: a plain name in its
+/// own group; a path (`grp/n`, `/grp/n`, as kerchunk writes for netCDF-4 groups) in the group
+/// the path names when that is the array's group or one above it, else in its own group.
+fn dim_home<'n>(model: &Model, gid: usize, name: &'n str) -> (usize, &'n str) {
+    let Some((path, last)) = name.rsplit_once('/') else { return (gid, name) };
+    let mut g = Some(0usize);
+    for seg in path.split('/').filter(|s| !s.is_empty()) {
+        g = g.and_then(|at| model.groups[at].children.iter().copied().find(|&c| model.groups[c].name == seg));
+    }
+    let mut up = Some(gid);
+    while let Some(at) = up {
+        if Some(at) == g {
+            return (at, last);
+        }
+        up = model.groups[at].parent;
+    }
+    (gid, last)
 }
 
 /// The dimensions an NCZarr array references by full name; an unlimited one grows to the

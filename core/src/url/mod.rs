@@ -21,6 +21,8 @@ pub enum Driver {
     S3,
     /// A reference set (kerchunk JSON): keys resolve to bytes of other objects; read-only.
     Refs,
+    /// A plain web server (no S3 API): keys read by GET under the base URL; read-only.
+    Http,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,6 +131,7 @@ const OUR_WORDS: &[&str] = &[
     "nc4char",
     "log",
     "kerchunk",
+    "http",
 ];
 const OTHER_WORDS: &[&str] = &[
     "nc3",
@@ -265,6 +268,10 @@ fn location(base: &str, fragment: &str) -> Result<Option<(PathBuf, Option<s3::S3
         // A reference set on a plain web server: its keys are in the document.
         return Ok(Some((PathBuf::from(base), None)));
     }
+    if web && words.iter().any(|w| w == "http") {
+        // A Zarr store on a plain web server (no S3 API): its keys are URLs under the base.
+        return Ok(Some((PathBuf::from(base), None)));
+    }
     if words.iter().any(|w| w == "bytes") || !s3::is_s3_url(base, &words) {
         return Ok(None);
     }
@@ -323,11 +330,12 @@ fn mode_words(params: &BTreeMap<String, String>, on_s3: bool) -> Result<Option<V
 /// the name. A reference set is its own driver, whether the set is a file or an S3 object.
 fn storage_driver(words: &[String], on_s3: bool) -> Result<Option<Driver>> {
     let has = |w: &str| words.iter().any(|x| x == w);
-    let drivers: Vec<Driver> = [("file", Driver::File), ("zip", Driver::Zip), ("s3", Driver::S3), ("gs3", Driver::S3)]
-        .iter()
-        .filter(|(w, _)| has(w))
-        .map(|(_, d)| *d)
-        .collect();
+    let drivers: Vec<Driver> =
+        [("file", Driver::File), ("zip", Driver::Zip), ("s3", Driver::S3), ("gs3", Driver::S3), ("http", Driver::Http)]
+            .iter()
+            .filter(|(w, _)| has(w))
+            .map(|(_, d)| *d)
+            .collect();
     if drivers.len() > 1 && drivers.iter().any(|d| *d != drivers[0]) {
         return err(Kind::Invalid, "conflicting storage drivers in mode");
     }
@@ -385,6 +393,11 @@ fn looks_like_references(head: &[u8]) -> bool {
 pub fn probe(path: &std::path::Path) -> Option<Driver> {
     let meta = std::fs::metadata(path).ok()?;
     if meta.is_dir() {
+        // A Parquet reference set: `.zmetadata` with its `record_size` (its chunks are elsewhere).
+        let zmetadata = std::fs::read(path.join(".zmetadata")).unwrap_or_default();
+        if serde_json::from_slice::<serde_json::Value>(&zmetadata).is_ok_and(|v| v.get("record_size").is_some()) {
+            return Some(Driver::Refs);
+        }
         let markers = [".zgroup", ".zarray", ".zattrs", "zarr.json", ".zmetadata"];
         return markers.iter().any(|m| path.join(m).exists()).then_some(Driver::File);
     }

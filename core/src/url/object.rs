@@ -30,7 +30,7 @@ const NETCDF_EXTENSIONS: &[&str] = &[".nc", ".nc4", ".cdf"];
 const ZARR_WORDS: &[&str] = &["nczarr", "zarr", "xarray", "noxarray", "kerchunk"];
 
 /// Mode words that leave a name with the real library (not S3 at all).
-const FOREIGN_WORDS: &[&str] = &["dap2", "dap4", "file", "zip", "udf0", "udf1"];
+const FOREIGN_WORDS: &[&str] = &["dap2", "dap4", "file", "zip", "udf0", "udf1", "http"];
 
 /// Does the key end like a netCDF file?
 pub fn has_netcdf_extension(key: &str) -> bool {

@@ -145,3 +145,68 @@ impl crate::zmap::range::RangeSource for WebObject {
         self.url.clone()
     }
 }
+
+/// A Zarr store on a plain web server (`https://host/path/x.zarr#mode=nczarr,http`): every key
+/// a GET of `base/key`, ranges by `Range` (shards). A web server lists nothing: pure Zarr needs
+/// its consolidated metadata (`.zmetadata`); NCZarr names its groups and arrays itself.
+/// Read-only.
+pub struct WebStore {
+    base: String,
+}
+
+impl WebStore {
+    pub fn open(base: &str) -> WebStore {
+        WebStore { base: base.trim_end_matches('/').to_string() }
+    }
+
+    fn url(&self, key: &crate::zmap::Key) -> String {
+        if key.is_empty() { self.base.clone() } else { format!("{}/{}", self.base, key.as_str()) }
+    }
+}
+
+impl crate::zmap::Zmap for WebStore {
+    fn get(&self, key: &crate::zmap::Key) -> Result<Option<Vec<u8>>> {
+        get(&self.url(key), None)
+    }
+
+    fn get_many(&self, keys: &[crate::zmap::Key]) -> Result<Vec<Option<Vec<u8>>>> {
+        if keys.len() < 2 {
+            return keys.iter().map(|k| self.get(k)).collect();
+        }
+        // Each GET waits on the network: several run at once.
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = keys
+                .chunks(keys.len().div_ceil(8))
+                .map(|part| scope.spawn(move || part.iter().map(|k| self.get(k)).collect::<Vec<_>>()))
+                .collect();
+            let mut out = Vec::with_capacity(keys.len());
+            for h in handles {
+                out.extend(h.join().map_err(|_| Error::new(Kind::Internal, "a web read stopped"))?);
+            }
+            out.into_iter().collect()
+        })
+    }
+
+    fn put(&self, key: &crate::zmap::Key, _value: &[u8]) -> Result<()> {
+        err(Kind::ReadOnly, format!("{}: a web server is read-only here", self.url(key)))
+    }
+
+    fn list_dir(&self, prefix: &crate::zmap::Key) -> Result<Vec<String>> {
+        err(
+            Kind::NotBuilt,
+            format!("{}: a web server cannot be listed; write the store with consolidated metadata (.zmetadata)", self.url(prefix)),
+        )
+    }
+
+    fn delete_prefix(&self, prefix: &crate::zmap::Key) -> Result<()> {
+        err(Kind::ReadOnly, format!("{}: a web server is read-only here", self.url(prefix)))
+    }
+
+    fn describe(&self) -> String {
+        format!("web store {}", self.base)
+    }
+
+    fn caps(&self) -> crate::zmap::Caps {
+        crate::zmap::Caps { batch_size: 64, latency_bound: true, concurrent_puts: false }
+    }
+}

@@ -35,6 +35,10 @@ pub(crate) fn open(spec: &OpenSpec, create: bool, zip_in_folder: bool) -> Result
         (Driver::Zip, true) => Box::new(ZipStore::create(&spec.path, zip_in_folder)?),
         (Driver::Refs, false) => Box::new(RefStore::open(spec)?),
         (Driver::Refs, true) => return err(Kind::NotBuilt, format!("{}: reference sets are read, not created", spec.path.display())),
+        (Driver::Http, false) => Box::new(crate::zmap::http::WebStore::open(&spec.path.to_string_lossy())),
+        (Driver::Http, true) => {
+            return err(Kind::NotBuilt, format!("{}: a web server without the S3 API is read, not written", spec.path.display()));
+        }
         (Driver::S3, create) => {
             let target = spec.s3.as_ref().ok_or_else(|| Error::new(Kind::Invalid, "S3 driver without an S3 URL"))?;
             let store = S3Store::new(target, &spec.params)?;

@@ -9,6 +9,7 @@
 //! Read-only: a put is NC_EPERM.
 
 pub mod kerchunk;
+pub mod parquet;
 
 use super::range::RangeSource;
 use super::{ByteRange, Caps, Key, Zmap};
@@ -95,6 +96,32 @@ fn read_document(spec: &OpenSpec) -> Result<Vec<u8>> {
     }
 }
 
+/// Is the set a Parquet reference directory (a local directory, or a name ending `.parq`,
+/// `.parquet` or `/`)?
+fn is_parquet_set(spec: &OpenSpec) -> bool {
+    let base = spec.original.split('#').next().unwrap_or(&spec.original).to_ascii_lowercase();
+    if spec.s3.is_none() && !base.starts_with("http://") && !base.starts_with("https://") {
+        return spec.path.is_dir();
+    }
+    [".parq", ".parq/", ".parquet", ".parquet/"].iter().any(|e| base.ends_with(e)) || base.ends_with('/')
+}
+
+/// The file `rel` of a reference set that is a directory (`None`: no such file).
+fn read_beside(spec: &OpenSpec, rel: &str) -> Result<Option<Vec<u8>>> {
+    let mut inner = spec.clone();
+    let base = spec.original.split('#').next().unwrap_or(&spec.original).trim_end_matches('/');
+    inner.original = format!("{base}/{rel}");
+    inner.path = spec.path.join(rel);
+    if let Some(t) = &mut inner.s3 {
+        t.root = format!("{}/{rel}", t.root.trim_end_matches('/'));
+    }
+    match read_document(&inner) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind == Kind::Errno(libc::ENOENT) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// An S3 object as a store over its folder and its key in that store.
 fn s3_object(mut target: crate::url::s3::S3Target, params: &BTreeMap<String, String>) -> Result<(super::s3::S3Store, Key)> {
     let (folder, file) = match target.root.rsplit_once('/') {
@@ -126,8 +153,23 @@ impl RefStore {
     /// Opens the reference set `spec` names; every target checked against where the set is.
     pub fn open(spec: &OpenSpec) -> Result<RefStore> {
         let name = spec.original.split('#').next().unwrap_or(&spec.original).to_string();
-        let text = read_document(spec)?;
-        let parsed = kerchunk::parse(&name, &text)?;
+        let parsed = if is_parquet_set(spec) {
+            let set = spec.clone();
+            let fetch = move |rel: &str| read_beside(&set, rel);
+            let zmetadata = fetch(".zmetadata")?
+                .ok_or_else(|| Error::new(Kind::Errno(libc::ENOENT), format!("{name}: no .zmetadata (a Parquet reference set)")))?;
+            // Targets are named relative to the directory, not to its parent.
+            let mut parsed = parquet::parse(&name, &zmetadata, &fetch)?;
+            let dir = format!("{}/", name.trim_end_matches('/'));
+            for t in &mut parsed.targets {
+                if !t.contains("://") && !t.starts_with('/') {
+                    *t = format!("{dir}{}", t.trim_start_matches("./"));
+                }
+            }
+            parsed
+        } else {
+            kerchunk::parse(&name, &read_document(spec)?)?
+        };
         let mut targets = Vec::with_capacity(parsed.targets.len());
         for t in parsed.targets {
             let resolved = resolve(&name, &t);
