@@ -192,6 +192,17 @@ impl crate::zmap::Zmap for WebStore {
     }
 
     fn list_dir(&self, prefix: &crate::zmap::Key) -> Result<Vec<String>> {
+        // Asked at the root when the metadata expected was not there: no store at all is
+        // "does not exist", not "cannot be listed".
+        if prefix.is_empty() {
+            let mut any = false;
+            for marker in [".zgroup", ".zmetadata", "zarr.json", ".zarray"] {
+                any = any || get(&format!("{}/{marker}", self.base), Some((0, 1)))?.is_some();
+            }
+            if !any {
+                return err(Kind::NoObject, format!("{}: no Zarr store there", self.base));
+            }
+        }
         err(
             Kind::NotBuilt,
             format!("{}: a web server cannot be listed; write the store with consolidated metadata (.zmetadata)", self.url(prefix)),
