@@ -88,6 +88,11 @@ pub unsafe fn open_local(call: &str, class: &Classified, mode: c_int, ncidp: *mu
     match crate::lazy::open_local(std::path::Path::new(path), crate::nc::modes::OpenFlags::from_bits(mode)) {
         // SAFETY: the caller's ncid out-pointer.
         Ok(Lazy::Open(ds)) => Some(unsafe { hand_out(call, &class.name, *ds, ncidp) }),
+        // With no real library to read it whole, the scanners' reason is the answer.
+        Ok(Lazy::Whole(why)) if why != crate::lazy::NOT_NETCDF && !route::real_available() => {
+            let hint = "a real netcdf-c may read it: set NCZARR_FALLBACK_LIB to one, or put libnczarr_preload.so in front of one";
+            Some(fail(call, &class.name, Error::new(Kind::NotNetcdf, format!("{path}: our scanners cannot read it ({why}); {hint}"))))
+        }
         Ok(Lazy::Whole(why)) => {
             crate::trace::emit(1, &format!("{call}({:?}): our scanners cannot read it: {why}", class.name));
             None

@@ -107,7 +107,8 @@ pub(crate) fn pure_dims(model: &mut Model, gid: usize, what: &str, shape: &[u64]
 
 /// Where a pure Zarr array of group `gid` finds the dimension it names: a plain name in its
 /// own group; a path (`grp/n`, `/grp/n`, as kerchunk writes for netCDF-4 groups) in the group
-/// the path names when that is the array's group or one above it, else in its own group.
+/// the path names when that is the array's group or one above it. Any other path is left
+/// whole, for the name check to refuse (`../y` is NC_EBADNAME).
 fn dim_home<'n>(model: &Model, gid: usize, name: &'n str) -> (usize, &'n str) {
     let Some((path, last)) = name.rsplit_once('/') else { return (gid, name) };
     let mut g = Some(0usize);
@@ -121,7 +122,7 @@ fn dim_home<'n>(model: &Model, gid: usize, name: &'n str) -> (usize, &'n str) {
         }
         up = model.groups[at].parent;
     }
-    (gid, last)
+    (gid, name)
 }
 
 /// The dimensions an NCZarr array references by full name; an unlimited one grows to the

@@ -55,8 +55,12 @@ pub(super) fn contiguous(shape: &[u64], esize: u64, offset: u64, stored: u64) ->
             first = first * shape[d] + idx[d] * chunk[d];
         }
         let start = first * esize;
-        let len = chunk_bytes.min(stored.saturating_sub(start));
-        if len > 0 {
+        // Chunks are whole rows in C order: their starts only grow.
+        if start >= stored {
+            break;
+        }
+        let len = chunk_bytes.min(stored - start);
+        {
             let at = offset + start;
             let r = if len == chunk_bytes {
                 Ref::Range { target: 0, offset: at, len }
@@ -78,13 +82,17 @@ pub(super) fn contiguous(shape: &[u64], esize: u64, offset: u64, stored: u64) ->
 
 /// netCDF-3: a fixed-size variable at `begin` (`shape` elements), or a record variable whose
 /// record `r` is at `begin + r * recsize` (`shape[0]` records).
-pub(super) fn classic(shape: &[u64], esize: u64, begin: u64, record: Option<u64>) -> Plan {
+pub(super) fn classic(shape: &[u64], esize: u64, begin: u64, record: Option<u64>, size: u64) -> Result<Plan, Why> {
     let Some(recsize) = record else {
-        let stored = shape.iter().product::<u64>() * esize;
-        let mut plan = contiguous(shape, esize, begin, stored);
+        let stored = shape.iter().try_fold(esize, |acc, &n| acc.checked_mul(n)).unwrap_or(u64::MAX);
+        // (A header claiming more than the file holds is caught by the caller's end check.)
+        let mut plan = contiguous(shape, esize, begin, stored.min(size.saturating_sub(begin).saturating_add(1)));
         plan.big_endian = true;
-        return plan;
+        return Ok(plan);
     };
+    if shape[0] > 0 && shape[0].saturating_sub(1).saturating_mul(recsize).saturating_add(begin) >= size {
+        return Err(format!("{} records of {recsize} bytes from byte {begin} of a {size}-byte file", shape[0]));
+    }
     let inner = &shape[1..];
     let stored = inner.iter().product::<u64>() * esize;
     let one = contiguous(inner, esize, 0, stored);
@@ -105,7 +113,7 @@ pub(super) fn classic(shape: &[u64], esize: u64, begin: u64, record: Option<u64>
     }
     let mut chunk = vec![1];
     chunk.extend_from_slice(&one.chunk);
-    Plan { chunk, filters: Vec::new(), big_endian: true, stored: Storage::Contiguous, refs }
+    Ok(Plan { chunk, filters: Vec::new(), big_endian: true, stored: Storage::Contiguous, refs })
 }
 
 /// An HDF5 dataset's chunks (`path` from the root, `shape` its extent, `esize` bytes per element).
@@ -141,7 +149,11 @@ pub(super) fn hdf5(file: &Hdf5File, path: &str, shape: &[u64], esize: u64) -> H5
         Some(DataLayout::Contiguous { address, .. }) if undefined(address) => {
             Ok(Plan { refs: Vec::new(), ..contiguous(shape, esize, 0, 0) })
         }
-        Some(DataLayout::Contiguous { address, size }) => Ok(contiguous(shape, esize, sb.base_address + address, size)),
+        Some(DataLayout::Contiguous { address, size }) => {
+            // (Past the file's end by one at most: the caller's end check names it.)
+            let room = file.storage().len().saturating_sub(address).saturating_add(1);
+            Ok(contiguous(shape, esize, sb.base_address + address, size.min(room)))
+        }
         Some(DataLayout::Chunked { address, dims, chunk_indexing, .. }) => {
             let index =
                 Index { file, dataset: &dataset, address, dims: &dims, kind: chunk_indexing.as_ref(), undefined: undefined(address) };
@@ -294,10 +306,12 @@ mod tests {
     #[test]
     fn classic_record_variables_one_chunk_per_record() {
         // 3 records of (4, 5) shorts, records 100 bytes apart from 500 on.
-        let plan = classic(&[3, 4, 5], 2, 500, Some(100));
+        let plan = classic(&[3, 4, 5], 2, 500, Some(100), 1000).unwrap();
         assert_eq!(plan.chunk, vec![1, 4, 5]);
         assert!(plan.big_endian && plan.stored == Storage::Contiguous);
         let offsets: Vec<_> = plan.refs.iter().map(|(i, r)| (i.clone(), range(r).0)).collect();
         assert_eq!(offsets, vec![(vec![0, 0, 0], 500), (vec![1, 0, 0], 600), (vec![2, 0, 0], 700)]);
+        // A header claiming records the file does not hold.
+        assert!(classic(&[1 << 40, 4, 5], 2, 500, Some(100), 1000).is_err());
     }
 }

@@ -27,6 +27,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+/// The most strings a lazy open copies from a string variable (more: the file is read whole).
+const MOST_STRINGS: u64 = 1 << 22;
+
+/// `Lazy::Whole`'s reason for a local file that holds no netCDF signature.
+pub const NOT_NETCDF: &str = "not a netCDF file";
+
 /// What a lazy open gives.
 pub enum Lazy {
     /// Our dataset over references into the object.
@@ -63,7 +69,7 @@ pub fn open_local(path: &std::path::Path, omode: OpenFlags) -> Result<Lazy> {
     let mut head = [0u8; 8];
     let read = std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
     if read.is_err() || crate::nc::magic::signature(&head).is_none() {
-        return Ok(Lazy::Whole("not a netCDF file".into()));
+        return Ok(Lazy::Whole(NOT_NETCDF.into()));
     }
     let source = Arc::new(crate::zmap::range::LocalFile::open(path)?);
     open(&path.display().to_string(), source, None, false, omode)
@@ -87,7 +93,8 @@ pub fn open(name: &str, source: Arc<dyn RangeSource>, head: Option<Vec<u8>>, rem
     let memory = MemoryStore::new();
     let spec = crate::url::OpenSpec::in_memory(name);
     let ds = Dataset::create_on(spec, OpenFlags::netcdf4_clobber(), Box::new(memory.clone()), crate::format::ZarrFormat::V2)?;
-    let mut build = Build { nc: &nc, hdf5: hdf5.as_ref(), ds, planned: Vec::new(), strings: Vec::new(), unlimited: Vec::new() };
+    let size = hdf5_reader::storage::Storage::len(storage.as_ref());
+    let mut build = Build { nc: &nc, size, hdf5: hdf5.as_ref(), ds, planned: Vec::new(), strings: Vec::new(), unlimited: Vec::new() };
     let root = nc.root_group().map_err(scan_error)?;
     let top = NcSink::root(&build.ds);
     if let Err(why) = build.group(root, top, "")? {
@@ -149,6 +156,8 @@ fn scan_error(e: netcdf_reader::Error) -> Error {
 
 struct Build<'a> {
     nc: &'a NcFile,
+    /// The object's size: no reference may point past it.
+    size: u64,
     hdf5: Option<&'a hdf5_reader::Hdf5File>,
     ds: Dataset,
     /// Each referenced variable's chunks.
@@ -198,6 +207,10 @@ impl Build<'_> {
         let v = NcSink::def_var(&mut self.ds, g, &var.name, xtype, &dims)?;
         let shape: Vec<u64> = var.dimensions.iter().map(|d| d.size).collect();
         if xtype == NcType::String {
+            // Strings are copied at open (their bytes are in HDF5's heaps): only so many.
+            if shape.iter().try_fold(1u64, |acc, &n| acc.checked_mul(n)).is_none_or(|n| n > MOST_STRINGS) {
+                return Ok(Err(format!("{path}: more than {MOST_STRINGS} strings")));
+            }
             self.strings.push((g, v, path.clone(), shape));
         } else {
             let esize = xtype.size() as u64;
@@ -209,9 +222,19 @@ impl Build<'_> {
                 },
                 None => {
                     let record = var.is_record_var.then(|| self.recsize());
-                    chunks::classic(&shape, esize, var.data_offset, record)
+                    match chunks::classic(&shape, esize, var.data_offset, record, self.size) {
+                        Ok(plan) => plan,
+                        Err(why) => return Ok(Err(format!("{path}: {why}"))),
+                    }
                 }
             };
+            // Every byte referenced must be in the object: a header claiming more is read by
+            // the real library (which reports it), never as fill.
+            if let Some(end) = plan.refs.iter().filter_map(|(_, r)| r.end()).max()
+                && end > self.size
+            {
+                return Ok(Err(format!("{path}: data up to byte {end} of a {}-byte file", self.size)));
+            }
             if !shape.is_empty() {
                 let sizes: Vec<usize> = plan.chunk.iter().map(|&c| c as usize).collect();
                 NcSink::def_var_chunking(&mut self.ds, g, v, &sizes)?;

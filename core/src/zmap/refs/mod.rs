@@ -43,6 +43,16 @@ pub enum Ref {
     },
 }
 
+impl Ref {
+    /// Where the bytes it names end in its target (`None`: inline, or the whole object).
+    pub fn end(&self) -> Option<u64> {
+        match self {
+            Ref::Range { offset, len, .. } | Ref::Short { offset, len, .. } => Some(offset.saturating_add(*len)),
+            Ref::Inline(_) | Ref::Whole { .. } => None,
+        }
+    }
+}
+
 /// A target object, opened on first use.
 enum Opened {
     Local {
