@@ -170,21 +170,8 @@ impl crate::zmap::Zmap for WebStore {
     }
 
     fn get_many(&self, keys: &[crate::zmap::Key]) -> Result<Vec<Option<Vec<u8>>>> {
-        if keys.len() < 2 {
-            return keys.iter().map(|k| self.get(k)).collect();
-        }
         // Each GET waits on the network: several run at once.
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = keys
-                .chunks(keys.len().div_ceil(8))
-                .map(|part| scope.spawn(move || part.iter().map(|k| self.get(k)).collect::<Vec<_>>()))
-                .collect();
-            let mut out = Vec::with_capacity(keys.len());
-            for h in handles {
-                out.extend(h.join().map_err(|_| Error::new(Kind::Internal, "a web read stopped"))?);
-            }
-            out.into_iter().collect()
-        })
+        crate::zmap::get_concurrently(keys, &|k| self.get(k), "a web read")
     }
 
     fn put(&self, key: &crate::zmap::Key, _value: &[u8]) -> Result<()> {

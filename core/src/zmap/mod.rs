@@ -23,6 +23,27 @@ use crate::error::{Kind, Result, err};
 
 pub use key::Key;
 
+/// Several objects read `get` by `get`, sixteen threads at once: for stores whose every read
+/// waits on a network (web servers, reference targets). `what` names a read that panicked.
+pub(crate) fn get_concurrently(
+    keys: &[Key],
+    get: &(dyn Fn(&Key) -> Result<Option<Vec<u8>>> + Sync),
+    what: &str,
+) -> Result<Vec<Option<Vec<u8>>>> {
+    if keys.len() < 2 {
+        return keys.iter().map(get).collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> =
+            keys.chunks(keys.len().div_ceil(16)).map(|part| scope.spawn(move || part.iter().map(get).collect::<Vec<_>>())).collect();
+        let mut out = Vec::with_capacity(keys.len());
+        for h in handles {
+            out.extend(h.join().map_err(|_| crate::error::Error::new(Kind::Internal, format!("{what} stopped")))?);
+        }
+        out.into_iter().collect()
+    })
+}
+
 pub trait Zmap: Send + Sync {
     /// The whole object, or `None` when absent.
     fn get(&self, key: &Key) -> Result<Option<Vec<u8>>>;

@@ -294,21 +294,11 @@ impl Zmap for RefStore {
     }
 
     fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
-        if !self.remote || keys.len() < 2 {
+        if !self.remote {
             return keys.iter().map(|k| self.get(k)).collect();
         }
         // Remote targets: each read waits on the network, so several run at once.
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = keys
-                .chunks(keys.len().div_ceil(8))
-                .map(|part| scope.spawn(move || part.iter().map(|k| self.get(k)).collect::<Vec<_>>()))
-                .collect();
-            let mut out = Vec::with_capacity(keys.len());
-            for h in handles {
-                out.extend(h.join().map_err(|_| Error::new(Kind::Internal, "a reference read stopped"))?);
-            }
-            out.into_iter().collect()
-        })
+        super::get_concurrently(keys, &|k| self.get(k), "a reference read")
     }
 
     fn put(&self, key: &Key, _value: &[u8]) -> Result<()> {
