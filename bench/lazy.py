@@ -9,7 +9,8 @@ each timed inside its own process (interpreter and library start-up excluded):
   h5netcdf   h5netcdf over fsspec's HTTP file (what Python users do without references)
   bare       the whole variable only: its chunks' byte ranges fetched 8 at a time, not decoded
 Requests and bytes are counted at the server; peak memory is the reader's maximum RSS. Medians
-of BENCH_RUNS (3). Called by bench/run.py; `python3 bench/lazy.py` alone works too."""
+of BENCH_RUNS (3); BENCH_LAZY_LATENCIES (0,20,50) and BENCH_LAZY_READERS (all) pick rows and
+columns. Called by bench/run.py; `python3 bench/lazy.py` alone works too."""
 import json
 import os
 import shutil
@@ -118,12 +119,14 @@ def main():
             return float(seconds), float(checksum), int(rss), proxy_requests(pport) - before, moved
 
         rows = []
-        for latency in (0, 20, 50):
+        latencies = [int(x) for x in os.environ.get("BENCH_LAZY_LATENCIES", "0,20,50").split(",")]
+        only = os.environ.get("BENCH_LAZY_READERS", ",".join(READERS)).split(",")
+        for latency in latencies:
             proxy_ctl(pport, latency_ms=latency)
             for what in ("slice", "whole"):
                 cells = {}
                 for reader in READERS:
-                    if reader == "bare" and what == "slice":
+                    if (reader == "bare" and what == "slice") or reader not in only:
                         continue
                     got = [once(reader, what) for _ in range(RUNS)]
                     cells[reader] = (statistics.median(g[0] for g in got),) + got[0][1:]
@@ -140,8 +143,8 @@ def main():
                 c = cells.get(n)
                 line += f" {c[0]:7.3f} {c[3]:4d} {c[4] / 1e6:5.0f} {c[2]:4d}" if c else f" {'-':>22}"
             peers = [cells[n][0] for n in ("netcdf-c", "fsspec", "h5netcdf") if n in cells]
-            line += f" {cells['ours'][0] / min(peers):15.2f}"
-            if "bare" in cells:
+            line += f" {cells['ours'][0] / min(peers):15.2f}" if peers and "ours" in cells else f" {'-':>15}"
+            if "bare" in cells and "ours" in cells:
                 line += f"  ours/bare {cells['ours'][0] / cells['bare'][0]:.2f}"
             print(line)
     finally:
