@@ -59,6 +59,25 @@ def make(d):
 
     refs_to_dataframe(refs4, os.path.join(d, "refs4.parq"), record_size=5)
     refs_to_dataframe(refs3, os.path.join(d, "refs3.parq"), record_size=3)
+    # Twelve daily files combined along time by MultiZarrToZarr (one reference set over all).
+    from kerchunk.combine import MultiZarrToZarr
+
+    singles = []
+    for day in range(12):
+        path = os.path.join(d, f"day{day:02d}.nc")
+        with netCDF4.Dataset(path, "w") as ds:
+            ds.createDimension("time", None)
+            ds.createDimension("x", 8)
+            tv = ds.createVariable("time", "f8", ("time",))
+            tv.units = "days since 2000-01-01"
+            tv[:] = [day * 2.0, day * 2.0 + 1]
+            ds.createVariable("x", "f4", ("x",))[:] = np.arange(8)
+            v = ds.createVariable("v", "f4", ("time", "x"), zlib=True, chunksizes=(1, 8))
+            v[:] = np.arange(16, dtype="f4").reshape(2, 8) + 100 * day
+        singles.append(SingleHdf5ToZarr(path, inline_threshold=0).translate())
+    combined = MultiZarrToZarr(singles, concat_dims=["time"], identical_dims=["x"]).translate()
+    with open(os.path.join(d, "combined.json"), "w") as f:
+        json.dump(combined, f)
 
 
 def compare(url, path):

@@ -40,6 +40,22 @@ LD_PRELOAD="$pre" ncdump "$d/refs4.parq" | sed 1d > "$scratch/p.cdl"
 same "ncdump: Parquet and JSON references alike" "$scratch/j.cdl" "$scratch/p.cdl"
 fi
 
+# 1c. MultiZarrToZarr: twelve files combined along time into one reference set.
+if case_ "1c-combined"; then
+LD_PRELOAD="$pre" python3 - "$d" <<'PY' && ok "12 files combined by MultiZarrToZarr: every value and time equal" || bad "12 files combined by MultiZarrToZarr"
+import sys, netCDF4, numpy as np
+d = sys.argv[1]
+with netCDF4.Dataset(f"file://{d}/combined.json#mode=kerchunk") as ds:
+    v, t = ds["v"][:], ds["time"][:]
+    assert v.shape == (24, 8), v.shape
+    want = np.concatenate([np.arange(16, dtype="f4").reshape(2, 8) + 100 * day for day in range(12)])
+    assert np.array_equal(v, want), "values"
+    assert np.array_equal(t, np.arange(24.0)), t
+PY
+LD_PRELOAD="$pre" ncdump -h "file://$d/combined.json#mode=kerchunk" > "$scratch/c.cdl" 2>&1 && grep -q "float v(time, x)" "$scratch/c.cdl" \
+    && ok "ncdump -h of the combined set" || { bad "ncdump -h of the combined set"; cat "$scratch/c.cdl"; }
+fi
+
 # 2. What fails, fails with its reason: a missing target, hostile reference sets.
 if case_ "2-failures"; then
 mkdir -p "$d/moved" && cp "$d/refs4_relative.json" "$d/moved/"
