@@ -23,6 +23,10 @@ def make(d):
         made.append((out, "ncdump"))
     run("ncgen", "-k", "nc4", "-o", f"{d}/ncgen_groups.nc", f"{here}/groups.cdl")
     made.append((f"{d}/ncgen_groups.nc", "ncdump"))
+    # Filters from HDF5 plugins as netcdf-c's _Filter writes them (bzip2 307, LZ4 32004;
+    # Debian's hdf5-filter-plugin, on HDF5_PLUGIN_PATH), beside shuffle + deflate + fletcher32.
+    run("ncgen", "-k", "nc4", "-o", f"{d}/ncgen_filters.nc", f"{here}/filters.cdl")
+    made.append((f"{d}/ncgen_filters.nc", "ncdump"))
     import netCDF4
     # netCDF4-python: zlib, an unlimited dimension, a string variable in a group.
     with netCDF4.Dataset(f"{d}/netcdf4python.nc", "w") as f:

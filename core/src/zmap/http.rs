@@ -32,6 +32,24 @@ fn client() -> Result<&'static Client<Https, Empty<Bytes>>> {
 /// no such object (404, 410). A server that ignores the range sends the whole object, which is
 /// cut here; a range past the end is NC_ENCZARR.
 pub(crate) fn get(url: &str, range: Option<(u64, u64)>) -> Result<Option<Vec<u8>>> {
+    // A dropped connection or a busy server (5xx) is tried again, a few times, backing off.
+    let mut attempt = 0;
+    loop {
+        match get_once(url, range) {
+            Err(e) if attempt < RETRIES && e.kind == Kind::Io => {
+                attempt += 1;
+                crate::trace::emit(2, &format!("http: {e}; try {} of {}", attempt + 1, RETRIES + 1));
+                std::thread::sleep(std::time::Duration::from_millis(50 << attempt));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Further tries of a GET that failed in transport or with a server error.
+const RETRIES: u32 = 3;
+
+fn get_once(url: &str, range: Option<(u64, u64)>) -> Result<Option<Vec<u8>>> {
     let uri: http::Uri = url.parse().map_err(|e| Error::new(Kind::Url, format!("{url}: {e}")))?;
     let mut request = http::Request::get(uri);
     let want = match range {
@@ -53,7 +71,9 @@ pub(crate) fn get(url: &str, range: Option<(u64, u64)>) -> Result<Option<Vec<u8>
             404 | 410 => return Ok(None),
             416 => return err(Kind::NcZarr, format!("HTTP get {url_owned}: range past the end of the object")),
             200 | 206 => {}
-            other => return err(Kind::Io, format!("HTTP get {url_owned}: status {other}")),
+            401 | 403 => return err(Kind::Access, format!("HTTP get {url_owned}: status {status} (refused)")),
+            500..=599 => return err(Kind::Io, format!("HTTP get {url_owned}: status {status}")),
+            other => return err(Kind::Url, format!("HTTP get {url_owned}: status {other}")),
         }
         // A body larger than asked for is refused as it arrives, never held.
         let limit = match (want, status) {
@@ -103,7 +123,9 @@ pub(crate) fn head(url: &str, len: u64) -> Result<Option<(Vec<u8>, u64)>> {
             416 => return Ok(Some((Vec::new(), 0))),
             206 => header(http::header::CONTENT_RANGE).and_then(|r| r.rsplit('/').next().and_then(|t| t.trim().parse::<u64>().ok())),
             200 => header(http::header::CONTENT_LENGTH).and_then(|n| n.trim().parse::<u64>().ok()),
-            other => return err(Kind::Io, format!("HTTP get {url_owned}: status {other}")),
+            401 | 403 => return err(Kind::Access, format!("HTTP get {url_owned}: status {status} (refused)")),
+            500..=599 => return err(Kind::Io, format!("HTTP get {url_owned}: status {status}")),
+            other => return err(Kind::Url, format!("HTTP get {url_owned}: status {other}")),
         };
         let total = total.ok_or_else(|| Error::new(Kind::Io, format!("HTTP get {url_owned}: the server gives no size")))?;
         let want = usize::try_from(len.min(total)).unwrap_or(usize::MAX);

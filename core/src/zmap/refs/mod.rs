@@ -10,6 +10,7 @@
 
 pub mod kerchunk;
 pub mod parquet;
+mod spans;
 
 use super::range::RangeSource;
 use super::{ByteRange, Caps, Key, Zmap};
@@ -294,11 +295,14 @@ impl Zmap for RefStore {
     }
 
     fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
-        if !self.remote {
-            return keys.iter().map(|k| self.get(k)).collect();
-        }
-        // Remote targets: each read waits on the network, so several run at once.
-        super::get_concurrently(keys, &|k| self.get(k), "a reference read")
+        // Close ranges of one target as one read; remote reads several at once (spans.rs).
+        self.get_spans(keys)
+    }
+
+    // Uncompressed chunks (netCDF-3 data, unfiltered HDF5) take this path: spans too.
+    fn read_many_into(&self, keys: &[Key], outs: Vec<&mut [u8]>) -> Result<Vec<bool>> {
+        let got = self.get_spans(keys)?;
+        keys.iter().zip(got).zip(outs).map(|((k, bytes), out)| super::copy_exact(k, bytes, out)).collect()
     }
 
     fn put(&self, key: &Key, _value: &[u8]) -> Result<()> {
