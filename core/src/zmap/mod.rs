@@ -23,7 +23,7 @@ use crate::error::{Kind, Result, err};
 
 pub use key::Key;
 
-/// Several objects read `get` by `get`, sixteen threads at once: for stores whose every read
+/// Several objects read `get` by `get`, eight threads at once: for stores whose every read
 /// waits on a network (web servers, reference targets). `what` names a read that panicked.
 pub(crate) fn get_concurrently(
     keys: &[Key],
@@ -35,7 +35,7 @@ pub(crate) fn get_concurrently(
     }
     std::thread::scope(|scope| {
         let handles: Vec<_> =
-            keys.chunks(keys.len().div_ceil(16)).map(|part| scope.spawn(move || part.iter().map(get).collect::<Vec<_>>())).collect();
+            keys.chunks(keys.len().div_ceil(8)).map(|part| scope.spawn(move || part.iter().map(get).collect::<Vec<_>>())).collect();
         let mut out = Vec::with_capacity(keys.len());
         for h in handles {
             out.extend(h.join().map_err(|_| crate::error::Error::new(Kind::Internal, format!("{what} stopped")))?);

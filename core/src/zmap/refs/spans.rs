@@ -1,6 +1,6 @@
 //! Several keys of a reference store read at once: references into one target that lie close
 //! together (gaps of at most `MOST_GAP`) are read as one span of at most `MOST_SPAN` bytes, one
-//! request instead of one per small chunk, then cut; the spans and the other keys are read sixteen at
+//! request instead of one per small chunk, then cut; the spans and the other keys are read eight at
 //! a time when the targets are remote.
 
 use super::{Ref, RefStore};
@@ -68,10 +68,8 @@ impl RefStore {
         };
         let results: Vec<Result<Got>> = if self.remote && jobs.len() > 1 {
             std::thread::scope(|scope| {
-                let handles: Vec<_> = jobs
-                    .chunks(jobs.len().div_ceil(16))
-                    .map(|part| scope.spawn(move || part.iter().map(run).collect::<Vec<_>>()))
-                    .collect();
+                let handles: Vec<_> =
+                    jobs.chunks(jobs.len().div_ceil(8)).map(|part| scope.spawn(move || part.iter().map(run).collect::<Vec<_>>())).collect();
                 let mut all = Vec::with_capacity(jobs.len());
                 for h in handles {
                     all.extend(h.join().unwrap_or_else(|_| vec![Err(Error::new(Kind::Internal, "a reference read stopped"))]));
