@@ -142,7 +142,7 @@ impl Dataset {
 
     /// The format of the netCDF file a lazy open read this dataset from (`None`: Zarr).
     pub fn scanned_from(&self) -> Option<crate::nc::magic::FileFormat> {
-        self.scanned.as_ref().and_then(|s| s.format)
+        self.scanned.as_ref().map(|s| s.format)
     }
 
     /// How the netCDF file a lazy open read stores variable `varid` of group `gid`, when not

@@ -88,9 +88,9 @@ pub fn cache_defaults() -> ChunkCache {
 }
 
 /// What a lazily opened dataset's inquiries answer as the netCDF file it was scanned from.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Scanned {
-    pub format: Option<crate::nc::magic::FileFormat>,
+    pub format: crate::nc::magic::FileFormat,
     /// Variables (group, varid) the file stores contiguous or compact (not chunked: the
     /// chunks we read them by are cut from its bytes).
     pub storage: HashMap<(usize, usize), crate::nc::modes::Storage>,

@@ -94,7 +94,8 @@ pub fn open(name: &str, source: Arc<dyn RangeSource>, head: Option<Vec<u8>>, rem
     let spec = crate::url::OpenSpec::in_memory(name);
     let ds = Dataset::create_on(spec, OpenFlags::netcdf4_clobber(), Box::new(memory.clone()), crate::format::ZarrFormat::V2)?;
     let size = hdf5_reader::storage::Storage::len(storage.as_ref());
-    let mut build = Build { nc: &nc, size, hdf5: hdf5.as_ref(), ds, planned: Vec::new(), strings: Vec::new(), unlimited: Vec::new() };
+    let recsize = nc.root_group().map(recsize).unwrap_or(0);
+    let mut build = Build { size, recsize, hdf5: hdf5.as_ref(), ds, planned: Vec::new(), strings: Vec::new(), unlimited: Vec::new() };
     let root = nc.root_group().map_err(scan_error)?;
     let top = NcSink::root(&build.ds);
     if let Err(why) = build.group(root, top, "")? {
@@ -146,7 +147,7 @@ pub fn open(name: &str, source: Arc<dyn RangeSource>, head: Option<Vec<u8>>, rem
         NcFormat::Nc4 => (FileFormat::Hdf5, false),
         NcFormat::Nc4Classic => (FileFormat::Hdf5, true),
     };
-    ds.set_scanned(crate::dataset::Scanned { format: Some(format), storage: stored }, classic);
+    ds.set_scanned(crate::dataset::Scanned { format, storage: stored }, classic);
     Ok(Lazy::Open(Box::new(ds)))
 }
 
@@ -155,9 +156,10 @@ fn scan_error(e: netcdf_reader::Error) -> Error {
 }
 
 struct Build<'a> {
-    nc: &'a NcFile,
     /// The object's size: no reference may point past it.
     size: u64,
+    /// netCDF-3: bytes from one record to the next.
+    recsize: u64,
     hdf5: Option<&'a hdf5_reader::Hdf5File>,
     ds: Dataset,
     /// Each referenced variable's chunks.
@@ -221,7 +223,7 @@ impl Build<'_> {
                     Err(e) => return Ok(Err(format!("{path}: {e}"))),
                 },
                 None => {
-                    let record = var.is_record_var.then(|| self.recsize());
+                    let record = var.is_record_var.then_some(self.recsize);
                     match chunks::classic(&shape, esize, var.data_offset, record, self.size) {
                         Ok(plan) => plan,
                         Err(why) => return Ok(Err(format!("{path}: {why}"))),
@@ -285,16 +287,15 @@ impl Build<'_> {
         });
         if vlen { Values::Str(vec![Some(String::from_utf8_lossy(text).into_owned())]) } else { values }
     }
+}
 
-    /// netCDF-3: bytes from one record to the next (one record variable: its own size,
-    /// unpadded; several: each padded to 4 bytes).
-    fn recsize(&self) -> u64 {
-        let Ok(root) = self.nc.root_group() else { return 0 };
-        let records: Vec<_> = root.variables.iter().filter(|v| v.is_record_var).collect();
-        match records.as_slice() {
-            [only] => only.record_size,
-            many => many.iter().map(|v| v.record_size.div_ceil(4) * 4).sum(),
-        }
+/// netCDF-3: bytes from one record to the next (one record variable: its own size, unpadded;
+/// several: each padded to 4 bytes).
+fn recsize(root: &NcGroup) -> u64 {
+    let records: Vec<_> = root.variables.iter().filter(|v| v.is_record_var).collect();
+    match records.as_slice() {
+        [only] => only.record_size,
+        many => many.iter().map(|v| v.record_size.div_ceil(4) * 4).sum(),
     }
 }
 
