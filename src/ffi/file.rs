@@ -219,13 +219,34 @@ pub(crate) unsafe fn open(path: *const c_char, class: Option<&Classified>, mode:
         let status =
             super::route::real_call!(nc_open(real.as_ptr(), mode, ncidp): (*const c_char, c_int, *mut c_int)).unwrap_or_else(|m| m);
         // SAFETY: the ncid the real library wrote.
-        return unsafe { super::route::claim_real(status, ncidp, false) };
+        let status = unsafe { super::route::claim_real(status, ncidp, false) };
+        // SAFETY: as above.
+        return unsafe { noted_real_open(status, ncidp, &real, mode) };
     }
     // SAFETY: as above.
     if let Some(status) = unsafe { super::objects::open_local("nc_open", class, mode, ncidp) } {
         return status;
     }
     hand_out_opened(path, class, mode, ncidp)
+}
+
+/// A local file the real library opened read-only: a reference set written in this process
+/// may point into it (`lazy::copies`).
+///
+/// # Safety
+/// `ncidp` is NULL or holds the ncid the real library wrote when `status` is 0.
+unsafe fn noted_real_open(status: c_int, ncidp: *mut c_int, real: &std::ffi::CStr, mode: c_int) -> c_int {
+    if status != 0 || ncidp.is_null() || mode & super::consts::NC_WRITE != 0 {
+        return status;
+    }
+    if let Ok(name) = real.to_str() {
+        let path = name.strip_prefix("file://").unwrap_or(name);
+        if !path.contains("://") {
+            // SAFETY: checked non-NULL; the real library wrote the ncid.
+            crate::lazy::copies::real_opened(unsafe { *ncidp }, std::path::PathBuf::from(path));
+        }
+    }
+    status
 }
 
 /// `nc_open` of a name judged ours (or with no real library to take it).
@@ -268,7 +289,9 @@ pub(crate) unsafe fn open_with_hints(
             super::route::real_call!(nc__open(real.as_ptr(), mode, chunksizehintp, ncidp): (*const c_char, c_int, *mut usize, *mut c_int))
                 .unwrap_or_else(|m| m);
         // SAFETY: as in `open`.
-        return unsafe { super::route::claim_real(status, ncidp, false) };
+        let status = unsafe { super::route::claim_real(status, ncidp, false) };
+        // SAFETY: as above.
+        return unsafe { noted_real_open(status, ncidp, &real, mode) };
     }
     // SAFETY: as above.
     let status = match unsafe { super::objects::open_local("nc__open", class, mode, ncidp) } {

@@ -385,6 +385,7 @@ pub unsafe fn claim_real(status: c_int, ncidp: *mut c_int, creating: bool) -> c_
 pub fn release_real(ncid: c_int, status: c_int) -> c_int {
     if status == 0 {
         crate::registry::release_real(ncid);
+        crate::lazy::copies::real_closed(ncid);
     }
     status
 }

@@ -13,6 +13,18 @@ impl Dataset {
     }
 
     pub fn read(&mut self, gid: usize, varid: VarRef, sel: &crate::engine::Selection, mem: crate::engine::Mem<'_>) -> Result<()> {
+        match mem {
+            // A reference set is being written in this process: where these values are
+            // stored may be what a put of them references (references.rs).
+            crate::engine::Mem::Bytes(values, mt) if crate::engine::origins::wanted() => {
+                self.read_values(gid, varid, sel, crate::engine::Mem::Bytes(&mut *values, mt))?;
+                self.note_origin(gid, varid.index()?, sel, values, mt)
+            }
+            mem => self.read_values(gid, varid, sel, mem),
+        }
+    }
+
+    fn read_values(&mut self, gid: usize, varid: VarRef, sel: &crate::engine::Selection, mem: crate::engine::Mem<'_>) -> Result<()> {
         let var = self.model.var(gid, varid)?;
         crate::engine::check_types(var.nctype, &mem)?;
         let unchecked = self.unchecked_mem_range(var.nctype, &mem);
@@ -85,6 +97,25 @@ impl Dataset {
         sel: &crate::engine::Selection,
         mem: crate::engine::Mem<'_>,
     ) -> Result<()> {
+        let mem = match mem {
+            crate::engine::Mem::Bytes(values, mt) => match self.write_by_reference(gid, varid.index()?, sel, values, mt)? {
+                super::references::ByReference::Not => crate::engine::Mem::Bytes(values, mt),
+                super::references::ByReference::Except(parts) => {
+                    let item = crate::engine::mem_size(mt);
+                    for (part, offset) in parts {
+                        let rest = values.get_mut(offset * item..).unwrap_or_default();
+                        self.put_values(gid, varid, &part, crate::engine::Mem::Bytes(rest, mt))?;
+                    }
+                    return Ok(());
+                }
+            },
+            other => other,
+        };
+        self.put_values(gid, varid, sel, mem)
+    }
+
+    /// Writes values through the chunk engine.
+    fn put_values(&mut self, gid: usize, varid: VarRef, sel: &crate::engine::Selection, mem: crate::engine::Mem<'_>) -> Result<()> {
         let var = self.model.var(gid, varid)?;
         let unchecked = self.unchecked_mem_range(var.nctype, &mem);
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);

@@ -27,6 +27,7 @@ mod define;
 mod inquire;
 pub mod object_file;
 mod parallel;
+mod references;
 mod source;
 mod strings;
 
@@ -129,22 +130,43 @@ pub struct Dataset {
     retired: Vec<String>,
     /// The netCDF file a lazy open scanned into this dataset: inquiries answer as for it.
     scanned: Option<Scanned>,
+    /// Held while this dataset is a reference set being written: reads in the process are
+    /// remembered so puts of their values become references (references.rs).
+    references_out: Option<crate::engine::origins::WriterTicket>,
 }
 
 impl Dataset {
     pub fn create(spec: OpenSpec, cmode: OpenFlags) -> Result<Dataset> {
-        if cmode.unsupported_for_create() {
+        // A reference set copied from a netCDF-3 file (nccopy keeps the input's format flags)
+        // holds that file's chunks: its 64-bit offsets are the source's business.
+        let copied_format = spec.driver == Some(Driver::Refs) && !cmode.in_memory();
+        if cmode.unsupported_for_create() && !copied_format {
             return err(Kind::Invalid, "mode flag not supported for Zarr datasets");
         }
         if cmode.noclobber() && crate::zmap::open::exists(&spec)? {
             return err(Kind::Exists, format!("{} exists", spec.path.display()));
+        }
+        let mut spec = spec;
+        let references = spec.driver == Some(Driver::Refs);
+        if references {
+            // What fsspec/zarr/xarray read: Zarr v2 with xarray's dimension names.
+            if spec.zarr_format.is_some_and(|f| f != 2) || spec.shard != crate::url::ShardRequest::None {
+                return err(Kind::Invalid, "a reference set holds Zarr v2 (no v3, no shards)");
+            }
+            // NCZarr's attributes ride along (unlimited dimensions, variable order: what a
+            // netCDF program reads back); `mode=zarr,kerchunk` writes plain Zarr, as kerchunk does.
+            (spec.flavor, spec.xarray, spec.zarr_format) = (Some(spec.flavor.unwrap_or(Flavor::NcZarr)), true, Some(2));
         }
         let format = ZarrFormat::from_number(spec.create_format());
         if !format.has_shards() && spec.shard != crate::url::ShardRequest::None {
             return err(Kind::Invalid, "shard= needs mode v3");
         }
         let (store, _) = crate::zmap::open::open(&spec, true, format.zip_in_folder())?;
-        Dataset::create_on(spec, cmode, store, format)
+        let mut ds = Dataset::create_on(spec, cmode, store, format)?;
+        if references {
+            ds.references_out = Some(crate::engine::origins::WriterTicket::new());
+        }
+        Ok(ds)
     }
 
     /// A new dataset over a store the caller made (an aggregated dataset's memory store).
@@ -182,6 +204,7 @@ impl Dataset {
             written: Default::default(),
             retired: Vec::new(),
             scanned: None,
+            references_out: None,
             spec,
         }
     }
@@ -246,6 +269,7 @@ impl Dataset {
             written: Default::default(),
             retired: Vec::new(),
             scanned: None,
+            references_out: None,
             spec,
         };
         // netcdf-c counts every variable of an opened file as written (`written_to`): a

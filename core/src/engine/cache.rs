@@ -459,6 +459,18 @@ impl Cache {
         self.vars.iter().filter(|(_, vc)| vc.entries.values().any(|e| e.dirty)).map(|(k, _)| *k).collect()
     }
 
+    /// Drops one cached chunk unwritten (its key now names bytes stored elsewhere).
+    pub(crate) fn drop_chunk(&mut self, var: (usize, usize), idx: &[u64]) {
+        if let Some(vc) = self.vars.get_mut(&var) {
+            vc.remove(idx);
+        }
+    }
+
+    /// Does the cache hold any chunk of the variable?
+    pub(crate) fn holds(&self, var: (usize, usize)) -> bool {
+        self.vars.get(&var).is_some_and(|vc| !vc.entries.is_empty())
+    }
+
     /// Forgets a variable's chunks (its storage moved or its layout changed).
     pub(crate) fn forget(&mut self, var: (usize, usize)) {
         self.vars.remove(&var);

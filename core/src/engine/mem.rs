@@ -15,6 +15,11 @@ pub enum MemType {
     Num(NcType),
 }
 
+/// Bytes per element of a memory type.
+pub(crate) fn mem_size(mt: MemType) -> usize {
+    mt.size()
+}
+
 impl MemType {
     pub(super) fn size(self) -> usize {
         match self {

@@ -11,6 +11,7 @@ mod chunk;
 mod convert;
 mod io;
 mod mem;
+pub(crate) mod origins;
 mod pieces;
 mod plan;
 mod selection;
@@ -19,6 +20,7 @@ pub(crate) use cache::Cache;
 pub(crate) use chunk::Layout;
 pub use convert::check_types;
 pub use mem::{Mem, MemType};
+pub(crate) use mem::mem_size;
 pub(crate) use pieces::{Piece, WirePiece, decode_pieces, merge};
 pub use selection::{Request, Selection, select};
 

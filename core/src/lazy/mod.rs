@@ -8,6 +8,7 @@
 //! object whole as before, never wrong values.
 
 mod chunks;
+pub mod copies;
 mod storage;
 
 use crate::dataset::Dataset;

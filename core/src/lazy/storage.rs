@@ -100,4 +100,8 @@ impl RangeSource for Prefetched {
     fn describe(&self) -> String {
         self.source.describe()
     }
+
+    fn url(&self) -> Option<String> {
+        self.source.url()
+    }
 }

@@ -103,6 +103,11 @@ impl OpenFlags {
         self.has(OFFSET_64BIT | DATA_64BIT | DISKLESS | INMEMORY)
     }
 
+    /// Diskless or in-memory: no store of any kind can honour them.
+    pub fn in_memory(self) -> bool {
+        self.has(DISKLESS | INMEMORY)
+    }
+
     /// The same when opening (NC_64BIT_DATA is ignored by netcdf-c's open).
     pub fn unsupported_for_open(self) -> bool {
         self.has(OFFSET_64BIT | DISKLESS | INMEMORY)

@@ -166,6 +166,10 @@ impl crate::zmap::range::RangeSource for WebObject {
     fn describe(&self) -> String {
         self.url.clone()
     }
+
+    fn url(&self) -> Option<String> {
+        Some(self.url.clone())
+    }
 }
 
 /// A Zarr store on a plain web server (`https://host/path/x.zarr#mode=nczarr,http`): every key

@@ -162,6 +162,19 @@ pub trait Zmap: Send + Sync {
         Ok(())
     }
 
+    /// Where `key`'s bytes are, as a reference set can name them to other programs; `None`:
+    /// this store cannot say (its objects are not addressable from outside, or the key's bytes
+    /// are made up, e.g. a padded edge chunk).
+    fn locate(&self, _key: &Key) -> Result<Option<Located>> {
+        Ok(None)
+    }
+
+    /// Stores `key` as a pointer to bytes elsewhere instead of the bytes themselves (a reference
+    /// set being written); `false`: this store keeps bytes only, write them instead.
+    fn put_located(&self, _key: &Key, _at: &Located) -> Result<bool> {
+        Ok(false)
+    }
+
     /// Does this store lay arrays out itself, and so need `note_arrays`?
     fn wants_arrays(&self) -> bool {
         false
@@ -180,6 +193,20 @@ pub trait Zmap: Send + Sync {
     fn caps(&self) -> Caps {
         Caps::default()
     }
+}
+
+/// Where one key's bytes are, in a form another program can follow (kerchunk's reference
+/// values): `Zmap::locate` answers it, `Zmap::put_located` stores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Located {
+    /// No object: the chunk reads as the fill value.
+    Absent,
+    /// The bytes themselves (small objects kept in the reference set).
+    Inline(Vec<u8>),
+    /// `len` bytes at `offset` of the object at `url` (`s3://`, `http(s)://` or an absolute path).
+    Range { url: String, offset: u64, len: u64 },
+    /// All of the object at `url`.
+    Whole { url: String },
 }
 
 /// One array as its dataset defines it now (`Zmap::note_arrays`): what a store that writes

@@ -34,7 +34,7 @@ pub(crate) fn open(spec: &OpenSpec, create: bool, zip_in_folder: bool) -> Result
         (Driver::Zip, false) => Box::new(ZipStore::open(&spec.path)?),
         (Driver::Zip, true) => Box::new(ZipStore::create(&spec.path, zip_in_folder)?),
         (Driver::Refs, false) => Box::new(RefStore::open(spec)?),
-        (Driver::Refs, true) => return err(Kind::NotBuilt, format!("{}: reference sets are read, not created", spec.path.display())),
+        (Driver::Refs, true) => Box::new(crate::zmap::refs::writer::RefWriter::create(spec)?),
         (Driver::Http, false) => Box::new(crate::zmap::http::WebStore::open(&spec.path.to_string_lossy())),
         (Driver::Http, true) => {
             return err(Kind::NotBuilt, format!("{}: a web server without the S3 API is read, not written", spec.path.display()));

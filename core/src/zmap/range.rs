@@ -13,6 +13,11 @@ pub trait RangeSource: Send + Sync {
     fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>>;
     /// Its name, for messages.
     fn describe(&self) -> String;
+    /// A URL another program can read it by (a reference set names it so): `s3://bucket/key`,
+    /// `http(s)://…` or an absolute path; `None`: it has none.
+    fn url(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A local file as a `RangeSource`.
@@ -20,17 +25,20 @@ pub struct LocalFile {
     file: std::fs::File,
     size: u64,
     name: String,
+    /// Its absolute path (what a reference set written from a read of it names).
+    absolute: Option<String>,
 }
 
 impl LocalFile {
     pub fn open(path: &std::path::Path) -> Result<LocalFile> {
         let name = path.display().to_string();
+        let absolute = std::fs::canonicalize(path).ok().map(|p| p.display().to_string());
         let file = std::fs::File::open(path).map_err(|e| {
             let kind = if e.kind() == std::io::ErrorKind::NotFound { Kind::Errno(libc::ENOENT) } else { Kind::Io };
             Error::new(kind, format!("{name}: {e}"))
         })?;
         let size = file.metadata().map_err(|e| Error::new(Kind::Io, format!("{name}: {e}")))?.len();
-        Ok(LocalFile { file, size, name })
+        Ok(LocalFile { file, size, name, absolute })
     }
 }
 
@@ -50,5 +58,9 @@ impl RangeSource for LocalFile {
 
     fn describe(&self) -> String {
         self.name.clone()
+    }
+
+    fn url(&self) -> Option<String> {
+        self.absolute.clone()
     }
 }

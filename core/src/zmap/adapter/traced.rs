@@ -151,6 +151,16 @@ impl Zmap for Traced {
         r
     }
 
+    fn locate(&self, key: &Key) -> Result<Option<crate::zmap::Located>> {
+        self.0.locate(key)
+    }
+
+    fn put_located(&self, key: &Key, at: &crate::zmap::Located) -> Result<bool> {
+        let r = self.0.put_located(key, at);
+        trace::emit(2, &format!("storage: put {key} as {at:?} -> {}", outcome(&r, |stored| if *stored { "referenced".into() } else { "not here".into() })));
+        r
+    }
+
     fn wants_arrays(&self) -> bool {
         self.0.wants_arrays()
     }

@@ -86,6 +86,55 @@ pub fn parse(name: &str, text: &[u8]) -> Result<Parsed> {
     Ok(out)
 }
 
+/// A reference set as kerchunk writes it (version 1): each target URL once, as a template
+/// (`u0`, `u1`, …); metadata documents as text, other inline bytes as `base64:`.
+pub fn render(entries: &[(&str, super::Located)]) -> Vec<u8> {
+    use super::Located;
+    let mut templates = serde_json::Map::new();
+    let mut ids: BTreeMap<String, String> = BTreeMap::new();
+    let mut template = |url: &str| -> String {
+        if let Some(id) = ids.get(url) {
+            return format!("{{{{{id}}}}}");
+        }
+        let id = format!("u{}", templates.len());
+        // A URL holding `{{` would be read back as a template use: kept as it is.
+        if url.contains("{{") {
+            return url.to_string();
+        }
+        templates.insert(id.clone(), Value::String(url.to_string()));
+        let out = format!("{{{{{id}}}}}");
+        ids.insert(url.to_string(), id);
+        out
+    };
+    let mut refs = serde_json::Map::new();
+    for (key, at) in entries {
+        let value = match at {
+            Located::Absent => continue,
+            Located::Inline(bytes) if is_metadata(key) => match std::str::from_utf8(bytes) {
+                Ok(text) => Value::String(text.to_string()),
+                Err(_) => Value::String(format!("base64:{}", base64::engine::general_purpose::STANDARD.encode(bytes))),
+            },
+            Located::Inline(bytes) => Value::String(format!("base64:{}", base64::engine::general_purpose::STANDARD.encode(bytes))),
+            Located::Range { url, offset, len } => Value::Array(vec![Value::String(template(url)), (*offset).into(), (*len).into()]),
+            Located::Whole { url } => Value::Array(vec![Value::String(template(url))]),
+        };
+        refs.insert(key.to_string(), value);
+    }
+    let mut top = serde_json::Map::new();
+    top.insert("version".into(), 1.into());
+    top.insert("templates".into(), Value::Object(templates));
+    top.insert("refs".into(), Value::Object(refs));
+    let mut out = Value::Object(top).to_string().into_bytes();
+    out.push(b'\n');
+    out
+}
+
+/// Is `key` a Zarr metadata document (kept as text)?
+fn is_metadata(key: &str) -> bool {
+    let last = key.rsplit('/').next().unwrap_or(key);
+    matches!(last, ".zarray" | ".zattrs" | ".zgroup" | ".zmetadata" | "zarr.json")
+}
+
 /// Inline data: `base64:` bytes, else the text itself.
 fn inline(name: &str, key: &str, s: &str) -> Result<Vec<u8>> {
     match s.strip_prefix("base64:") {

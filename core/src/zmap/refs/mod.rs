@@ -11,9 +11,10 @@
 pub mod kerchunk;
 pub mod parquet;
 mod spans;
+pub mod writer;
 
 use super::range::RangeSource;
-use super::{ByteRange, Caps, Key, Zmap};
+use super::{ByteRange, Caps, Key, Located, Zmap};
 use crate::error::{Error, Kind, Result, err};
 use crate::url::OpenSpec;
 use std::collections::BTreeMap;
@@ -75,6 +76,8 @@ enum Opened {
 struct Target {
     /// As the reference set names it, resolved against the set's folder.
     name: String,
+    /// What another program reads it by (`None`: an object its opener has no URL for).
+    url: Option<String>,
     opened: OnceLock<std::result::Result<Opened, Error>>,
 }
 
@@ -146,6 +149,18 @@ fn s3_object(mut target: crate::url::s3::S3Target, params: &BTreeMap<String, Str
     Ok((super::s3::S3Store::new(&target, params)?, Key::new(file)?))
 }
 
+/// A local target's absolute path (relative names are relative to the working directory);
+/// URLs as they are.
+fn absolute(name: &str) -> String {
+    if name.contains("://") || name.starts_with('/') {
+        return name.to_string();
+    }
+    match std::env::current_dir() {
+        Ok(dir) => dir.join(name).display().to_string(),
+        Err(_) => name.to_string(),
+    }
+}
+
 /// Where a target named `name` in the reference set `document` is: URLs and absolute paths as
 /// they are, other names relative to the set's folder.
 fn resolve(document: &str, name: &str) -> String {
@@ -185,7 +200,7 @@ impl RefStore {
         for t in parsed.targets {
             let resolved = resolve(&name, &t);
             crate::url::trust::check_target(&name, &resolved, "reference target")?;
-            targets.push(Target { name: resolved, opened: OnceLock::new() });
+            targets.push(Target { url: Some(absolute(&resolved)), name: resolved, opened: OnceLock::new() });
         }
         let remote = spec.s3.is_some() || targets.iter().any(|t| t.name.contains("://") && !t.name.starts_with("file://"));
         crate::trace::emit(1, &format!("refs: {name}: {} keys over {} targets", parsed.refs.len(), targets.len()));
@@ -198,9 +213,68 @@ impl RefStore {
     pub fn from_parts(name: String, refs: BTreeMap<String, Ref>, sources: Vec<std::sync::Arc<dyn RangeSource>>, remote: bool) -> RefStore {
         let targets = sources
             .into_iter()
-            .map(|source| Target { name: source.describe(), opened: OnceLock::from(Ok(Opened::Source(source))) })
+            .map(|source| Target { name: source.describe(), url: source.url(), opened: OnceLock::from(Ok(Opened::Source(source))) })
             .collect();
         RefStore { name, refs, targets, remote, s3_origin: None }
+    }
+
+    /// An empty reference set named `name` (one being written: `writer`).
+    pub(crate) fn empty(name: String) -> RefStore {
+        RefStore { name, refs: BTreeMap::new(), targets: Vec::new(), remote: false, s3_origin: None }
+    }
+
+    /// Sets what `key` resolves to (a set being written).
+    pub(crate) fn set(&mut self, key: &str, at: &Located) {
+        let r = match at {
+            Located::Absent => {
+                self.refs.remove(key);
+                return;
+            }
+            Located::Inline(bytes) => Ref::Inline(bytes.clone()),
+            Located::Range { url, offset, len } => Ref::Range { target: self.target_for(url), offset: *offset, len: *len },
+            Located::Whole { url } => Ref::Whole { target: self.target_for(url) },
+        };
+        self.refs.insert(key.to_string(), r);
+    }
+
+    /// The index of the target `url`, added when new.
+    fn target_for(&mut self, url: &str) -> usize {
+        if let Some(i) = self.targets.iter().position(|t| t.name == url) {
+            return i;
+        }
+        self.remote |= url.contains("://") && !url.starts_with("file://");
+        self.targets.push(Target { name: url.to_string(), url: Some(url.to_string()), opened: OnceLock::new() });
+        self.targets.len() - 1
+    }
+
+    /// Drops every key under `prefix` (and `prefix` itself).
+    pub(crate) fn remove_prefix(&mut self, prefix: &str) {
+        let p = prefix.trim_end_matches('/');
+        let under = format!("{p}/");
+        self.refs.retain(|k, _| !(p.is_empty() || k == p || k.starts_with(&under)));
+    }
+
+    /// Every key with where it points, targets by URL (what `kerchunk::render` writes).
+    pub(crate) fn entries(&self) -> Result<Vec<(&str, Located)>> {
+        self.refs.keys().map(|k| Ok((k.as_str(), self.locate_str(k)?.unwrap_or(Located::Absent)))).collect()
+    }
+
+    fn target_url(&self, index: usize) -> Option<String> {
+        self.targets.get(index).and_then(|t| t.url.clone())
+    }
+
+    fn locate_str(&self, key: &str) -> Result<Option<Located>> {
+        let missing_url = |t: &usize| Error::new(Kind::NotBuilt, format!("{}: target {t} has no URL", self.name));
+        Ok(Some(match self.refs.get(key) {
+            None => Located::Absent,
+            Some(Ref::Inline(b)) => Located::Inline(b.clone()),
+            Some(Ref::Range { target, offset, len }) => {
+                Located::Range { url: self.target_url(*target).ok_or_else(|| missing_url(target))?, offset: *offset, len: *len }
+            }
+            Some(Ref::Whole { target }) => Located::Whole { url: self.target_url(*target).ok_or_else(|| missing_url(target))? },
+            // Zeros past the stored bytes are ours: no reader of references adds them.
+            Some(Ref::Short { .. }) => return Ok(None),
+        }))
     }
 
     /// Is the HTTP(S) URL `name` an S3 object (the set's own S3 endpoint, or an AWS host)?
@@ -303,6 +377,15 @@ impl Zmap for RefStore {
     fn read_many_into(&self, keys: &[Key], outs: Vec<&mut [u8]>) -> Result<Vec<bool>> {
         let got = self.get_spans(keys)?;
         keys.iter().zip(got).zip(outs).map(|((k, bytes), out)| super::copy_exact(k, bytes, out)).collect()
+    }
+
+    fn locate(&self, key: &Key) -> Result<Option<Located>> {
+        match self.locate_str(key.as_str()) {
+            // A target with no URL (an object opened by a program's own credentials) is not
+            // nameable: the chunk is copied instead.
+            Err(e) if e.kind == Kind::NotBuilt => Ok(None),
+            other => other,
+        }
     }
 
     fn put(&self, key: &Key, _value: &[u8]) -> Result<()> {

@@ -401,4 +401,10 @@ impl crate::zmap::range::RangeSource for ObjectRanges {
     fn describe(&self) -> String {
         self.object.describe()
     }
+
+    // kerchunk's spelling: readers pass the endpoint and credentials (fsspec's
+    // `remote_options`, our settings) beside it.
+    fn url(&self) -> Option<String> {
+        Some(format!("s3://{}/{}", self.object.bucket(), self.object.key))
+    }
 }

@@ -1,0 +1,288 @@
+//! Reference sets written by copying (`nccopy in.nc 'refs.json#mode=kerchunk'`): a read of
+//! whole chunks of an addressable variable is remembered with where the chunks are
+//! (`engine::origins`); a put of the same values into a reference set at a chunk boundary
+//! stores those chunks as references, and the variable takes its source's chunk shape, filters
+//! and byte order (the references are to bytes encoded so). Every other put stores bytes.
+
+use super::Dataset;
+use crate::engine::MemType;
+use crate::engine::origins::{self, Encoding, Origin};
+use crate::engine::{Layout, Selection};
+use crate::error::Result;
+use crate::model::{Endian, StorageKind};
+use crate::nc::modes::VarRef;
+use crate::nc::types::NcType;
+use crate::zmap::{Key, Located};
+
+/// Chunk indexes of a selection that covers whole chunks (edge chunks up to the variable's
+/// end): the first chunk and how many along each dimension; `None`: it cuts a chunk.
+fn whole_chunks(sel: &Selection, chunks: &[u64], shape: &[u64]) -> Option<(Vec<u64>, Vec<u64>)> {
+    if sel.stride.iter().any(|&s| s != 1) || sel.origin != 0 || chunks.len() != sel.start.len() {
+        return None;
+    }
+    // C order in memory: the memory map is the plain one.
+    let mut step = 1i64;
+    for d in (0..sel.count.len()).rev() {
+        if sel.imap.get(d) != Some(&step) && sel.count[d] > 1 {
+            return None;
+        }
+        step = step.checked_mul(i64::try_from(sel.count[d]).ok()?)?;
+    }
+    let mut first = Vec::with_capacity(chunks.len());
+    let mut many = Vec::with_capacity(chunks.len());
+    for d in 0..chunks.len() {
+        let (start, count, c) = (sel.start[d], sel.count[d], chunks[d]);
+        let ends_at_edge = start + count == shape[d];
+        if c == 0 || count == 0 || start % c != 0 || (count % c != 0 && !ends_at_edge) {
+            return None;
+        }
+        first.push(start / c);
+        many.push(count.div_ceil(c));
+    }
+    Some((first, many))
+}
+
+/// Every index in the box `many` (C order), relative to its corner.
+fn indexes(many: &[u64]) -> Vec<Vec<u64>> {
+    let total: u64 = many.iter().product();
+    (0..total)
+        .map(|mut n| {
+            let mut idx = vec![0u64; many.len()];
+            for d in (0..many.len()).rev() {
+                idx[d] = n % many[d];
+                n /= many[d];
+            }
+            idx
+        })
+        .collect()
+}
+
+/// What `write_by_reference` left to write by value.
+pub(super) enum ByReference {
+    /// All of the put.
+    Not,
+    /// These parts of it (one chunk each; none: every chunk is a reference now), each with the
+    /// offset of its first element in the put's memory.
+    Except(Vec<(Selection, usize)>),
+}
+
+/// The part of `sel` in chunk `idx`, and the element offset of its first value in `sel`'s
+/// memory (C order: `sel.imap` holds the strides).
+fn chunk_selection(sel: &Selection, idx: &[u64], chunk: &[u64]) -> (Selection, usize) {
+    let mut part = sel.clone();
+    let mut offset = 0u64;
+    for d in 0..idx.len() {
+        let lo = (idx[d] * chunk[d]).max(sel.start[d]);
+        let hi = ((idx[d] + 1) * chunk[d]).min(sel.start[d] + sel.count[d]);
+        offset += (lo - sel.start[d]) * sel.imap[d].max(0) as u64;
+        part.start[d] = lo;
+        part.count[d] = hi.saturating_sub(lo);
+    }
+    (part, offset as usize)
+}
+
+fn absolute(first: &[u64], rel: &[u64]) -> Vec<u64> {
+    first.iter().zip(rel).map(|(a, b)| a + b).collect()
+}
+
+/// Values read in the variable's own type (no conversion: the bytes are the stored values).
+fn same_type(nctype: NcType, mem: MemType) -> bool {
+    match mem {
+        MemType::Text => nctype == NcType::Char,
+        MemType::Num(t) => t == nctype,
+    }
+}
+
+impl Dataset {
+    /// Can this variable's chunks be named as they are stored (plain fixed-size values)?
+    fn addressable(&self, gid: usize, varid: usize) -> Option<(Layout, Vec<u64>)> {
+        let var = self.model.var(gid, VarRef::Var(varid)).ok()?;
+        let plain = var.nctype != NcType::String && var.stored.element == StorageKind::Native && !var.stored.fortran_order;
+        if !plain || var.stored.v3.is_some() {
+            return None;
+        }
+        Some((self.chunk_layout(gid, varid).ok()?, self.model.var_shape(var)))
+    }
+
+    /// After a read: remembers where its values are stored, when it covered whole chunks of a
+    /// variable whose chunks this dataset's store can name.
+    pub(super) fn note_origin(&self, gid: usize, varid: usize, sel: &Selection, values: &[u8], mem: MemType) -> Result<()> {
+        let Some((layout, shape)) = self.addressable(gid, varid) else { return Ok(()) };
+        let var = self.model.var(gid, VarRef::Var(varid))?;
+        if !same_type(var.nctype, mem) || layout.perm.is_some() {
+            return Ok(());
+        }
+        let run = self.run_of(gid, varid, &layout, sel, &shape)?;
+        let mut chunks = Vec::new();
+        if let Some((first, many)) = whole_chunks(sel, &layout.chunk_shape, &shape) {
+            for rel in indexes(&many) {
+                let at = self.store.locate(&layout.chunk_key(&absolute(&first, &rel))?)?;
+                chunks.push((rel, at));
+            }
+        }
+        if chunks.iter().all(|(_, at)| at.is_none()) && run.is_none() {
+            return Ok(());
+        }
+        let encoding = Encoding {
+            chunk_shape: layout.chunk_shape.clone(),
+            nctype: var.nctype,
+            big_endian: layout.big_endian,
+            filters: var.filters.clone(),
+            fill: layout.fill.as_ref().map(|f| f.to_ne_bytes()),
+        };
+        origins::note(values, Origin { count: sel.count.clone(), mem, encoding, chunks, run });
+        Ok(())
+    }
+
+    /// Where the values of a read lie when the variable is stored as one unfiltered run of
+    /// bytes (netCDF-3 fixed-size variables, HDF5 contiguous data) and the read is whole rows.
+    fn run_of(&self, gid: usize, varid: usize, layout: &Layout, sel: &Selection, shape: &[u64]) -> Result<Option<origins::Run>> {
+        let var = self.model.var(gid, VarRef::Var(varid))?;
+        let contiguous = self.scanned_storage(gid, varid) == Some(crate::nc::modes::Storage::Contiguous);
+        // netCDF-3 record variables interleave their records: not one run.
+        let records = var.dimids.first().is_some_and(|&d| self.model.dims[d].unlimited);
+        let whole_rows = (1..shape.len()).all(|d| sel.start[d] == 0 && sel.count[d] == shape[d]);
+        if !contiguous || records || !layout.filters.is_empty() || !whole_rows || sel.stride.iter().any(|&s| s != 1) {
+            return Ok(None);
+        }
+        let first = vec![0u64; shape.len()];
+        let Some(Located::Range { url, offset, .. }) = self.store.locate(&layout.chunk_key(&first)?)? else { return Ok(None) };
+        let row: u64 = shape.iter().skip(1).product::<u64>() * layout.item as u64;
+        Ok(Some(origins::Run { url, offset: offset + sel.start.first().copied().unwrap_or(0) * row }))
+    }
+
+    /// Before a write into a reference set: stores the put's chunks as references when its
+    /// values are those of a remembered read; what is left to write by value.
+    pub(super) fn write_by_reference(&mut self, gid: usize, varid: usize, sel: &Selection, values: &[u8], mem: MemType) -> Result<ByReference> {
+        if self.references_out.is_none() {
+            return Ok(ByReference::Not);
+        }
+        let origin = origins::find(values, &sel.count, mem).or_else(|| {
+            // Values another library read: read the same region of a file it has open.
+            let reread = origins::reread()?;
+            reread(&self.model.var_key(gid, varid), sel, mem, values);
+            origins::find(values, &sel.count, mem)
+        });
+        let Some(origin) = origin else { return Ok(ByReference::Not) };
+        if let Some(run) = &origin.run
+            && origin.chunks.iter().all(|(_, at)| at.is_none())
+        {
+            return self.write_run(gid, varid, sel, &origin, run);
+        }
+        let var = self.model.var(gid, VarRef::Var(varid))?;
+        if var.nctype != origin.encoding.nctype || self.addressable(gid, varid).is_none() || !self.encode_as(gid, varid, &origin.encoding)? {
+            return Ok(ByReference::Not);
+        }
+        let Some((layout, shape)) = self.addressable(gid, varid) else { return Ok(ByReference::Not) };
+        let Some((first, many)) = whole_chunks(sel, &layout.chunk_shape, &shape) else { return Ok(ByReference::Not) };
+        let fill = layout.fill.as_ref().map(|f| f.to_ne_bytes());
+        // A missing source chunk reads as the source's fill: here only if that is ours too.
+        if many.iter().product::<u64>() != origin.chunks.len() as u64
+            || origin.chunks.iter().any(|(_, at)| *at == Some(Located::Absent)) && fill != origin.encoding.fill
+        {
+            return Ok(ByReference::Not);
+        }
+        let mut by_value = Vec::new();
+        for (rel, at) in &origin.chunks {
+            let idx = absolute(&first, rel);
+            let Some(at) = at else {
+                by_value.push(chunk_selection(sel, &idx, &layout.chunk_shape));
+                continue;
+            };
+            // A store that keeps bytes only says so at the first chunk, before anything changed.
+            if !self.store.put_located(&layout.chunk_key(&idx)?, at)? {
+                return Ok(ByReference::Not);
+            }
+            self.chunks.drop_chunk((gid, varid), &idx);
+        }
+        Ok(ByReference::Except(by_value))
+    }
+
+    /// A put of values stored as one run of bytes: chunks of whole rows (the first put's
+    /// rows, unless chunks are stored already) inside the put become ranges of the run; the
+    /// chunks it covers in part are written by value.
+    fn write_run(&mut self, gid: usize, varid: usize, sel: &Selection, origin: &Origin, run: &origins::Run) -> Result<ByReference> {
+        let var = self.model.var(gid, VarRef::Var(varid))?;
+        let shape = self.model.var_shape(var);
+        let rows_whole = |chunks: &[u64]| chunks.len() == shape.len() && (1..shape.len()).all(|d| chunks[d] == shape[d]);
+        let stored = self.holds_chunks(gid, varid)?;
+        let var = self.model.var(gid, VarRef::Var(varid))?;
+        let chunk_shape = if stored && rows_whole(&var.chunks) && !var.chunks.is_empty() && var.chunks[0] > 0 {
+            var.chunks.clone()
+        } else {
+            let mut c = sel.count.clone();
+            if let Some(first) = c.first_mut() {
+                *first = (*first).max(1);
+            }
+            c
+        };
+        if var.nctype != origin.encoding.nctype || shape.is_empty() {
+            return Ok(ByReference::Not);
+        }
+        let enc = Encoding { chunk_shape, filters: Vec::new(), ..origin.encoding.clone() };
+        if self.addressable(gid, varid).is_none() || !self.encode_as(gid, varid, &enc)? {
+            return Ok(ByReference::Not);
+        }
+        let Some((layout, shape)) = self.addressable(gid, varid) else { return Ok(ByReference::Not) };
+        let rows = layout.chunk_shape[0];
+        let row: u64 = shape.iter().skip(1).product::<u64>() * layout.item as u64;
+        let (start, end) = (sel.start[0], sel.start[0] + sel.count[0]);
+        let mut by_value = Vec::new();
+        for c in start / rows..end.div_ceil(rows) {
+            let mut idx = vec![0u64; shape.len()];
+            idx[0] = c;
+            let (lo, hi) = (c * rows, (c + 1) * rows);
+            // Inside the put and the variable: a whole chunk of the run.
+            if lo >= start && hi <= end && hi <= shape[0] {
+                let at = Located::Range { url: run.url.clone(), offset: run.offset + (lo - start) * row, len: rows * row };
+                if !self.store.put_located(&layout.chunk_key(&idx)?, &at)? {
+                    return Ok(ByReference::Not);
+                }
+                self.chunks.drop_chunk((gid, varid), &idx);
+            } else {
+                by_value.push(chunk_selection(sel, &idx, &layout.chunk_shape));
+            }
+        }
+        Ok(ByReference::Except(by_value))
+    }
+
+    /// Does the variable have chunks stored or cached?
+    fn holds_chunks(&self, gid: usize, varid: usize) -> Result<bool> {
+        let layout = self.chunk_layout(gid, varid)?;
+        let stored = self.store.list_dir(&Key::new(&layout.key)?)?.iter().any(|n| !n.starts_with('.'));
+        Ok(stored || self.chunks.holds((gid, varid)))
+    }
+
+    /// Makes variable `varid` store its chunks encoded as `enc` says: already so, or changed
+    /// while it holds no chunk. `false`: it holds chunks encoded otherwise.
+    fn encode_as(&mut self, gid: usize, varid: usize, enc: &Encoding) -> Result<bool> {
+        let var = self.model.var(gid, VarRef::Var(varid))?;
+        let big = var.endian == Endian::Big && var.nctype.is_numeric();
+        if var.chunks == enc.chunk_shape && var.filters == enc.filters && big == enc.big_endian {
+            return Ok(true);
+        }
+        let layout = self.chunk_layout(gid, varid)?;
+        if var.dimids.len() != enc.chunk_shape.len() || self.holds_chunks(gid, varid)? {
+            crate::trace::emit(1, &format!("refs: {}: chunks stored otherwise already; copied", layout.key));
+            return Ok(false);
+        }
+        let var = self.model.var_mut(gid, VarRef::Var(varid))?;
+        var.chunks = enc.chunk_shape.clone();
+        var.filters = enc.filters.clone();
+        var.endian = if enc.big_endian { Endian::Big } else { Endian::Little };
+        crate::trace::emit(1, &format!("refs: {}: chunks {:?} as its source stores them", layout.key, enc.chunk_shape));
+        self.chunks.forget((gid, varid));
+        self.dirty = true;
+        Ok(true)
+    }
+}
+
+impl Dataset {
+    /// The variable whose key (`grp/var`) is `key`, as (group, varid).
+    pub(crate) fn var_by_key(&self, key: &str) -> Option<(usize, usize)> {
+        (0..self.model.groups.len()).find_map(|gid| {
+            let vars = self.model.groups[gid].vars.len();
+            (0..vars).find(|&v| self.model.var_key(gid, v) == key).map(|v| (gid, v))
+        })
+    }
+}
