@@ -1,7 +1,10 @@
 """Reference sets for the refs suite: `make <dir>` writes netCDF files (netCDF-4 with groups
 of chunked, compressed and contiguous variables; netCDF-3 classic) and kerchunk's references
 to them; `compare <url> <file>` (run under the preload library) opens both through
-netCDF4-python and compares every variable of the file: dimensions, type, values, attributes."""
+netCDF4-python and compares every variable of the file: dimensions, type, values, attributes.
+`written <set> <file> [endpoint]` reads a reference set we wrote through fsspec + zarr-python
+and xarray (no netCDF library) and compares every variable with the file (read by the real
+netcdf-c); it prints how many keys are references into other objects."""
 import json
 import os
 import sys
@@ -59,6 +62,17 @@ def make(d):
 
     refs_to_dataframe(refs4, os.path.join(d, "refs4.parq"), record_size=5)
     refs_to_dataframe(refs3, os.path.join(d, "refs3.parq"), record_size=3)
+    # For the reference sets we write: a group, and a contiguous variable larger than the
+    # 4 MiB pieces a lazy open reads unchunked data by.
+    with netCDF4.Dataset(os.path.join(d, "groups4.nc"), "w") as ds:
+        ds.createDimension("y", 600)
+        ds.createDimension("x", 1000)
+        ds.createVariable("big", "f8", ("y", "x"), contiguous=True)[:] = np.arange(600000.0).reshape(600, 1000) / 7
+        g = ds.createGroup("sub")
+        g.createDimension("n", 10)
+        v = g.createVariable("v", "i4", ("n",), chunksizes=(4,), zlib=True)
+        v.units = "1"
+        v[:] = np.arange(10) * 3
     # Twelve daily files combined along time by MultiZarrToZarr (one reference set over all).
     from kerchunk.combine import MultiZarrToZarr
 
@@ -109,5 +123,58 @@ def compare(url, path):
     sys.exit(1 if fails else 0)
 
 
+def walk(group, prefix=""):
+    yield from ((prefix + name, v) for name, v in group.variables.items())
+    for name, g in group.groups.items():
+        yield from walk(g, f"{prefix}{name}/")
+
+
+def written(ref_set, path, endpoint=None):
+    import fsspec
+    import netCDF4
+    import xarray as xr
+    import zarr
+
+    s3 = {"client_kwargs": {"endpoint_url": endpoint}} if endpoint else {}
+    with fsspec.open(ref_set, "rb", **s3) as f:
+        doc = json.load(f)
+    refs, templates = doc.get("refs", doc), doc.get("templates", {})
+
+    def target(v):
+        url = v[0]
+        for k, t in templates.items():
+            url = url.replace("{{%s}}" % k, t)
+        return url
+
+    pointing = [k for k, v in refs.items() if isinstance(v, list)]
+    into_source = [k for k in pointing if len(refs[k]) == 3 and target(refs[k]).endswith(os.path.basename(path))]
+    if endpoint:
+        # Every target an S3 object, reached with remote_options (zarr-python needs the
+        # asynchronous file system).
+        remote = {"remote_protocol": "s3", "remote_options": {**s3, "asynchronous": True}}
+        store = zarr.storage.FsspecStore(fsspec.filesystem("reference", fo=doc, asynchronous=True, **remote), read_only=True, path="")
+    else:
+        store = fsspec.filesystem("reference", fo=doc).get_mapper("")
+    root = zarr.open_group(store, mode="r")
+    fails = 0
+    with netCDF4.Dataset(path) as want:
+        want.set_auto_maskandscale(False)
+        ds = xr.open_dataset(store, engine="zarr", consolidated=False, mask_and_scale=False, decode_times=False)
+        for name, w in walk(want):
+            b = np.asarray(w[:])
+            a = np.asarray(root[name][:])
+            ok = a.shape == b.shape and np.array_equal(a, b)
+            if "/" not in name:
+                ok = ok and np.array_equal(ds[name].values, b)
+            print(("ok   " if ok else "FAIL ") + name)
+            fails += not ok
+    print(f"references {len(into_source)} into the file, {len(pointing) - len(into_source)} to other objects, {len(refs)} keys")
+    sys.exit(1 if fails else 0)
+
+
 if __name__ == "__main__":
-    {"make": lambda: make(sys.argv[2]), "compare": lambda: compare(sys.argv[2], sys.argv[3])}[sys.argv[1]]()
+    {
+        "make": lambda: make(sys.argv[2]),
+        "compare": lambda: compare(sys.argv[2], sys.argv[3]),
+        "written": lambda: written(sys.argv[2], sys.argv[3], *sys.argv[4:5]),
+    }[sys.argv[1]]()

@@ -5,6 +5,8 @@
 # variable by variable with the files they point into (netCDF4-python under the preload
 # library, the files served by the real netcdf-c); relative targets; a missing target and
 # hostile reference sets fail with their reason; a remote set may not point at local files.
+# Reference sets we write (nccopy into refs.json#mode=kerchunk) read equal through fsspec +
+# zarr-python and xarray, and point into the files they copy.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/ctests/harness.sh"
@@ -123,6 +125,13 @@ compare "s3://refs/run/refs4.parq#mode=kerchunk" "$d/data4.nc" && ok "a Parquet 
 LD_PRELOAD="$pre" NCZARR_LOG=errors ncdump -v t "s3://refs/run/local.json#mode=kerchunk" > /dev/null 2> "$scratch/local.txt" \
     && bad "a remote reference set must not read local files" || ok "a remote reference set naming a local file is refused"
 grep -q "refused" "$scratch/local.txt" && ok "the refusal says why" || { bad "the refusal says why"; cat "$scratch/local.txt"; }
+# A reference set written on S3 from a netCDF object on S3 (read lazily): s3:// targets.
+LD_PRELOAD="$pre" nccopy "s3://refs/run/data4.nc" "s3://refs/run/written4.json#mode=kerchunk" || bad "nccopy from S3 into a reference set on S3"
+if python3 "$top/ctests/refs/refs.py" written "s3://refs/run/written4.json" "$d/data4.nc" "http://127.0.0.1:$M" > "$scratch/w.txt" 2>&1 \
+    && grep -q "^references 2[89] into" "$scratch/w.txt"; then
+    ok "a set written on S3 read by fsspec: $(tail -1 "$scratch/w.txt")"
+else bad "a set written on S3 read by fsspec"; cat "$scratch/w.txt"; fi
+compare "s3://refs/run/written4.json#mode=kerchunk" "$d/data4.nc" && ok "the set written on S3 read back" || { bad "the set written on S3 read back"; cat "$scratch/cmp.txt"; }
 fi
 
 # 4. A plain web server (no S3 API), honouring Range: the reference set and its targets read
@@ -154,6 +163,53 @@ size=$(stat -c %s "$d/data4.nc")
 moved=$(grep 'data4.nc' "$scratch/http.log" | awk '{s += $3} END {print s + 0}')
 unranged=$(grep 'data4.nc' "$scratch/http.log" | awk '$2 == "-"' | wc -l)
 [ "$unranged" -eq 0 ] && [ "$moved" -lt "$((size / 4))" ] && ok "ranged reads only: $moved of $size bytes moved" || { bad "ranged reads only: $moved of $size bytes moved, $unranged whole GETs"; cat "$scratch/http.log"; }
+fi
+
+# 5. Reference sets we write: nccopy into refs.json#mode=kerchunk points into the files it
+#    copies, read lazily by the drop-in alone or by the real netcdf-c behind the preload library;
+#    fsspec + zarr-python and xarray (no netCDF library) read them equal to the files, so do we.
+if case_ "5-written"; then
+w="$d/written"; mkdir -p "$w"
+alone() { LD_LIBRARY_PATH="$build" NCZARR_FALLBACK_LIB= "$@"; }
+written() { python3 "$top/ctests/refs/refs.py" written "$@" > "$scratch/w.txt" 2>&1; }
+refs_in() { sed -n 's/^references \([0-9]*\) into.*/\1/p' "$scratch/w.txt"; }
+check_written() { # what, set, file, least references into the file
+    if written "$2" "$3" && [ "$(refs_in)" -ge "$4" ]; then ok "$1: $(grep -c '^ok' "$scratch/w.txt") variables equal, $(tail -1 "$scratch/w.txt")"
+    else bad "$1"; cat "$scratch/w.txt"; fi
+}
+LD_PRELOAD="$pre" nccopy "$d/data4.nc" "file://$w/pre4.json#mode=kerchunk" || bad "nccopy under the preload library"
+check_written "nccopy of a netCDF-4 file under the preload library" "$w/pre4.json" "$d/data4.nc" 28
+alone nccopy "$d/data4.nc" "file://$w/alone4.json#mode=kerchunk" || bad "nccopy with the drop-in alone"
+check_written "nccopy of a netCDF-4 file, the drop-in alone" "$w/alone4.json" "$d/data4.nc" 28
+LD_PRELOAD="$pre" nccopy "$d/data3.nc" "file://$w/pre3.json#mode=kerchunk" || bad "nccopy of a netCDF-3 file"
+check_written "nccopy of a netCDF-3 file" "$w/pre3.json" "$d/data3.nc" 3
+# A 1 MB copy buffer: the contiguous variable arrives in pieces of 125 rows; whole pieces are
+# ranges of the file, the edge beside the set.
+LD_PRELOAD="$pre" nccopy -m 1000000 "$d/groups4.nc" "file://$w/groups4.json#mode=kerchunk" || bad "nccopy of groups and a large contiguous variable"
+check_written "groups, a large contiguous variable copied in pieces" "$w/groups4.json" "$d/groups4.nc" 5
+ls "$w/groups4.json.chunks" 2> /dev/null | grep -q . && ok "a piece that is no range of the file is kept beside the set" || bad "no chunk object beside the set"
+compare "file://$w/pre4.json#mode=kerchunk" "$d/data4.nc" && ok "read back through nc_open" || { bad "read back through nc_open"; cat "$scratch/cmp.txt"; }
+LD_PRELOAD="$pre" ncdump "$d/groups4.nc" | sed 1d > "$scratch/want.cdl"
+LD_PRELOAD="$pre" ncdump "file://$w/groups4.json#mode=kerchunk" | sed 1d > "$scratch/got.cdl"
+same "ncdump of the written set equals the file's" "$scratch/want.cdl" "$scratch/got.cdl"
+# Values no read returned (ncgen's) are kept inline or beside the set.
+cat > "$w/gen.cdl" << 'CDL'
+netcdf gen {
+dimensions:
+	n = 3000 ;
+	s = 4 ;
+variables:
+	double big(n) ;
+	short small(s) ;
+		small:units = "1" ;
+data:
+ small = 1, 2, 3, 4 ;
+}
+CDL
+python3 -c "print('\n'.join(' big = ' + ', '.join(str(i / 3) for i in range(3000)) + ' ;' for _ in [0]))" > "$scratch/big.txt"
+sed -i "/^ small =/r $scratch/big.txt" "$w/gen.cdl"
+ncgen -o "$w/gen.nc" "$w/gen.cdl" && LD_PRELOAD="$pre" ncgen -o "file://$w/gen.json#mode=kerchunk" "$w/gen.cdl" || bad "ncgen into a reference set"
+check_written "values written by ncgen: inline and beside the set" "$w/gen.json" "$w/gen.nc" 0
 fi
 
 echo "reference tests: $pass passed, $fail failed"

@@ -153,7 +153,14 @@ impl Dataset {
 
     /// Before a write into a reference set: stores the put's chunks as references when its
     /// values are those of a remembered read; what is left to write by value.
-    pub(super) fn write_by_reference(&mut self, gid: usize, varid: usize, sel: &Selection, values: &[u8], mem: MemType) -> Result<ByReference> {
+    pub(super) fn write_by_reference(
+        &mut self,
+        gid: usize,
+        varid: usize,
+        sel: &Selection,
+        values: &[u8],
+        mem: MemType,
+    ) -> Result<ByReference> {
         if self.references_out.is_none() {
             return Ok(ByReference::Not);
         }
@@ -170,7 +177,10 @@ impl Dataset {
             return self.write_run(gid, varid, sel, &origin, run);
         }
         let var = self.model.var(gid, VarRef::Var(varid))?;
-        if var.nctype != origin.encoding.nctype || self.addressable(gid, varid).is_none() || !self.encode_as(gid, varid, &origin.encoding)? {
+        if var.nctype != origin.encoding.nctype
+            || self.addressable(gid, varid).is_none()
+            || !self.encode_as(gid, varid, &origin.encoding)?
+        {
             return Ok(ByReference::Not);
         }
         let Some((layout, shape)) = self.addressable(gid, varid) else { return Ok(ByReference::Not) };
@@ -284,5 +294,44 @@ impl Dataset {
             let vars = self.model.groups[gid].vars.len();
             (0..vars).find(|&v| self.model.var_key(gid, v) == key).map(|v| (gid, v))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sel(start: &[u64], count: &[u64]) -> Selection {
+        let mut imap = vec![1i64; count.len()];
+        for d in (0..count.len().saturating_sub(1)).rev() {
+            imap[d] = imap[d + 1] * count[d + 1] as i64;
+        }
+        Selection { start: start.to_vec(), count: count.to_vec(), stride: vec![1; count.len()], imap, origin: 0 }
+    }
+
+    #[test]
+    fn whole_chunks_only() {
+        // A 10 x 6 variable in 4 x 3 chunks.
+        let (chunks, shape) = ([4, 3], [10, 6]);
+        assert_eq!(whole_chunks(&sel(&[0, 0], &[10, 6]), &chunks, &shape), Some((vec![0, 0], vec![3, 2])));
+        assert_eq!(whole_chunks(&sel(&[4, 3], &[6, 3]), &chunks, &shape), Some((vec![1, 1], vec![2, 1])), "to the edge");
+        assert_eq!(whole_chunks(&sel(&[4, 0], &[2, 6]), &chunks, &shape), None, "half a chunk");
+        assert_eq!(whole_chunks(&sel(&[1, 0], &[4, 6]), &chunks, &shape), None, "off the grid");
+        let mut strided = sel(&[0, 0], &[4, 3]);
+        strided.stride = vec![2, 1];
+        assert_eq!(whole_chunks(&strided, &chunks, &shape), None);
+        let mut mapped = sel(&[0, 0], &[4, 3]);
+        mapped.imap = vec![1, 4];
+        assert_eq!(whole_chunks(&mapped, &chunks, &shape), None, "a transposing memory map");
+    }
+
+    #[test]
+    fn the_part_of_a_put_in_one_chunk() {
+        // Rows 2..9 of a 6-wide variable in chunks of 4 rows: chunk 1 holds rows 4..8.
+        let (part, offset) = chunk_selection(&sel(&[2, 0], &[7, 6]), &[1, 0], &[4, 6]);
+        assert_eq!((part.start, part.count, offset), (vec![4, 0], vec![4, 6], 12));
+        let (part, offset) = chunk_selection(&sel(&[2, 0], &[7, 6]), &[2, 0], &[4, 6]);
+        assert_eq!((part.start, part.count, offset), (vec![8, 0], vec![1, 6], 36));
+        assert_eq!(indexes(&[2, 2]), vec![vec![0, 0], vec![0, 1], vec![1, 0], vec![1, 1]]);
     }
 }

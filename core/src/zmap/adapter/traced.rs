@@ -157,7 +157,13 @@ impl Zmap for Traced {
 
     fn put_located(&self, key: &Key, at: &crate::zmap::Located) -> Result<bool> {
         let r = self.0.put_located(key, at);
-        trace::emit(2, &format!("storage: put {key} as {at:?} -> {}", outcome(&r, |stored| if *stored { "referenced".into() } else { "not here".into() })));
+        trace::emit(
+            2,
+            &format!(
+                "storage: put {key} as {at:?} -> {}",
+                outcome(&r, |stored| if *stored { "referenced".into() } else { "not here".into() })
+            ),
+        );
         r
     }
 

@@ -161,6 +161,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn what_render_writes_parse_reads() {
+        use crate::zmap::Located;
+        let entries = vec![
+            (".zgroup", Located::Inline(br#"{"zarr_format":2}"#.to_vec())),
+            ("v/0", Located::Range { url: "/d/x.nc".into(), offset: 10, len: 20 }),
+            ("v/1", Located::Range { url: "/d/x.nc".into(), offset: 30, len: 20 }),
+            ("v/2", Located::Whole { url: "s3://b/r.json.chunks/ab".into() }),
+            ("v/3", Located::Inline(vec![0, 159, 255])),
+            ("v/4", Located::Absent),
+        ];
+        let text = render(&entries);
+        let doc: Value = serde_json::from_slice(&text).unwrap();
+        assert_eq!(doc["templates"].as_object().unwrap().len(), 2, "a template per target");
+        assert_eq!(doc["refs"]["v/0"][0], "{{u0}}");
+        let p = parse("r.json", &text).unwrap();
+        assert_eq!(p.targets, ["/d/x.nc", "s3://b/r.json.chunks/ab"]);
+        assert_eq!(p.refs[".zgroup"], Ref::Inline(br#"{"zarr_format":2}"#.to_vec()));
+        assert_eq!(p.refs["v/1"], Ref::Range { target: 0, offset: 30, len: 20 });
+        assert_eq!(p.refs["v/2"], Ref::Whole { target: 1 });
+        assert_eq!(p.refs["v/3"], Ref::Inline(vec![0, 159, 255]), "chunk bytes as base64");
+        assert!(!p.refs.contains_key("v/4"), "a missing chunk has no key");
+    }
+
+    #[test]
     fn versions_values_and_templates() {
         let v0 = br#"{".zgroup": "{\"zarr_format\": 2}", "v/0": ["data.nc", 10, 20], "v/1": ["s3://b/x.nc"], "v/2": "base64:AAEC"}"#;
         let p = parse("r.json", v0).unwrap();

@@ -60,7 +60,10 @@ impl RefWriter {
                     Error::new(kind, format!("{}: {e}", parent.display()))
                 })?;
                 if parent.join(file).is_dir() {
-                    return err(Kind::Invalid, format!("{}: a directory (Parquet reference sets are read, not written)", spec.path.display()));
+                    return err(
+                        Kind::Invalid,
+                        format!("{}: a directory (Parquet reference sets are read, not written)", spec.path.display()),
+                    );
                 }
                 let folder = crate::zmap::file::FileStore::open(&parent)?;
                 Home { folder: Box::new(folder), document: Key::new(file)?, url: parent.display().to_string() }
