@@ -210,6 +210,59 @@ python3 -c "print('\n'.join(' big = ' + ', '.join(str(i / 3) for i in range(3000
 sed -i "/^ small =/r $scratch/big.txt" "$w/gen.cdl"
 ncgen -o "$w/gen.nc" "$w/gen.cdl" && LD_PRELOAD="$pre" ncgen -o "file://$w/gen.json#mode=kerchunk" "$w/gen.cdl" || bad "ncgen into a reference set"
 check_written "values written by ncgen: inline and beside the set" "$w/gen.json" "$w/gen.nc" 0
+# A Parquet reference directory (fsspec's layout) instead of one JSON document.
+LD_PRELOAD="$pre" nccopy "$d/data4.nc" "file://$w/pre4.parq#mode=kerchunk" || bad "nccopy into a Parquet reference set"
+python3 -c "
+import fsspec, zarr, netCDF4, numpy as np, sys
+m = fsspec.filesystem('reference', fo='$w/pre4.parq', remote_protocol='file').get_mapper('')
+g = zarr.open_group(m, mode='r')
+with netCDF4.Dataset('$d/data4.nc') as want:
+    want.set_auto_maskandscale(False)
+    for name, v in want.variables.items():
+        assert np.array_equal(np.asarray(g[name][:]), np.asarray(v[:])), name
+" > "$scratch/parq.txt" 2>&1 && ok "a Parquet reference set read by fsspec + zarr-python equal to the file" || { bad "a Parquet reference set read by fsspec"; cat "$scratch/parq.txt"; }
+compare "file://$w/pre4.parq#mode=kerchunk" "$d/data4.nc" && ok "the Parquet set read back through nc_open" || { bad "the Parquet set read back"; cat "$scratch/cmp.txt"; }
+# An aggregated dataset (a CFA-0.5 master over 4 x 9 x 18 fragment files) becomes one
+# reference set into its fragments.
+cp -r "$top/ctests/fixtures/s3netcdf4" "$w/fx"
+(cd "$w/fx" && LD_PRELOAD="$pre" nccopy cfa4_v05.nca "file://$w/cfa.json#mode=kerchunk") || bad "nccopy of an aggregated dataset into a reference set"
+fragments=$(grep -o 'cfa4_v05\.[a-z]*\.[0-9.]*nc' "$w/cfa.json" | sort -u | wc -l)
+LD_PRELOAD="$pre" python3 -c "
+import fsspec, zarr, netCDF4, numpy as np
+g = zarr.open_group(fsspec.filesystem('reference', fo='$w/cfa.json').get_mapper(''), mode='r')
+with netCDF4.Dataset('$w/fx/cfa4_v05.nca') as want:
+    want.set_auto_maskandscale(False)
+    for name in ('tas', 'pr', 'time', 'lat', 'lon'):
+        assert np.array_equal(np.asarray(g[name][:]), np.asarray(want[name][:])), name
+" > "$scratch/cfa.txt" 2>&1 && [ "$fragments" -ge 16 ] \
+    && ok "an aggregated dataset: one set into $fragments fragment files, read equal by fsspec + zarr-python" \
+    || { bad "an aggregated dataset into one reference set ($fragments fragment files named)"; cat "$scratch/cfa.txt"; }
+fi
+
+# 6. A writer killed at each file-system mutation of writing a set (ctests/crash/crashpoint.c)
+#    leaves a set that reads as before (the old values), as an earlier flush of the new one
+#    (nothing defined yet, or every value the fill), or as the new one: never a broken set.
+if case_ "6-crash-points"; then
+cc -shared -fPIC -O2 -o "$scratch/crashpoint.so" "$top/ctests/crash/crashpoint.c" -ldl || bad "build crashpoint.so"
+cc -std=c11 -Wall -O2 -I"$top/include" -o "$scratch/refs_crash" "$top/ctests/refs/refs_crash.c" -L"$build" -lnetcdf -ldl -Wl,-rpath,"$build" || bad "build refs_crash"
+c="$d/crash"; mkdir -p "$c"; url="file://$c/set.json#mode=kerchunk"
+dump() { LD_LIBRARY_PATH="$build" NCZARR_FALLBACK_LIB= ncdump "$url" 2>&1 | sed 1d; }
+"$scratch/refs_crash" "$url" new > /dev/null && dump > "$scratch/new.txt"
+rm -rf "$c"/*; "$scratch/refs_crash" "$url" old > /dev/null && dump > "$scratch/old.txt"
+total=$(LD_PRELOAD="$scratch/crashpoint.so" "$scratch/refs_crash" "$url" new)
+o=0 n=0 e=0 l=0 i=1
+while [ "$i" -le "${total:-0}" ]; do
+    rm -rf "$c"/*; "$scratch/refs_crash" "$url" old > /dev/null
+    CRASH_AT=$i LD_PRELOAD="$scratch/crashpoint.so" "$scratch/refs_crash" "$url" new > /dev/null 2>&1
+    dump > "$scratch/got.txt"
+    if cmp -s "$scratch/got.txt" "$scratch/old.txt"; then o=$((o + 1))
+    elif cmp -s "$scratch/got.txt" "$scratch/new.txt"; then n=$((n + 1))
+    elif ! grep -qi "error\|netcdf:" "$scratch/got.txt" && ! grep -q "big = 0, 0.333" "$scratch/got.txt"; then e=$((e + 1))
+    else l=$((l + 1)); echo "# crash point $i: neither state"; head -5 "$scratch/got.txt"; fi
+    i=$((i + 1))
+done
+[ "${total:-0}" -gt 3 ] && [ "$l" -eq 0 ] && ok "crash points of writing a set: $total: old $o, earlier flush $e, new $n, broken 0" \
+    || bad "crash points of writing a set: $total: old $o, earlier flush $e, new $n, broken $l"
 fi
 
 echo "reference tests: $pass passed, $fail failed"

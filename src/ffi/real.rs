@@ -437,7 +437,9 @@ impl RealOpener {
         let scanned = match class.object.clone()? {
             Some(object) => open_object(&object, flags)?,
             None if class.web_object.is_some() => open_web(class.web_object.as_deref().unwrap_or_default(), &class.name, flags)?,
-            None if !super::route::real_available_retry() => {
+            // While a reference set is being written our reader takes local files too: it
+            // knows where their chunks are (aggregation fragments become references).
+            None if crate::engine::origins::wanted() || !super::route::real_available_retry() => {
                 let path = class.real_name.strip_prefix("file://").unwrap_or(&class.real_name);
                 if path.contains("://") {
                     return Ok(None);

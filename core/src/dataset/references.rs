@@ -81,6 +81,47 @@ fn chunk_selection(sel: &Selection, idx: &[u64], chunk: &[u64]) -> (Selection, u
     (part, offset as usize)
 }
 
+/// Chunk `idx` of a read (`values`, in `sel`'s C order) whose values a remembered read returned
+/// whole from a chunk of the same shape or an unchunked run: where they are, encoded how.
+fn copied_chunk(sel: &Selection, values: &[u8], mem: MemType, idx: &[u64], layout: &Layout) -> Option<(Located, Encoding)> {
+    let (part, _) = chunk_selection(sel, idx, &layout.chunk_shape);
+    // An edge chunk holds fewer values than a stored chunk: no stored chunk is it.
+    if part.count != layout.chunk_shape {
+        return None;
+    }
+    let item = crate::engine::mem_size(mem);
+    let corner: Vec<u64> = part.start.iter().zip(&sel.start).map(|(a, b)| a - b).collect();
+    let origin = origins::find(&gather(values, &sel.count, &corner, &part.count, item), &part.count, mem)?;
+    if let [(_, Some(at))] = origin.chunks.as_slice()
+        && origin.encoding.chunk_shape == layout.chunk_shape
+    {
+        return Some((at.clone(), origin.encoding.clone()));
+    }
+    let run = origin.run.as_ref()?;
+    let len = part.count.iter().product::<u64>() * item as u64;
+    let encoding = Encoding { chunk_shape: layout.chunk_shape.clone(), filters: Vec::new(), ..origin.encoding.clone() };
+    Some((Located::Range { url: run.url.clone(), offset: run.offset, len }, encoding))
+}
+
+/// The box `count` at `corner` of C-ordered `values` of shape `shape`, `item` bytes each.
+fn gather(values: &[u8], shape: &[u64], corner: &[u64], count: &[u64], item: usize) -> Vec<u8> {
+    let r = shape.len();
+    if r == 0 {
+        return values.to_vec();
+    }
+    let row = count[r - 1] as usize * item;
+    let mut out = Vec::with_capacity(count.iter().product::<u64>() as usize * item);
+    for outer in indexes(&count[..r - 1]) {
+        let mut at = 0u64;
+        for d in 0..r {
+            at = at * shape[d] + corner[d] + if d + 1 < r { outer[d] } else { 0 };
+        }
+        let from = at as usize * item;
+        out.extend_from_slice(values.get(from..from + row).unwrap_or_default());
+    }
+    out
+}
+
 fn absolute(first: &[u64], rel: &[u64]) -> Vec<u64> {
     first.iter().zip(rel).map(|(a, b)| a + b).collect()
 }
@@ -113,23 +154,33 @@ impl Dataset {
             return Ok(());
         }
         let run = self.run_of(gid, varid, &layout, sel, &shape)?;
-        let mut chunks = Vec::new();
-        if let Some((first, many)) = whole_chunks(sel, &layout.chunk_shape, &shape) {
-            for rel in indexes(&many) {
-                let at = self.store.locate(&layout.chunk_key(&absolute(&first, &rel))?)?;
-                chunks.push((rel, at));
-            }
-        }
-        if chunks.iter().all(|(_, at)| at.is_none()) && run.is_none() {
-            return Ok(());
-        }
-        let encoding = Encoding {
+        let own = Encoding {
             chunk_shape: layout.chunk_shape.clone(),
             nctype: var.nctype,
             big_endian: layout.big_endian,
             filters: var.filters.clone(),
             fill: layout.fill.as_ref().map(|f| f.to_ne_bytes()),
         };
+        // Chunks this store can name are encoded as this variable says; others may be values
+        // another read returned whole (an aggregated dataset's chunk is a fragment, read from
+        // its own file), encoded as that file says. One encoding per read: the first found.
+        let mut encoding: Option<Encoding> = None;
+        let mut chunks = Vec::new();
+        if let Some((first, many)) = whole_chunks(sel, &layout.chunk_shape, &shape) {
+            for rel in indexes(&many) {
+                let idx = absolute(&first, &rel);
+                let found = match self.store.locate(&layout.chunk_key(&idx)?)? {
+                    Some(at) => Some((at, own.clone())),
+                    None => copied_chunk(sel, values, mem, &idx, &layout),
+                };
+                let at = found.and_then(|(at, enc)| (*encoding.get_or_insert_with(|| enc.clone()) == enc).then_some(at));
+                chunks.push((rel, at));
+            }
+        }
+        if chunks.iter().all(|(_, at)| at.is_none()) && run.is_none() {
+            return Ok(());
+        }
+        let encoding = encoding.unwrap_or(own);
         origins::note(values, Origin { count: sel.count.clone(), mem, encoding, chunks, run });
         Ok(())
     }
@@ -333,5 +384,8 @@ mod tests {
         let (part, offset) = chunk_selection(&sel(&[2, 0], &[7, 6]), &[2, 0], &[4, 6]);
         assert_eq!((part.start, part.count, offset), (vec![8, 0], vec![1, 6], 36));
         assert_eq!(indexes(&[2, 2]), vec![vec![0, 0], vec![0, 1], vec![1, 0], vec![1, 1]]);
+        // Rows 1..3, columns 2..4 of a 3 x 4 array of bytes 0..12.
+        let values: Vec<u8> = (0..12).collect();
+        assert_eq!(gather(&values, &[3, 4], &[1, 2], &[2, 2], 1), vec![6, 7, 10, 11]);
     }
 }

@@ -11,7 +11,7 @@ mod chunk;
 mod convert;
 mod io;
 mod mem;
-pub(crate) mod origins;
+pub mod origins;
 mod pieces;
 mod plan;
 mod selection;

@@ -89,7 +89,7 @@ impl Drop for WriterTicket {
 }
 
 /// Is a reference set being written (reads worth remembering)?
-pub(crate) fn wanted() -> bool {
+pub fn wanted() -> bool {
     WRITERS.load(Ordering::Relaxed) > 0
 }
 

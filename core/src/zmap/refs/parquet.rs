@@ -150,3 +150,86 @@ fn rows(name: &str, array: &str, record: u64, bytes: Vec<u8>) -> Result<Vec<Row>
     }
     Ok(out)
 }
+
+/// Rows per record file of the sets we write (kerchunk's default).
+pub const RECORD_SIZE: u64 = 10_000;
+
+/// A set as a Parquet reference directory: its files by name relative to the directory, the
+/// record files first and `.zmetadata` last (a reader that sees `.zmetadata` finds every file
+/// it names). `entries`: every key of the set and where it points.
+pub fn render(name: &str, entries: &[(&str, super::Located)], record_size: u64) -> Result<Vec<(String, Vec<u8>)>> {
+    use super::Located;
+    let by_key: BTreeMap<&str, &Located> = entries.iter().map(|(k, at)| (*k, at)).collect();
+    let mut metadata = serde_json::Map::new();
+    for (key, at) in entries {
+        let last = key.rsplit('/').next().unwrap_or(key);
+        if matches!(last, ".zarray" | ".zattrs" | ".zgroup")
+            && let Located::Inline(text) = at
+        {
+            let doc = serde_json::from_slice(text).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(text).into_owned()));
+            metadata.insert(key.to_string(), doc);
+        }
+    }
+    let mut files = Vec::new();
+    for (key, zarray) in &metadata {
+        let Some(array) = key.strip_suffix("/.zarray") else { continue };
+        let grid = Grid::of(name, key, zarray)?;
+        for record in 0..grid.total.div_ceil(record_size) {
+            let first = record * record_size;
+            let rows: Vec<Option<&Located>> =
+                (first..(first + record_size).min(grid.total)).map(|n| by_key.get(grid.key(array, n).as_str()).copied()).collect();
+            files.push((format!("{array}/refs.{record}.parq"), record_file(&rows).map_err(|e| bad(name, e))?));
+        }
+    }
+    let mut top = serde_json::Map::new();
+    top.insert("metadata".into(), Value::Object(metadata));
+    top.insert("record_size".into(), record_size.into());
+    files.push((".zmetadata".to_string(), Value::Object(top).to_string().into_bytes()));
+    Ok(files)
+}
+
+/// One record file: a row per chunk (`path`, `offset`, `size`, `raw`, as fsspec writes them;
+/// a missing chunk has neither path nor raw).
+fn record_file(rows: &[Option<&super::Located>]) -> parquet::errors::Result<Vec<u8>> {
+    use super::Located;
+    use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    let schema = parquet::schema::parser::parse_message_type(
+        "message schema { OPTIONAL BYTE_ARRAY path (UTF8); REQUIRED INT64 offset; REQUIRED INT64 size; OPTIONAL BYTE_ARRAY raw; }",
+    )?;
+    let (mut paths, mut path_levels, mut raws, mut raw_levels) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut offsets, mut sizes) = (Vec::new(), Vec::new());
+    for row in rows {
+        let (path, offset, size, raw) = match row {
+            Some(Located::Range { url, offset, len }) => (Some(url.as_str()), *offset, *len, None),
+            Some(Located::Whole { url }) => (Some(url.as_str()), 0, 0, None),
+            Some(Located::Inline(bytes)) => (None, 0, bytes.len() as u64, Some(bytes.as_slice())),
+            Some(Located::Absent) | None => (None, 0, 0, None),
+        };
+        path_levels.push(i16::from(path.is_some()));
+        paths.extend(path.map(|p| ByteArray::from(p.as_bytes().to_vec())));
+        raw_levels.push(i16::from(raw.is_some()));
+        raws.extend(raw.map(|r| ByteArray::from(r.to_vec())));
+        offsets.push(i64::try_from(offset).unwrap_or(i64::MAX));
+        sizes.push(i64::try_from(size).unwrap_or(i64::MAX));
+    }
+    let props = WriterProperties::builder().set_compression(parquet::basic::Compression::ZSTD(Default::default())).build();
+    let mut out = Vec::new();
+    let mut writer = SerializedFileWriter::new(&mut out, std::sync::Arc::new(schema), std::sync::Arc::new(props))?;
+    let mut group = writer.next_row_group()?;
+    let mut column = 0;
+    while let Some(mut col) = group.next_column()? {
+        match column {
+            0 => col.typed::<ByteArrayType>().write_batch(&paths, Some(&path_levels), None)?,
+            1 => col.typed::<Int64Type>().write_batch(&offsets, None, None)?,
+            2 => col.typed::<Int64Type>().write_batch(&sizes, None, None)?,
+            _ => col.typed::<ByteArrayType>().write_batch(&raws, Some(&raw_levels), None)?,
+        };
+        col.close()?;
+        column += 1;
+    }
+    group.close()?;
+    writer.close()?;
+    Ok(out)
+}

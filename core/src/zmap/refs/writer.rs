@@ -1,4 +1,5 @@
-//! Writing a reference set (`nc_create` of `…/refs.json#mode=kerchunk`, local or on S3): a store
+//! Writing a reference set (`nc_create` of `…/refs.json#mode=kerchunk`, or of a Parquet
+//! reference directory `…/refs.parq#mode=kerchunk`; local or on S3): a store
 //! whose chunk keys can point into other objects (`put_located`, filled by a copy whose values
 //! came from chunks of a lazily opened netCDF file or another reference set: `engine::origins`)
 //! and whose other keys hold bytes: metadata documents and small chunks inline, larger chunks as
@@ -7,7 +8,8 @@
 //! The document is rewritten whole, atomically, at every flush (enddef, sync, close): the
 //! objects it names are written first and are never overwritten with other bytes (their name
 //! is their content's hash), so a writer stopped anywhere leaves the last document or the new
-//! one, each naming only objects that exist (reliability.md).
+//! one, each naming only objects that exist (reliability.md). A Parquet directory is several
+//! files: each is replaced atomically, the record files first and `.zmetadata` last.
 
 use super::{RefStore, kerchunk};
 use crate::error::{Error, Kind, Result, err};
@@ -24,6 +26,8 @@ struct Home {
     folder: Box<dyn Zmap>,
     document: Key,
     url: String,
+    /// A Parquet reference directory (fsspec's layout) rather than one JSON document.
+    parquet: bool,
 }
 
 pub struct RefWriter {
@@ -43,7 +47,7 @@ impl RefWriter {
                 let (store, key) = super::s3_object(target.clone(), &spec.params)?;
                 let folder = target.root.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
                 let url = if folder.is_empty() { format!("s3://{bucket}") } else { format!("s3://{bucket}/{folder}") };
-                Home { folder: Box::new(store), document: key, url }
+                Home { folder: Box::new(store), document: key, url, parquet: false }
             }
             None if name.to_ascii_lowercase().starts_with("http") => {
                 return err(Kind::NotBuilt, format!("{name}: a web server without the S3 API is read, not written"));
@@ -59,16 +63,19 @@ impl RefWriter {
                     let kind = if e.kind() == std::io::ErrorKind::NotFound { Kind::Errno(libc::ENOENT) } else { Kind::Io };
                     Error::new(kind, format!("{}: {e}", parent.display()))
                 })?;
-                if parent.join(file).is_dir() {
-                    return err(
-                        Kind::Invalid,
-                        format!("{}: a directory (Parquet reference sets are read, not written)", spec.path.display()),
-                    );
-                }
                 let folder = crate::zmap::file::FileStore::open(&parent)?;
-                Home { folder: Box::new(folder), document: Key::new(file)?, url: parent.display().to_string() }
+                Home { folder: Box::new(folder), document: Key::new(file)?, url: parent.display().to_string(), parquet: false }
             }
         };
+        let mut home = home;
+        let lower = name.trim_end_matches('/').to_ascii_lowercase();
+        home.parquet = lower.ends_with(".parq") || lower.ends_with(".parquet");
+        if home.parquet {
+            // netcdf-c's clobber: the directory's old record files go now.
+            home.folder.delete_prefix(&home.document)?;
+        } else if spec.s3.is_none() && spec.path.is_dir() {
+            return err(Kind::Invalid, format!("{}: a directory (a JSON reference set is one file)", spec.path.display()));
+        }
         Ok(RefWriter { set: RwLock::new(RefStore::empty(name.clone())), name, home })
     }
 
@@ -135,6 +142,14 @@ impl Zmap for RefWriter {
         let set = self.read()?;
         let entries = set.entries()?;
         let refs = entries.iter().filter(|(_, at)| !matches!(at, Located::Inline(_) | Located::Absent)).count();
+        if self.home.parquet {
+            let files = super::parquet::render(&self.name, &entries, super::parquet::RECORD_SIZE)?;
+            crate::trace::emit(1, &format!("refs: {}: {} keys, {refs} references, {} files", self.name, entries.len(), files.len()));
+            for (rel, bytes) in files {
+                self.home.folder.put(&Key::new(format!("{}/{rel}", self.home.document.as_str()))?, &bytes)?;
+            }
+            return Ok(());
+        }
         let document = kerchunk::render(&entries);
         crate::trace::emit(1, &format!("refs: {}: {} keys, {refs} references, {} bytes", self.name, entries.len(), document.len()));
         self.home.folder.put(&self.home.document, &document)
