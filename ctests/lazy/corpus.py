@@ -42,6 +42,15 @@ def make(d):
         s = g.createVariable("s", str, ("n",)); s[:] = np.array(["x", "yy", "zzz"], dtype=object)
         f.history = "made by netCDF4-python"
     made.append((f"{d}/netcdf4python.nc", "ncdump"))
+    # The netCDF4 wheel's own filter plugins (netcdf-c's: zstd 32015, blosc 32001 with each of
+    # its compressors), behind shuffle. Debian's netcdf-c has no such plugins: values are
+    # compared through netCDF4-python.
+    with netCDF4.Dataset(f"{d}/codecs.nc", "w") as f:
+        f.createDimension("x", 50); f.createDimension("y", 40)
+        for c in ["zstd", "blosc_lz", "blosc_lz4", "blosc_lz4hc", "blosc_zlib", "blosc_zstd"]:
+            v = f.createVariable(c, "f4", ("x", "y"), compression=c, complevel=4, chunksizes=(10, 20), shuffle=True)
+            v[:] = np.arange(2000, dtype="f4").reshape(50, 40) * 1.5
+    made.append((f"{d}/codecs.nc", "netcdf4"))
     # h5netcdf/h5py: variable-length string attributes; HDF5's newer chunk indexes (fixed
     # array, extensible array, version 2 B-tree, single chunk) with libver="latest".
     import h5netcdf

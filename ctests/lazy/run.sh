@@ -3,7 +3,8 @@
 # netCDF4-python, h5netcdf (HDF5's old and new chunk indexes), xarray, NCO and CDO write them
 # (ctests/lazy/corpus.py), read by our scanners chunk by chunk:
 # 1. local files by the drop-in alone (no real netcdf-c): ncdump equal to netcdf-c's (filters
-#    from HDF5 plugins too);
+#    from HDF5 plugins too; zstd and blosc, which Debian's netcdf-c cannot read, through
+#    netCDF4-python in case 2);
 # 2. S3 objects (moto) under the preload library: ncdump equal to netcdf-c's of the local file,
 #    every open lazy (fallbacks counted and named), values equal through netCDF4-python;
 # 3. what a slice of a big object costs: requests and bytes, against the whole-object read;
@@ -22,6 +23,11 @@ python3 -c "import netCDF4, h5netcdf, xarray, boto3" || { echo "missing Python p
 # needs them to write and read it, we to read it.
 export HDF5_PLUGIN_PATH=/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins
 [ -f "$HDF5_PLUGIN_PATH/libh5bz2.so" ] && [ -f "$HDF5_PLUGIN_PATH/libh5lz4.so" ] || { echo "missing hdf5-filter-plugin (sh ctests/ensure_deps.sh)"; exit 1; }
+# The netCDF4 wheel's plugins (zstd, blosc) after Debian's: the wheel writes and reads the
+# corpus's zstd/blosc file with them (we decode both ourselves).
+wheel_plugins=$(python3 -c "import netCDF4, os; print(os.path.join(os.path.dirname(netCDF4.__file__), 'plugins'))")
+[ -f "$wheel_plugins/lib__nch5zstd.so" ] && [ -f "$wheel_plugins/lib__nch5blosc.so" ] || { echo "missing the netCDF4 wheel's filter plugins in $wheel_plugins"; exit 1; }
+export HDF5_PLUGIN_PATH="$HDF5_PLUGIN_PATH:$wheel_plugins"
 d="$scratch/lazy"
 mkdir -p "$d"
 python3 "$top/ctests/lazy/corpus.py" make "$d" > "$d/list.txt" || bad "making the corpus"
@@ -76,7 +82,7 @@ while read -r f reader; do
     fi
 done < "$d/list.txt"
 total=$(wc -l < "$d/list.txt")
-[ "$n" -eq "$total" ] && ok "$n of $total objects read equal to the files (ncdump; netCDF4-python for HDF5's newer indexes)" || bad "$n of $total objects equal"
+[ "$n" -eq "$total" ] && ok "$n of $total objects read equal to the files (ncdump; netCDF4-python for HDF5's newer indexes and zstd/blosc)" || bad "$n of $total objects equal"
 [ "$lazy" -eq "$total" ] && ok "$lazy of $total opened lazily, 0 read whole" || bad "$lazy of $total lazy; read whole:$whole"
 LD_PRELOAD="$pre" python3 "$top/ctests/lazy/corpus.py" compare "$E/lazy/corpus/xarray.nc#mode=s3" "$d/xarray.nc" > "$scratch/cmp.txt" 2>&1 \
     && ok "netCDF4-python: every variable of an xarray-written object equal" || { bad "netCDF4-python on the xarray object"; cat "$scratch/cmp.txt"; }

@@ -78,14 +78,8 @@ unsafe fn hand_out(call: &str, name: &str, ds: crate::dataset::Dataset, ncidp: *
 /// # Safety
 /// `ncidp` is NULL or writable.
 pub unsafe fn open_local(call: &str, class: &Classified, mode: c_int, ncidp: *mut c_int) -> Option<c_int> {
-    if class.is_ours() || mode & NC_WRITE != 0 || crate::config::lazy_disabled() {
-        return None;
-    }
     let path = class.real_name.strip_prefix("file://").unwrap_or(&class.real_name);
-    if path.contains("://") {
-        return None;
-    }
-    match crate::lazy::open_local(std::path::Path::new(path), crate::nc::modes::OpenFlags::from_bits(mode)) {
+    match crate::lazy::open_named(class, crate::nc::modes::OpenFlags::from_bits(mode), crate::lazy::Places::Local)? {
         // SAFETY: the caller's ncid out-pointer.
         Ok(Lazy::Open(ds)) => Some(unsafe { hand_out(call, &class.name, *ds, ncidp) }),
         // With no real library to read it whole, the scanners' reason is the answer.
@@ -107,13 +101,7 @@ pub unsafe fn open_local(call: &str, class: &Classified, mode: c_int, ncidp: *mu
 /// # Safety
 /// `ncidp` is NULL or writable.
 pub unsafe fn open(call: &str, class: &Classified, mode: c_int, ncidp: *mut c_int) -> Option<c_int> {
-    if mode & NC_WRITE == 0 && !crate::config::lazy_disabled() {
-        let flags = crate::nc::modes::OpenFlags::from_bits(mode);
-        let scanned = match (&class.object, &class.web_object) {
-            (Ok(Some(object)), _) => crate::lazy::open_object(object, flags),
-            (_, Some(url)) => crate::lazy::open_web(url, &class.name, flags),
-            _ => Ok(Lazy::Whole(String::new())),
-        };
+    if let Some(scanned) = crate::lazy::open_named(class, crate::nc::modes::OpenFlags::from_bits(mode), crate::lazy::Places::Remote) {
         match scanned {
             // (An aggregation master becomes our dataset over its fragments in lifecycle's
             // aggregation turn, as when the real library opens it.)

@@ -429,25 +429,16 @@ impl RealOpener {
     /// lazily by our scanners (a fragment read moves its chunks, not the file); `None` when
     /// the name is neither, or the scanners leave the file to be read whole.
     fn lazily(class: &crate::url::classify::Classified, mode: c_int) -> Result<Option<Box<dyn NcFile>>> {
-        use crate::lazy::{Lazy, open_local, open_object, open_web};
-        if crate::config::lazy_disabled() || class.is_ours() {
+        use crate::lazy::{Lazy, Places, open_named};
+        if class.is_ours() {
             return Ok(None);
         }
-        let flags = crate::nc::modes::OpenFlags::from_bits(mode);
-        let scanned = match class.object.clone()? {
-            Some(object) => open_object(&object, flags)?,
-            None if class.web_object.is_some() => open_web(class.web_object.as_deref().unwrap_or_default(), &class.name, flags)?,
-            // While a reference set is being written our reader takes local files too: it
-            // knows where their chunks are (aggregation fragments become references).
-            None if crate::engine::origins::wanted() || !super::route::real_available_retry() => {
-                let path = class.real_name.strip_prefix("file://").unwrap_or(&class.real_name);
-                if path.contains("://") {
-                    return Ok(None);
-                }
-                open_local(std::path::Path::new(path), flags)?
-            }
-            None => return Ok(None),
-        };
+        // Local files when no real library is there, and while a reference set is being
+        // written: our reader knows where their chunks are (fragments become references).
+        let local = crate::engine::origins::wanted() || !super::route::real_available_retry();
+        let places = if local { Places::Both } else { Places::Remote };
+        let Some(scanned) = open_named(class, crate::nc::modes::OpenFlags::from_bits(mode), places) else { return Ok(None) };
+        let scanned = scanned?;
         Ok(match scanned {
             Lazy::Open(ds) => Some(ds),
             Lazy::Whole(why) => {

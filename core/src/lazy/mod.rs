@@ -42,6 +42,36 @@ pub enum Lazy {
     Whole(String),
 }
 
+/// Which of a name's places a read-only open may scan (`open_named`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Places {
+    /// A netCDF object on S3 or a web server.
+    Remote,
+    /// A local file (what the real library would have read).
+    Local,
+    Both,
+}
+
+/// A read-only open of a classified name by our scanners, wherever `places` allows: its S3
+/// object, its web object, or its local file. `None`: nothing there to scan (a write, lazy
+/// opens turned off, a name of ours, a URL that is none of these).
+pub fn open_named(class: &crate::url::classify::Classified, omode: OpenFlags, places: Places) -> Option<Result<Lazy>> {
+    if omode.write() || crate::config::lazy_disabled() {
+        return None;
+    }
+    let remote = places != Places::Local;
+    match (&class.object, &class.web_object) {
+        (Ok(Some(object)), _) if remote => return Some(open_object(object, omode)),
+        (_, Some(url)) if remote => return Some(open_web(url, &class.name, omode)),
+        _ => {}
+    }
+    if places == Places::Remote || class.is_ours() || class.web_object.is_some() || matches!(class.object, Ok(Some(_))) {
+        return None;
+    }
+    let path = class.real_name.strip_prefix("file://").unwrap_or(&class.real_name);
+    (!path.contains("://")).then(|| open_local(std::path::Path::new(path), omode))
+}
+
 /// A netCDF object on S3, read-only: lazily when it can be (one ranged GET for its first
 /// bytes, then the scan's few reads).
 pub fn open_object(name: &crate::url::object::ObjectName, omode: OpenFlags) -> Result<Lazy> {
