@@ -434,18 +434,44 @@ pub(crate) fn decode(filters: &[Filter], stored: Vec<u8>, elem_size: usize, expe
 
 /// Decodes straight into `out` (the chunk's exact size) when the chain allows it without an
 /// intermediate buffer: a single zlib or gzip stage. `Ok(false)`: use `decode`.
-pub(crate) fn decode_into(filters: &[Filter], stored: &[u8], out: &mut [u8]) -> Result<bool> {
-    let [f] = filters else { return Ok(false) };
-    let gzip = match codec_id(f).as_str() {
-        "zlib" => false,
-        "gzip" => true,
-        _ => return Ok(false),
+pub(crate) fn decode_into(filters: &[Filter], stored: &[u8], out: &mut [u8], elem_size: usize) -> Result<bool> {
+    let gzip_of = |f: &Filter| match codec_id(f).as_str() {
+        "zlib" => Some(false),
+        "gzip" => Some(true),
+        _ => None,
     };
-    let n = zlib::inflate_into(stored, out, gzip)?;
-    if n != out.len() {
-        return err(Kind::Filter, format!("chunk decodes to {n} bytes, expected {}", out.len()));
+    let inflate = |gzip: bool, out: &mut [u8]| -> Result<()> {
+        let n = zlib::inflate_into(stored, out, gzip)?;
+        if n != out.len() {
+            return err(Kind::Filter, format!("chunk decodes to {n} bytes, expected {}", out.len()));
+        }
+        Ok(())
+    };
+    match filters {
+        [f] => match gzip_of(f) {
+            Some(gzip) => inflate(gzip, out).map(|()| true),
+            None => Ok(false),
+        },
+        // netCDF-4's shuffle + deflate: inflated into a buffer kept per thread, unshuffled into
+        // place (no chunk-sized allocation, page faults or copy per chunk).
+        [s, f] if codec_id(s) == "shuffle" => {
+            let Some(gzip) = gzip_of(f) else { return Ok(false) };
+            let es = shuffle::element_size(s, elem_size);
+            SCRATCH.with(|cell| {
+                let mut scratch = cell.try_borrow_mut().map_err(|_| crate::error::Error::new(Kind::Internal, "decode scratch in use"))?;
+                scratch.resize(out.len(), 0);
+                inflate(gzip, &mut scratch)?;
+                shuffle::unshuffle_into(&scratch, es, out);
+                Ok(true)
+            })
+        }
+        _ => Ok(false),
     }
-    Ok(true)
+}
+
+thread_local! {
+    /// `decode_into`'s inflate buffer, one per worker thread.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Decodes a chunk whose size is not known in advance (variable-length strings); bounded by

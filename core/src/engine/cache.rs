@@ -197,7 +197,7 @@ impl Cache {
                                 let dst = unsafe { out.range(moff * fs, n * fs) };
                                 match stored {
                                     Some(bytes) => {
-                                        if !codec::decode_into(&layout.filters, &bytes, dst)? {
+                                        if !codec::decode_into(&layout.filters, &bytes, dst, fs)? {
                                             crate::bytes::copy(dst, &codec::decode(&layout.filters, bytes, fs, dst.len())?);
                                         }
                                     }
