@@ -141,7 +141,23 @@ impl Zmap for RefWriter {
     fn flush(&self) -> Result<()> {
         let set = self.read()?;
         let entries = set.entries()?;
-        let refs = entries.iter().filter(|(_, at)| !matches!(at, Located::Inline(_) | Located::Absent)).count();
+        let beside = format!("{}/{}.chunks/", self.home.url, self.home.document.as_str());
+        let copied = |at: &Located| match at {
+            Located::Inline(_) => true,
+            Located::Whole { url } => url.starts_with(&beside),
+            _ => false,
+        };
+        let refs = entries.iter().filter(|(_, at)| !matches!(at, Located::Inline(_) | Located::Absent) && !copied(at)).count();
+        // The log line for variables written by value (no read of a file had their values).
+        let mut by_value: Vec<&str> = entries
+            .iter()
+            .filter(|(key, at)| !key.rsplit('/').next().unwrap_or(key).starts_with('.') && copied(at))
+            .filter_map(|(key, _)| key.rsplit_once('/').map(|(array, _)| array))
+            .collect();
+        by_value.dedup();
+        if !by_value.is_empty() {
+            crate::trace::emit(1, &format!("refs: {}: chunks copied, not referenced, in {}", self.name, by_value.join(", ")));
+        }
         if self.home.parquet {
             let files = super::parquet::render(&self.name, &entries, super::parquet::RECORD_SIZE)?;
             crate::trace::emit(1, &format!("refs: {}: {} keys, {refs} references, {} files", self.name, entries.len(), files.len()));
