@@ -222,7 +222,6 @@ GENERATED = {"src/ffi/data_matrix.rs", "src/ffi/att_matrix.rs"}
 KNOWN_LONG = {
     "headers/src/main.rs:render": 147,
     "core/src/engine/cache.rs:put": 131,
-    "core/src/engine/cache.rs:get": 123,
     "core/src/codec/plugin/mod.rs:localize_now": 111,
     "core/src/error.rs:message": 98,
     "core/src/engine/io.rs:read_direct": 87,

@@ -157,72 +157,13 @@ impl Cache {
         if let Mem::Bytes(buf, mt) = &mut mem
             && (layout.decodes_into(*mt) || (layout.is_plain(*mt) && store.caps().latency_bound))
         {
-            // Whole chunks laid out contiguously in memory that nobody has cached: decode (or,
-            // unfiltered on a store with latency, read) straight into the caller's buffer (a full
-            // read wants each chunk once).
-            let cached = &self.var(var).entries;
-            let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) =
-                plans.into_iter().partition(|p| !cached.contains_key(&p.idx) && contiguous_span(layout, p).is_some());
-            plans = rest;
-            let keys: Vec<Key> = direct.iter().map(|p| layout.chunk_key(&p.idx)).collect::<Result<_>>()?;
-            let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
-            let batch = store.caps().batch_size;
-            let fs = layout.item;
-            let fill = |dst: &mut [u8]| match &layout.fill {
-                Some(f) => dst.chunks_exact_mut(fs).for_each(|e| e.copy_from_slice(&f.to_ne_bytes())),
-                None => dst.fill(0),
-            };
-            if layout.filters.is_empty() {
-                // Stored bytes are the values: each chunk read straight into its place.
-                for (batch_plans, batch_keys) in direct.chunks(batch).zip(keys.chunks(batch)) {
-                    let spans: Vec<(usize, usize)> = batch_plans.iter().map(|p| contiguous_span(layout, p).expect("checked")).collect();
-                    // SAFETY: the chunks of one get cover disjoint memory ranges (MemOut).
-                    let outs: Vec<&mut [u8]> = spans.iter().map(|&(moff, n)| unsafe { out.range(moff * fs, n * fs) }).collect();
-                    let found = store.read_many_into(batch_keys, outs)?;
-                    for (&(moff, n), _) in spans.iter().zip(found).filter(|(_, f)| !f) {
-                        // SAFETY: as above; the read left this range alone.
-                        fill(unsafe { out.range(moff * fs, n * fs) });
-                    }
-                }
-            } else {
-                for (batch_plans, batch_keys) in direct.chunks(batch).zip(keys.chunks(batch)) {
-                    let fetched = store.get_many_limited(batch_keys, layout.stored_limit())?;
-                    let results: Vec<Result<()>> = crate::parallel::run(|| {
-                        batch_plans
-                            .par_iter()
-                            .zip(fetched)
-                            .map(|(p, stored)| {
-                                let (moff, n) = contiguous_span(layout, p).expect("checked");
-                                // SAFETY: this chunk's memory range belongs to this task (MemOut).
-                                let dst = unsafe { out.range(moff * fs, n * fs) };
-                                match stored {
-                                    Some(bytes) => {
-                                        if !codec::decode_into(&layout.filters, &bytes, dst, fs)? {
-                                            crate::bytes::copy(dst, &codec::decode(&layout.filters, bytes, fs, dst.len())?);
-                                        }
-                                    }
-                                    None => fill(dst),
-                                }
-                                Ok(())
-                            })
-                            .collect()
-                    });
-                    results.into_iter().collect::<Result<()>>()?;
-                }
-            }
+            plans = self.get_direct(store, var, layout, plans, buf)?;
         }
         if let Mem::Bytes(buf, mt) = &mut mem
             && layout.is_plain(*mt)
             && !store.caps().latency_bound
         {
-            let cached = &self.var(var).entries;
-            let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) = plans.into_iter().partition(|p| !cached.contains_key(&p.idx));
-            plans = rest;
-            let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
-            let results: Vec<Result<()>> = crate::parallel::run(|| {
-                direct.par_iter().map(|p| with_scratch(|scratch| read_direct(store, layout, p, &out, scratch))).collect()
-            });
-            results.into_iter().collect::<Result<()>>()?;
+            plans = self.get_plain(store, var, layout, plans, buf)?;
         }
         let idxs: Vec<(Vec<u64>, bool)> = plans.iter().map(|p| (p.idx.clone(), false)).collect();
         self.load(store, var, layout, &idxs)?;
@@ -265,6 +206,89 @@ impl Cache {
             }
         }
         Ok(range)
+    }
+
+    /// Whole chunks laid out contiguously in memory that nobody has cached: decoded (or,
+    /// unfiltered on a store with latency, read) straight into the caller's buffer (a full read
+    /// wants each chunk once). Returns the plans left for the cache.
+    fn get_direct(
+        &mut self,
+        store: &dyn Zmap,
+        var: (usize, usize),
+        layout: &Layout,
+        plans: Vec<ChunkPlan>,
+        buf: &mut [u8],
+    ) -> Result<Vec<ChunkPlan>> {
+        let cached = &self.var(var).entries;
+        let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) =
+            plans.into_iter().partition(|p| !cached.contains_key(&p.idx) && contiguous_span(layout, p).is_some());
+        let keys: Vec<Key> = direct.iter().map(|p| layout.chunk_key(&p.idx)).collect::<Result<_>>()?;
+        let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
+        let batch = store.caps().batch_size;
+        let fs = layout.item;
+        let fill = |dst: &mut [u8]| match &layout.fill {
+            Some(f) => dst.chunks_exact_mut(fs).for_each(|e| e.copy_from_slice(&f.to_ne_bytes())),
+            None => dst.fill(0),
+        };
+        if layout.filters.is_empty() {
+            // Stored bytes are the values: each chunk read straight into its place.
+            for (batch_plans, batch_keys) in direct.chunks(batch).zip(keys.chunks(batch)) {
+                let spans: Vec<(usize, usize)> = batch_plans.iter().map(|p| contiguous_span(layout, p).expect("checked")).collect();
+                // SAFETY: the chunks of one get cover disjoint memory ranges (MemOut).
+                let outs: Vec<&mut [u8]> = spans.iter().map(|&(moff, n)| unsafe { out.range(moff * fs, n * fs) }).collect();
+                let found = store.read_many_into(batch_keys, outs)?;
+                for (&(moff, n), _) in spans.iter().zip(found).filter(|(_, f)| !f) {
+                    // SAFETY: as above; the read left this range alone.
+                    fill(unsafe { out.range(moff * fs, n * fs) });
+                }
+            }
+        } else {
+            for (batch_plans, batch_keys) in direct.chunks(batch).zip(keys.chunks(batch)) {
+                let fetched = store.get_many_limited(batch_keys, layout.stored_limit())?;
+                let results: Vec<Result<()>> = crate::parallel::run(|| {
+                    batch_plans
+                        .par_iter()
+                        .zip(fetched)
+                        .map(|(p, stored)| {
+                            let (moff, n) = contiguous_span(layout, p).expect("checked");
+                            // SAFETY: this chunk's memory range belongs to this task (MemOut).
+                            let dst = unsafe { out.range(moff * fs, n * fs) };
+                            match stored {
+                                Some(bytes) => {
+                                    if !codec::decode_into(&layout.filters, &bytes, dst, fs)? {
+                                        crate::bytes::copy(dst, &codec::decode(&layout.filters, bytes, fs, dst.len())?);
+                                    }
+                                }
+                                None => fill(dst),
+                            }
+                            Ok(())
+                        })
+                        .collect()
+                });
+                results.into_iter().collect::<Result<()>>()?;
+            }
+        }
+        Ok(rest)
+    }
+
+    /// Unfiltered chunks on a local store, read straight into the caller's buffer, each on
+    /// the worker pool. Returns the plans left for the cache (chunks already cached).
+    fn get_plain(
+        &mut self,
+        store: &dyn Zmap,
+        var: (usize, usize),
+        layout: &Layout,
+        plans: Vec<ChunkPlan>,
+        buf: &mut [u8],
+    ) -> Result<Vec<ChunkPlan>> {
+        let cached = &self.var(var).entries;
+        let (direct, rest): (Vec<ChunkPlan>, Vec<ChunkPlan>) = plans.into_iter().partition(|p| !cached.contains_key(&p.idx));
+        let out = MemOut { ptr: buf.as_mut_ptr(), len: buf.len() };
+        let results: Vec<Result<()>> = crate::parallel::run(|| {
+            direct.par_iter().map(|p| with_scratch(|scratch| read_direct(store, layout, p, &out, scratch))).collect()
+        });
+        results.into_iter().collect::<Result<()>>()?;
+        Ok(rest)
     }
 
     /// Writes a selection from memory into cached chunks (marked dirty), keeping the
