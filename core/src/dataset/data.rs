@@ -101,7 +101,7 @@ impl Dataset {
             crate::engine::Mem::Bytes(values, mt) => match self.write_by_reference(gid, varid.index()?, sel, values, mt)? {
                 super::references::ByReference::Not => crate::engine::Mem::Bytes(values, mt),
                 super::references::ByReference::Except(parts) => {
-                    let item = crate::engine::mem_size(mt);
+                    let item = mt.size();
                     for (part, offset) in parts {
                         let rest = values.get_mut(offset * item..).unwrap_or_default();
                         self.put_values(gid, varid, &part, crate::engine::Mem::Bytes(rest, mt))?;

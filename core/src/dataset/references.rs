@@ -89,7 +89,7 @@ fn copied_chunk(sel: &Selection, values: &[u8], mem: MemType, idx: &[u64], layou
     if part.count != layout.chunk_shape {
         return None;
     }
-    let item = crate::engine::mem_size(mem);
+    let item = mem.size();
     let corner: Vec<u64> = part.start.iter().zip(&sel.start).map(|(a, b)| a - b).collect();
     let origin = origins::find(&gather(values, &sel.count, &corner, &part.count, item), &part.count, mem)?;
     if let [(_, Some(at))] = origin.chunks.as_slice()

@@ -15,13 +15,8 @@ pub enum MemType {
     Num(NcType),
 }
 
-/// Bytes per element of a memory type.
-pub(crate) fn mem_size(mt: MemType) -> usize {
-    mt.size()
-}
-
 impl MemType {
-    pub(super) fn size(self) -> usize {
+    pub(crate) fn size(self) -> usize {
         match self {
             MemType::Text => 1,
             MemType::Num(t) => t.size(),

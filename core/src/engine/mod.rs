@@ -19,7 +19,6 @@ mod selection;
 pub(crate) use cache::Cache;
 pub(crate) use chunk::Layout;
 pub use convert::check_types;
-pub(crate) use mem::mem_size;
 pub use mem::{Mem, MemType};
 pub(crate) use pieces::{Piece, WirePiece, decode_pieces, merge};
 pub use selection::{Request, Selection, select};

@@ -66,10 +66,7 @@ fn read_same(ds: &mut Dataset, var_key: &str, sel: &Selection, mem: MemType) -> 
     let count: Vec<usize> = sel.count.iter().map(|&c| usize::try_from(c).ok()).collect::<Option<_>>()?;
     let req = Request { start: Some(&start), count: Some(&count), stride: None, imap: None };
     let here = ds.select(gid, VarRef::Var(varid), &req, false).ok()?;
-    let size = match mem {
-        MemType::Text => 1,
-        MemType::Num(t) => t.size(),
-    };
+    let size = mem.size();
     let mut values = vec![0u8; usize::try_from(here.nelems()).ok()?.checked_mul(size)?];
     ds.read(gid, VarRef::Var(varid), &here, Mem::Bytes(&mut values, mem)).ok()?;
     Some(values)
