@@ -50,7 +50,7 @@ TOOL_HELPERS := H5get_libversion Cdh2e NC__testurl NC_shellUnescape NCpathcanoni
   nclog ncsetlogging ncsetloglevel ncuriappendfragmentkey ncuribuild ncurifree ncuriparse strlcat
 C_SYMBOLS := ncerr ncopts nc_advise nclog
 
-.PHONY: all cargo deps headers check check-rust check-c check-fuzz fuzz check-compat check-clients check-passthrough check-s3 check-refs check-lazy check-cfa check-plugins check-python check-v3 check-cmake check-mpi check-crash demo install clean bench
+.PHONY: all cargo deps headers check check-rust check-c check-fuzz fuzz check-compat check-clients check-passthrough check-s3 check-refs check-lazy check-icechunk check-cfa check-plugins check-python check-v3 check-cmake check-mpi check-crash demo install clean bench
 
 all: $(DROPIN) $(PRELOAD) $(STATIC) $(BUILD)/nc-config $(BUILD)/netcdf.pc
 ifeq ($(HAVE_MPI),yes)
@@ -58,7 +58,7 @@ all: $(MPI_LIB) $(MPI_PRELOAD) $(BUILD)/netcdf-mpi.pc
 endif
 
 cargo:
-	$(CARGO) build --release --lib
+	$(CARGO) build --release --lib $(if $(filter no,$(ICECHUNK)),--no-default-features)
 
 # The link rules depend on the phony `cargo` so they always see cargo's latest archive.
 $(LIB_A) $(TARGET)/libnetcdf.so: cargo
@@ -155,7 +155,7 @@ headers:
 	$(CARGO) run --release -q -p nczarr-headers
 
 check: deps all
-	$(MAKE) --no-print-directory check-rust check-c check-fuzz check-crash check-compat check-clients check-passthrough check-s3 check-refs check-lazy check-cfa check-plugins check-python check-v3 check-cmake check-mpi
+	$(MAKE) --no-print-directory check-rust check-c check-fuzz check-crash check-compat check-clients check-passthrough check-s3 check-refs check-lazy check-icechunk check-cfa check-plugins check-python check-v3 check-cmake check-mpi
 	@echo "make check: all suites passed"
 
 # Generated sources: what each generator writes now must be what is committed (a difference
@@ -221,6 +221,9 @@ check-refs: all
 
 check-lazy: all
 	sh ctests/lazy/run.sh
+
+check-icechunk: all
+	sh ctests/icechunk/run.sh
 
 check-plugins: all
 	sh ctests/plugins/run.sh

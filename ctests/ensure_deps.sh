@@ -70,3 +70,6 @@ fi
 "$py" -c "import fastparquet" 2> /dev/null || pip_install fastparquet
 # h5netcdf (with h5py) writes part of the lazy suite's corpus (HDF5's newer chunk indexes).
 "$py" -c "import h5netcdf, h5py" 2> /dev/null || pip_install h5netcdf h5py
+# icechunk-python (1.1.x on this Python: repositories of spec 1) writes and reads the Icechunk
+# repositories the icechunk suite compares with ours.
+"$py" -c "import icechunk" 2> /dev/null || pip_install "icechunk>=1.1,<2"

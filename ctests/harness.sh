@@ -5,7 +5,8 @@
 # suite ends with its "N passed, M failed" line. A suite names its cases with `case_ NAME`
 # (one per numbered part); `T=<text>` (`make check-v3 T=nccopy`) runs only the cases whose
 # name contains <text>, plus the set-up every case needs.
-build="$top/build"
+# NCZARR_BUILD: test another build of the libraries (a debug build while developing).
+build="${NCZARR_BUILD:-$top/build}"
 pre="$build/libnczarr_preload.so"
 scratch=$(mktemp -d)
 # Background servers a suite starts go into $pids; they are stopped at exit.

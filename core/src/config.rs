@@ -94,6 +94,19 @@ pub(crate) fn create_format() -> Option<u8> {
     }
 }
 
+/// `NCZARR_ICECHUNK_SPEC=1|2`: the on-disk spec version of an Icechunk repository `nc_create`
+/// makes (read per create); `None`: the library's default (1, which every Icechunk reader reads).
+/// Anything else is an error the create reports.
+pub(crate) fn icechunk_spec() -> Option<String> {
+    env_str("NCZARR_ICECHUNK_SPEC").map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+}
+
+/// `NCZARR_ICECHUNK_MESSAGE`: the message of every Icechunk commit instead of the program's name
+/// and the time (read per commit).
+pub(crate) fn icechunk_message() -> Option<String> {
+    env_str("NCZARR_ICECHUNK_MESSAGE").filter(|v| !v.is_empty())
+}
+
 /// `NCZARR_CONSOLIDATED=1|true|yes`: write and read `.zmetadata` when the mode does not say.
 pub(crate) fn consolidated() -> bool {
     env_str("NCZARR_CONSOLIDATED").is_some_and(|v| yes(&v))

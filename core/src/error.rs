@@ -60,6 +60,9 @@ pub enum Kind {
     NcZarr,
     S3,
     NoObject,
+    /// A commit lost a race: another writer changed what this one changed (an Icechunk branch
+    /// moved and the same chunk or metadata was written): NC_EOBJECT, nothing stored.
+    Conflict,
     Url,
     /// A C `errno` value, passed through as netcdf-c does (positive codes).
     Errno(i32),
@@ -137,6 +140,7 @@ impl Error {
             Kind::NcZarr => -137,
             Kind::S3 => -138,
             Kind::NoObject => -141,
+            Kind::Conflict => -140,
             Kind::Errno(e) | Kind::Real(e) => e,
         }
     }

@@ -396,6 +396,7 @@ mod tests {
                 Kind::NcZarr => NC_ENCZARR,
                 Kind::S3 => NC_ES3,
                 Kind::NoObject => NC_ENOOBJECT,
+                Kind::Conflict => NC_EOBJECT,
                 Kind::Url => NC_EURL,
                 Kind::Errno(e) | Kind::Real(e) => e,
             }
@@ -449,6 +450,7 @@ mod tests {
             Kind::NcZarr,
             Kind::S3,
             Kind::NoObject,
+            Kind::Conflict,
             Kind::Url,
             Kind::Errno(5),
             Kind::Real(-51),

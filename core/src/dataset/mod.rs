@@ -161,7 +161,7 @@ impl Dataset {
         if !format.has_shards() && spec.shard != crate::url::ShardRequest::None {
             return err(Kind::Invalid, "shard= needs mode v3");
         }
-        let (store, _) = crate::zmap::open::open(&spec, true, format.zip_in_folder())?;
+        let (store, _) = crate::zmap::open::open(&spec, true, true, format.zip_in_folder())?;
         let mut ds = Dataset::create_on(spec, cmode, store, format)?;
         if references {
             ds.references_out = Some(crate::engine::origins::WriterTicket::new());
@@ -213,7 +213,7 @@ impl Dataset {
         if omode.unsupported_for_open() {
             return err(Kind::Invalid, "mode flag not supported for Zarr datasets");
         }
-        let (store, _) = crate::zmap::open::open(&spec, false, false)?;
+        let (store, _) = crate::zmap::open::open(&spec, false, omode.write(), false)?;
         Dataset::open_on(spec, omode, store)
     }
 
@@ -472,6 +472,11 @@ impl Dataset {
     /// Abort: a dataset created in this session and never made durable is deleted; otherwise
     /// pending changes are dropped (nothing is written).
     pub fn abort(self) -> Result<()> {
+        // A versioned store's writes are one session, discarded by dropping it; its place is a
+        // repository with a history, never deleted here.
+        if self.store.caps().versioned {
+            return Ok(());
+        }
         if self.created
             && self.par.as_ref().is_none_or(|p| p.comm.rank() == 0)
             && self.model.groups[0].vars.is_empty()

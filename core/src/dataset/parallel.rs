@@ -47,6 +47,12 @@ fn check_driver(spec: &OpenSpec, writing: bool) -> Result<()> {
     if zip && writing {
         return err(Kind::Invalid, "zip stores are read-only in parallel (one archive cannot take writes from many ranks)");
     }
+    let icechunk = spec.driver == Some(Driver::Icechunk) || (spec.driver.is_none() && probe(&spec.path) == Some(Driver::Icechunk));
+    if icechunk && writing {
+        // Each rank's writes would be a session of its own, and so a commit of its own: one
+        // snapshot per close needs the sessions merged first, which is not built.
+        return err(Kind::Invalid, "Icechunk repositories are read-only in parallel (one commit cannot yet take writes from many ranks)");
+    }
     Ok(())
 }
 
@@ -74,7 +80,7 @@ impl Dataset {
     /// A rank other than 0 joining the dataset rank 0 has just created.
     fn attach_created(spec: OpenSpec, cmode: OpenFlags) -> Result<Dataset> {
         let format = ZarrFormat::from_number(spec.create_format());
-        let (store, _) = crate::zmap::open::open(&spec, false, format.zip_in_folder())?;
+        let (store, _) = crate::zmap::open::open(&spec, false, true, format.zip_in_folder())?;
         let mut ds = Dataset::fresh(spec, cmode, store, format);
         // Rank 0 wrote the root group; what this rank would render now is what it wrote.
         let opts = ds.render_options();

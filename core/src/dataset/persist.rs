@@ -66,8 +66,11 @@ impl Dataset {
         if self.retired.is_empty() {
             return Ok(());
         }
-        // Stored, not just sent: an S3 metadata wave may still be in flight, and may fail.
-        self.store.flush()?;
+        // Stored, not just sent: an S3 metadata wave may still be in flight, and may fail. (A
+        // versioned store has no order to keep, and its flush would commit a half-made version.)
+        if !self.store.caps().versioned {
+            self.store.flush()?;
+        }
         while let Some(old) = self.retired.pop() {
             if let Err(e) = self.store.delete_prefix(&Key::new(old.clone())?) {
                 self.retired.push(old);

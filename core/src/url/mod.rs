@@ -23,6 +23,9 @@ pub enum Driver {
     Refs,
     /// A plain web server (no S3 API): keys read by GET under the base URL; read-only.
     Http,
+    /// An Icechunk repository (a directory or an S3 prefix): Zarr v3 read through a session
+    /// on one branch, tag or snapshot; every sync and close of a writer one commit.
+    Icechunk,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,6 +135,7 @@ const OUR_WORDS: &[&str] = &[
     "log",
     "kerchunk",
     "http",
+    "icechunk",
 ];
 const OTHER_WORDS: &[&str] = &[
     "nc3",
@@ -212,6 +216,10 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
     if has("v2") && has("v3") {
         return err(Kind::Invalid, "both v2 and v3 requested");
     }
+    let icechunk = driver == Some(Driver::Icechunk);
+    if icechunk && has("v2") {
+        return err(Kind::Invalid, "an Icechunk repository holds Zarr v3 (no v2)");
+    }
     if has("consolidated") && has("noconsolidated") {
         return err(Kind::Invalid, "consolidated and noconsolidated both requested");
     }
@@ -242,7 +250,7 @@ pub fn parse(name: &str) -> Result<Option<OpenSpec>> {
         dimension_separator,
         params,
         s3,
-        zarr_format: pick("v3", "v2").map(|v3| if v3 { 3 } else { 2 }),
+        zarr_format: if icechunk { Some(3) } else { pick("v3", "v2").map(|v3| if v3 { 3 } else { 2 }) },
         shard,
         fragment_split: None,
     }))
@@ -319,7 +327,7 @@ fn mode_words(params: &BTreeMap<String, String>, on_s3: bool) -> Result<Option<V
     }
     let has = |w: &str| words.iter().any(|x| x == w);
     // A reference set holds Zarr whose flavor its content says (kerchunk writes plain Zarr).
-    let explicit = has("nczarr") || has("zarr") || has("kerchunk");
+    let explicit = has("nczarr") || has("zarr") || has("kerchunk") || has("icechunk");
     if !explicit && !words.is_empty() && !words.iter().all(|w| ["file", "zip"].contains(&w.as_str())) {
         return Ok(None);
     }
@@ -344,6 +352,16 @@ fn storage_driver(words: &[String], on_s3: bool) -> Result<Option<Driver>> {
             return err(Kind::Invalid, "kerchunk and zip both requested");
         }
         return Ok(Some(Driver::Refs));
+    }
+    if has("icechunk") {
+        // The repository is a directory or, on S3, a key prefix: the S3 word only says where.
+        if drivers.iter().any(|d| !matches!(d, Driver::File | Driver::S3)) {
+            return err(Kind::Invalid, "icechunk is a directory or an S3 prefix (no zip, kerchunk or http)");
+        }
+        if drivers.contains(&Driver::S3) && !on_s3 {
+            return err(Kind::Invalid, "mode s3 needs an s3:// or http(s):// URL");
+        }
+        return Ok(Some(Driver::Icechunk));
     }
     if drivers.first() == Some(&Driver::S3) && !on_s3 {
         return err(Kind::Invalid, "mode s3 needs an s3:// or http(s):// URL");
@@ -397,6 +415,10 @@ pub fn probe(path: &std::path::Path) -> Option<Driver> {
         let zmetadata = std::fs::read(path.join(".zmetadata")).unwrap_or_default();
         if serde_json::from_slice::<serde_json::Value>(&zmetadata).is_ok_and(|v| v.get("record_size").is_some()) {
             return Some(Driver::Refs);
+        }
+        // An Icechunk repository: spec 2's `repo` object, or spec 1's refs and snapshots.
+        if path.join("repo").is_file() || (path.join("refs").is_dir() && path.join("snapshots").is_dir()) {
+            return Some(Driver::Icechunk);
         }
         let markers = [".zgroup", ".zarray", ".zattrs", "zarr.json", ".zmetadata"];
         return markers.iter().any(|m| path.join(m).exists()).then_some(Driver::File);

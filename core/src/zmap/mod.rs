@@ -11,6 +11,8 @@ pub mod cfa;
 pub(crate) mod conformance;
 pub mod file;
 pub(crate) mod http;
+#[cfg(feature = "icechunk")]
+pub(crate) mod icechunk;
 mod key;
 pub mod memory;
 pub mod open;
@@ -242,11 +244,15 @@ pub struct Caps {
     pub latency_bound: bool,
     /// `put` may be called from several threads at once (independent objects).
     pub concurrent_puts: bool,
+    /// Writes are one transaction that `flush` commits (an Icechunk session): no write is seen
+    /// before it, so there is no crash order to keep, and a flush in mid-update would commit a
+    /// half-made version. Dropped without a flush, the writes are discarded.
+    pub versioned: bool,
 }
 
 impl Default for Caps {
     fn default() -> Caps {
-        Caps { batch_size: 16, latency_bound: false, concurrent_puts: false }
+        Caps { batch_size: 16, latency_bound: false, concurrent_puts: false, versioned: false }
     }
 }
 

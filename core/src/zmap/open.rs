@@ -12,9 +12,10 @@ use crate::zmap::refs::RefStore;
 use crate::zmap::s3::S3Store;
 use crate::zmap::zip::ZipStore;
 
-/// The store of `spec`, created (`create`) or opened, and the driver it took.
-/// `zip_in_folder`: a created zip archive holds the store in a folder (Zarr v3's layout).
-pub(crate) fn open(spec: &OpenSpec, create: bool, zip_in_folder: bool) -> Result<(Box<dyn Zmap>, Driver)> {
+/// The store of `spec`, created (`create`) or opened (for writing: `write`), and the driver it
+/// took. `zip_in_folder`: a created zip archive holds the store in a folder (Zarr v3's layout).
+#[cfg_attr(not(feature = "icechunk"), allow(unused_variables))]
+pub(crate) fn open(spec: &OpenSpec, create: bool, write: bool, zip_in_folder: bool) -> Result<(Box<dyn Zmap>, Driver)> {
     let driver = match spec.driver {
         Some(d) => d,
         None if create => Driver::File,
@@ -38,6 +39,12 @@ pub(crate) fn open(spec: &OpenSpec, create: bool, zip_in_folder: bool) -> Result
         (Driver::Http, false) => Box::new(crate::zmap::http::WebStore::open(&spec.path.to_string_lossy())),
         (Driver::Http, true) => {
             return err(Kind::NotBuilt, format!("{}: a web server without the S3 API is read, not written", spec.path.display()));
+        }
+        #[cfg(feature = "icechunk")]
+        (Driver::Icechunk, create) => Box::new(crate::zmap::icechunk::IcechunkStore::open(spec, create, write)?),
+        #[cfg(not(feature = "icechunk"))]
+        (Driver::Icechunk, _) => {
+            return err(Kind::NotBuilt, "Icechunk repositories: this library was built without them (cargo feature icechunk)");
         }
         (Driver::S3, create) => {
             let target = spec.s3.as_ref().ok_or_else(|| Error::new(Kind::Invalid, "S3 driver without an S3 URL"))?;

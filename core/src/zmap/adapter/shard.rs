@@ -473,7 +473,12 @@ impl Zmap for ShardStore<'_> {
     /// Writes only fill the pending map (behind a lock), so they may run concurrently.
     fn caps(&self) -> Caps {
         let inner = self.inner.caps();
-        Caps { batch_size: (2 * self.nslots()).clamp(inner.batch_size, 65536), latency_bound: inner.latency_bound, concurrent_puts: true }
+        Caps {
+            batch_size: (2 * self.nslots()).clamp(inner.batch_size, 65536),
+            latency_bound: inner.latency_bound,
+            concurrent_puts: true,
+            versioned: inner.versioned,
+        }
     }
 }
 

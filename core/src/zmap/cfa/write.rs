@@ -205,7 +205,7 @@ impl Zmap for CfaWriteStore {
     }
 
     fn caps(&self) -> Caps {
-        Caps { batch_size: 16, latency_bound: false, concurrent_puts: false }
+        Caps { batch_size: 16, latency_bound: false, concurrent_puts: false, versioned: false }
     }
 }
 

@@ -27,7 +27,7 @@
 //! serves whole netCDF files stored as single objects.
 
 mod client;
-mod credentials;
+pub(crate) mod credentials;
 mod errors;
 pub mod object;
 mod requests;
@@ -295,7 +295,7 @@ impl Zmap for S3Store {
     fn caps(&self) -> Caps {
         // Batches bound what staging buffers hold (filtered chunks): twice the in-flight
         // limit of sizeable objects.
-        Caps { batch_size: self.in_flight.limit(Some(1 << 20)).max(16) * 2, latency_bound: true, concurrent_puts: false }
+        Caps { batch_size: self.in_flight.limit(Some(1 << 20)).max(16) * 2, latency_bound: true, concurrent_puts: false, versioned: false }
     }
 }
 

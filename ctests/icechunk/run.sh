@@ -1,0 +1,176 @@
+#!/bin/sh
+# Icechunk repositories (issue 39): a repository icechunk-python (1.1.x, spec 1) wrote with
+# xarray reads through nc_open equal to the same data as netCDF files, at a branch, a tag and a
+# snapshot; nccopy, NCO, a C and a Fortran program write into repositories that icechunk-python
+# reads back equal, one snapshot per nc_close (and per nc_sync); a tag is read-only; nc_abort
+# commits nothing; two writers of disjoint chunks both land and two of one chunk fail the second
+# cleanly (NC_EOBJECT) with the first's values kept; a writer killed at every file-system
+# mutation of a commit leaves the previous snapshot or the new one; the same on S3 (moto).
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/ctests/harness.sh"
+for tool in moto_server ncdump nccopy ncks gfortran; do
+    command -v $tool > /dev/null || { echo "missing tool: $tool (sh ctests/ensure_deps.sh)"; exit 1; }
+done
+python3 -c "import icechunk, xarray, netCDF4" || { echo "missing Python packages (sh ctests/ensure_deps.sh installs icechunk)"; exit 1; }
+d="$scratch/ice"
+mkdir -p "$d"
+ice() { python3 "$top/ctests/icechunk/ice.py" "$@"; }
+v1=$(ice make "$d" 2> "$scratch/make.txt" | tail -1) || { bad "icechunk-python writing the repository"; cat "$scratch/make.txt"; }
+compare() { LD_PRELOAD="$pre" python3 "$top/ctests/icechunk/ice.py" compare "$1" "$2" > "$scratch/cmp.txt" 2>&1; }
+cc -std=c11 -Wall -O2 -I"$top/include" -o "$scratch/ice_write" "$top/ctests/icechunk/ice_write.c" -L"$build" -lnetcdf -ldl -Wl,-rpath,"$build" \
+    || bad "build ice_write"
+W="$scratch/ice_write"
+repo="file://$d/py.repo#mode=nczarr,icechunk"
+
+# 1. What icechunk-python wrote, read through nc_open: the branch main, the tag v1, the branch
+#    dev, a snapshot by id, and the directory without a mode (known by its layout).
+if case_ "1-read-python"; then
+compare "$repo" "$d/main.nc" && ok "main: $(grep -c '^ok' "$scratch/cmp.txt") variables equal to main.nc" || { bad "main"; cat "$scratch/cmp.txt"; }
+compare "$repo&tag=v1" "$d/v1.nc" && ok "tag v1 after main moved: v1's values" || { bad "tag v1"; cat "$scratch/cmp.txt"; }
+compare "$repo&branch=dev" "$d/dev.nc" && ok "branch dev" || { bad "branch dev"; cat "$scratch/cmp.txt"; }
+compare "$repo&snapshot=$v1" "$d/v1.nc" && ok "snapshot $v1 (v1's id)" || { bad "snapshot by id"; cat "$scratch/cmp.txt"; }
+compare "$d/py.repo" "$d/main.nc" && ok "a plain path to a repository" || { bad "a plain path to a repository"; cat "$scratch/cmp.txt"; }
+# Pure Zarr keeps no order of variables and dimensions (ours come in the order listed): the
+# lines are compared as sets; every Zarr array has a fill value, the file's only where set.
+LD_PRELOAD="$pre" ncdump "$repo&tag=v1" | sed -e 1d -e '/_FillValue\|^$/d' | sort > "$scratch/ours.cdl" 2>&1
+ncdump "$d/v1.nc" | sed -e 1d -e '/_FillValue\|^$/d' | sort > "$scratch/theirs.cdl"
+same "ncdump of tag v1 has the lines of ncdump of v1.nc (but _FillValue)" "$scratch/theirs.cdl" "$scratch/ours.cdl"
+LD_PRELOAD="$pre" NCZARR_LOG=errors ncdump -h "$repo&tag=nosuch" > /dev/null 2> "$scratch/e.txt" && bad "a missing tag must fail" \
+    || { grep -q "tag nosuch" "$scratch/e.txt" && ok "a missing tag fails, named" || { bad "a missing tag is named"; cat "$scratch/e.txt"; }; }
+fi
+
+# 2. Writers: nccopy, NCO, the C API (one commit per nc_sync and nc_close), a Fortran program;
+#    icechunk-python reads each commit back equal and counts the snapshots.
+if case_ "2-write"; then
+r2="$d/ours.repo"
+LD_PRELOAD="$pre" nccopy "$d/main.nc" "file://$r2#mode=nczarr,icechunk" && ok "nccopy into a new repository" || bad "nccopy into a new repository"
+ice read "$r2" main "$d/main.nc" > "$scratch/r.txt" 2>&1 && ok "icechunk-python reads nccopy's commit equal: $(grep -c '^ok' "$scratch/r.txt") arrays" \
+    || { bad "icechunk-python reading nccopy's commit"; cat "$scratch/r.txt"; }
+n=$(ice history "$r2" | wc -l)
+[ "$n" -eq 2 ] && ok "nccopy's nc_close is one snapshot (2 with the repository's first)" || { bad "snapshots after nccopy: $n"; ice history "$r2"; }
+"$W" "file://$r2#mode=nczarr,icechunk" syncs 3 && ok "three updates, two nc_sync and nc_close" || bad "three updates with nc_sync"
+n=$(ice history "$r2" | wc -l)
+[ "$n" -eq 5 ] && ok "each nc_sync and the nc_close one snapshot (5 in all)" || { bad "snapshots after syncs: $n"; ice history "$r2"; }
+got=$(ice value "$r2" main t 0,0,1); want=$(python3 -c "import netCDF4; print(float(netCDF4.Dataset('$d/main.nc')['t'][0,0,1]) + 3)")
+[ "$got" = "$want" ] && ok "the last commit's values ($got)" || bad "the last commit's values: $got, want $want"
+ice history "$r2" | sed -n 1p | grep -q "ice_write" && ok "the commit message names the program" || { bad "commit message"; ice history "$r2" | head -1; }
+NCZARR_ICECHUNK_MESSAGE="my message" "$W" "file://$r2#mode=nczarr,icechunk" put t 0,0,0 5
+ice history "$r2" | sed -n 1p | grep -qx "my message" && ok "NCZARR_ICECHUNK_MESSAGE" || bad "NCZARR_ICECHUNK_MESSAGE"
+before=$(ice history "$r2" | wc -l)
+"$W" "file://$r2#mode=nczarr,icechunk" abort && [ "$(ice history "$r2" | wc -l)" -eq "$before" ] && [ "$(ice value "$r2" main t 0,0,0)" = "5.0" ] \
+    && ok "nc_abort commits nothing" || bad "nc_abort commits nothing"
+LD_PRELOAD="$pre" ncks --no_tmp_fl -O "$d/dev.nc" "file://$d/nco.repo#mode=nczarr,icechunk" > "$scratch/nco.txt" 2>&1 \
+    && ice read "$d/nco.repo" main "$d/dev.nc" > "$scratch/r.txt" 2>&1 && ok "ncks writes a repository icechunk-python reads equal" \
+    || { bad "ncks into a repository"; cat "$scratch/nco.txt" "$scratch/r.txt"; }
+cat > "$scratch/f.f90" << 'EOF'
+program ice_f
+  use netcdf
+  implicit none
+  integer :: nc, x, v, i
+  real :: vals(5) = [(real(i) * 1.5, i = 1, 5)]
+  call check(nf90_create(trim(arg(1)), nf90_netcdf4, nc))
+  call check(nf90_def_dim(nc, "x", 5, x))
+  call check(nf90_def_var(nc, "f", nf90_real, [x], v))
+  call check(nf90_put_att(nc, v, "units", "m"))
+  call check(nf90_enddef(nc))
+  call check(nf90_put_var(nc, v, vals))
+  call check(nf90_close(nc))
+contains
+  function arg(k) result(s)
+    integer, intent(in) :: k
+    character(len=512) :: s
+    call get_command_argument(k, s)
+  end function
+  subroutine check(s)
+    integer, intent(in) :: s
+    if (s /= nf90_noerr) then
+      print *, trim(nf90_strerror(s))
+      stop 1
+    end if
+  end subroutine
+end program
+EOF
+gfortran -I/usr/include -o "$scratch/ice_f" "$scratch/f.f90" -lnetcdff 2> "$scratch/fc.txt" \
+    || { bad "build the Fortran writer"; cat "$scratch/fc.txt"; }
+LD_LIBRARY_PATH="$build" "$scratch/ice_f" "file://$d/f.repo#mode=nczarr,icechunk&branch=main" && [ "$(ice value "$d/f.repo" main f 4)" = "7.5" ] \
+    && [ "$(ice history "$d/f.repo" | wc -l)" -eq 2 ] && ok "a Fortran program's nf90_close is one snapshot icechunk-python reads" || bad "a Fortran writer"
+fi
+
+# 3. Versions by name: writing to a tag or snapshot is NC_EPERM; a create on a new branch starts
+#    it from main; main and the tag keep their values.
+if case_ "3-versions"; then
+"$W" "$repo&tag=v1" put t 0,0,0 1 2> "$scratch/e.txt" && bad "a tag must be read-only" \
+    || { grep -q "Write to read only" "$scratch/e.txt" && ok "writing to a tag: NC_EPERM" || { bad "writing to a tag"; cat "$scratch/e.txt"; }; }
+LD_PRELOAD="$pre" nccopy "$d/v1.nc" "$repo&branch=copy" && ice read "$d/py.repo" copy "$d/v1.nc" > /dev/null 2>&1 \
+    && ice read "$d/py.repo" main "$d/main.nc" > /dev/null 2>&1 && ice read "$d/py.repo" tag:v1 "$d/v1.nc" > /dev/null 2>&1 \
+    && ok "nccopy into a new branch; main and v1 unchanged" || bad "nccopy into a new branch"
+r3="$d/clobber.repo"; "$W" "file://$r3#mode=nczarr,icechunk" crash old > /dev/null && "$W" "file://$r3#mode=nczarr,icechunk" crash new > /dev/null
+[ "$(ice history "$r3" | wc -l)" -eq 3 ] && [ "$(ice value "$r3" main t 0,1)" = "2.0" ] \
+    && ok "nc_create of an existing repository: one more commit, the new dataset" || bad "nc_create of an existing repository"
+NCZARR_LOG=errors "$W" "$repo&branch=nosuch" put t 0,0,0 1 2> "$scratch/e.txt" && bad "opening a missing branch must fail" \
+    || { grep -q "branch nosuch" "$scratch/e.txt" && ok "nc_open of a missing branch fails, named" || { bad "a missing branch"; cat "$scratch/e.txt"; }; }
+fi
+
+# 4. Two writers at once: disjoint chunks both land (the second commit rebased); the same chunk
+#    fails the second nc_close with NC_EOBJECT and the first's value stays.
+if case_ "4-concurrent"; then
+# A copy of icechunk-python's repository: t in chunks of 3 x 5 x 6, so the two corners written
+# are in different chunks.
+r4="$d/race.repo"; cp -a "$d/py.repo" "$r4"
+u="file://$r4#mode=nczarr,icechunk"
+rm -f "$scratch/go"; "$W" "$u" put t 0,0,0 111 "$scratch/go" & a=$!
+sleep 1; "$W" "$u" put t 5,9,11 222; b=$?
+touch "$scratch/go"; wait $a; a=$?
+[ "$a" -eq 0 ] && [ "$b" -eq 0 ] && [ "$(ice value "$r4" main t 0,0,0)" = "111.0" ] && [ "$(ice value "$r4" main t 5,9,11)" = "222.0" ] \
+    && ok "two writers of disjoint chunks: both land" || bad "disjoint chunks: exits $a $b, values $(ice value "$r4" main t 0,0,0) $(ice value "$r4" main t 5,9,11)"
+rm -f "$scratch/go"; "$W" "$u" put t 0,0,1 333 "$scratch/go" 2> "$scratch/a.txt" & a=$!
+sleep 1; "$W" "$u" put t 0,0,1 444; b=$?
+touch "$scratch/go"; wait $a; a=$?
+[ "$b" -eq 0 ] && [ "$a" -eq 3 ] && [ "$(ice value "$r4" main t 0,0,1)" = "444.0" ] \
+    && ok "two writers of one chunk: the later close is NC_EOBJECT, the first's value kept" \
+    || { bad "one chunk: exits $a $b, value $(ice value "$r4" main t 0,0,1)"; cat "$scratch/a.txt"; }
+fi
+
+# 5. A writer killed at each file-system mutation of nc_create .. nc_close into a repository
+#    (ctests/crash/crashpoint.c) leaves the branch at the old snapshot or the new one.
+if case_ "5-crash-points"; then
+cc -shared -fPIC -O2 -o "$scratch/crashpoint.so" "$top/ctests/crash/crashpoint.c" -ldl || bad "build crashpoint.so"
+c="$d/crash.repo"; url="file://$c#mode=nczarr,icechunk"
+dump() { LD_LIBRARY_PATH="$build" NCZARR_FALLBACK_LIB= ncdump "$url" 2>&1 | sed 1d; }
+"$W" "$url" crash new > /dev/null && dump > "$scratch/new.txt"
+rm -rf "$c"; "$W" "$url" crash old > /dev/null && dump > "$scratch/old.txt"
+cp -a "$c" "$d/crash.old"
+total=$(LD_PRELOAD="$scratch/crashpoint.so" "$W" "$url" crash new)
+o=0 n=0 l=0 i=1
+while [ "$i" -le "${total:-0}" ]; do
+    rm -rf "$c"; cp -a "$d/crash.old" "$c"
+    CRASH_AT=$i LD_PRELOAD="$scratch/crashpoint.so" "$W" "$url" crash new > /dev/null 2>&1
+    dump > "$scratch/got.txt"
+    if cmp -s "$scratch/got.txt" "$scratch/old.txt"; then o=$((o + 1))
+    elif cmp -s "$scratch/got.txt" "$scratch/new.txt"; then n=$((n + 1))
+    else l=$((l + 1)); echo "# crash point $i: neither state"; head -5 "$scratch/got.txt"; fi
+    i=$((i + 1))
+done
+[ "${total:-0}" -gt 3 ] && [ "$l" -eq 0 ] && ok "crash points of a commit: $total: old $o, new $n, broken 0" \
+    || bad "crash points of a commit: $total: old $o, new $n, broken $l"
+fi
+
+# 6. On S3 (moto): nccopy into a repository under a prefix, read back by icechunk-python and by
+#    nc_open, a second commit, the tag of a repository icechunk-python wrote there.
+if case_ "6-s3"; then
+M=$(port); moto_server -H 127.0.0.1 -p "$M" > "$scratch/moto.log" 2>&1 & pids="$pids $!"
+i=0; until curl -s "http://127.0.0.1:$M" > /dev/null 2>&1 || [ $i -ge 50 ]; do sleep 0.2; i=$((i + 1)); done
+export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1
+python3 -c "import boto3; boto3.client('s3', endpoint_url='http://127.0.0.1:$M').create_bucket(Bucket='ice')"
+s3u="http://127.0.0.1:$M/ice/a/repo#mode=nczarr,icechunk,s3"
+LD_PRELOAD="$pre" nccopy "$d/main.nc" "$s3u" && ok "nccopy into a repository on S3" || bad "nccopy into a repository on S3"
+ice --s3 "http://127.0.0.1:$M" read s3://ice/a/repo main "$d/main.nc" > "$scratch/r.txt" 2>&1 && ok "icechunk-python reads it from S3 equal" \
+    || { bad "icechunk-python reading from S3"; cat "$scratch/r.txt"; }
+compare "$s3u" "$d/main.nc" && ok "read back through nc_open" || { bad "read back from S3"; cat "$scratch/cmp.txt"; }
+"$W" "$s3u" syncs 2 && [ "$(ice --s3 "http://127.0.0.1:$M" history s3://ice/a/repo | wc -l)" -eq 4 ] \
+    && ok "two more commits on S3 (4 snapshots)" || bad "commits on S3"
+fi
+
+echo "icechunk tests: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
