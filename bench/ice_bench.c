@@ -1,4 +1,4 @@
-/* The Icechunk row's workload (bench/icechunk.py): float v(256, 512, 512), 256 MiB in 1 MiB
+/* The Icechunk row's workload (bench/ice_peers.py): float v(256, 512, 512), 256 MiB in 1 MiB
  * chunks of one plane, no codec. Prints "<phase> <seconds>".
  *   ice_bench URL write    nc_create .. nc_close (for a repository: one commit)
  *   ice_bench URL read     nc_open, every value read plane by plane, nc_close */

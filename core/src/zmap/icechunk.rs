@@ -8,21 +8,27 @@
 //! change of both touched the same chunk or metadata (else `Kind::Conflict`, nothing stored and
 //! the branch keeps the other's snapshot); dropping the store without a flush (nc_abort, a
 //! killed program) discards the session. Readers see whole commits only: that is Icechunk's.
+//!
+//! Chunks the session stores itself (Icechunk's native chunks, objects `chunks/<id>` of the
+//! repository) are read through our own driver of the repository's place, straight into the
+//! caller's memory, once the session has said which object holds them; chunk writes go up
+//! behind the caller (as the S3 driver's do), every other call waiting for them first.
 
 use crate::error::{Error, Kind, Result, err};
 use crate::url::OpenSpec;
 use crate::zmap::s3::runtime::block_on;
-use crate::zmap::{Caps, Key, Zmap};
+use crate::zmap::{ByteRange as Span, Caps, Key, Zmap};
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use icechunk::conflicts::basic_solver::{BasicConflictSolver, VersionSelection};
-use icechunk::format::ByteRange;
 use icechunk::format::format_constants::SpecVersionBin;
+use icechunk::format::manifest::ChunkPayload;
+use icechunk::format::{ByteRange, ChunkIndices, Path};
 use icechunk::repository::VersionInfo;
 use icechunk::session::{Session, SessionErrorKind};
 use icechunk::store::StoreErrorKind;
 use icechunk::{Repository, Storage, Store};
-use std::sync::Arc;
-use tokio::sync::RwLock;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{RwLock, Semaphore};
 
 /// How many chunk writes (or reads) one batch keeps in flight.
 const IN_FLIGHT: usize = 16;
@@ -52,6 +58,12 @@ impl Version {
 }
 
 pub(crate) struct IcechunkStore {
+    /// Our own driver of the repository's place (its directory or S3 prefix): native chunks are
+    /// read from it as `chunks/<id>`.
+    raw: Box<dyn Zmap>,
+    /// Chunk writes on their way (`put_chunks`), and the bound on how many.
+    behind: Mutex<Vec<tokio::task::JoinHandle<Result<()>>>>,
+    in_flight: Arc<Semaphore>,
     repo: Repository,
     store: Store,
     session: Arc<RwLock<Session>>,
@@ -95,7 +107,12 @@ impl IcechunkStore {
         })??;
         let session = Arc::new(RwLock::new(session));
         let store = block_on(Store::from_session(session.clone()))?;
-        let ice = IcechunkStore { repo, store, session, branch, place, storage_kind };
+        let raw: Box<dyn Zmap> = match &spec.s3 {
+            Some(target) => Box::new(crate::zmap::s3::S3Store::new(target, &spec.params)?),
+            None => Box::new(crate::zmap::file::FileStore::open(&spec.path)?),
+        };
+        let (behind, in_flight) = (Mutex::new(Vec::new()), Arc::new(Semaphore::new(IN_FLIGHT)));
+        let ice = IcechunkStore { raw, behind, in_flight, repo, store, session, branch, place, storage_kind };
         if create {
             ice.run(|s| async move { s.clear().await })?;
         }
@@ -114,16 +131,123 @@ impl IcechunkStore {
     }
 
     fn error(&self, kind: &StoreErrorKind) -> Error {
+        store_error(kind, &self.place, self.storage_kind)
+    }
+
+    /// Waits for the chunk writes on their way; the first that failed is the answer.
+    fn settle(&self) -> Result<()> {
+        let pending = std::mem::take(&mut *self.behind.lock().map_err(|_| Error::new(Kind::Internal, "icechunk writes: lock poisoned"))?);
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let results = block_on(futures_util::future::join_all(pending))?;
+        let mut first = Ok(());
+        for r in results {
+            let r = r.unwrap_or_else(|e| err(Kind::Internal, format!("a chunk write stopped: {e}")));
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    }
+
+    /// Where the session keeps each of `keys`: `None` for a key that is no chunk, or whose
+    /// chunk is not a native one (read through the session).
+    fn locate_chunks(&self, keys: &[Key]) -> Result<Vec<Option<Found>>> {
+        let coords: Vec<Option<(Path, ChunkIndices)>> = keys.iter().map(|k| chunk_coords(k)).collect();
+        if coords.iter().all(Option::is_none) {
+            return Ok(vec![None; keys.len()]);
+        }
+        let session = self.session.clone();
+        let (place, storage_kind) = (self.place.clone(), self.storage_kind);
+        block_on(async move {
+            let session = session.read().await;
+            let mut out = Vec::with_capacity(coords.len());
+            for c in coords {
+                let Some((path, idx)) = c else {
+                    out.push(None);
+                    continue;
+                };
+                out.push(match session.get_chunk_ref(&path, &idx).await {
+                    Ok(None) => Some(Found::Absent),
+                    Ok(Some(ChunkPayload::Ref(r))) => {
+                        Some(Found::Native { key: Key::new(format!("chunks/{}", r.id))?, offset: r.offset, len: r.length })
+                    }
+                    Ok(Some(ChunkPayload::Inline(b))) => Some(Found::Inline(b.to_vec())),
+                    Ok(Some(_)) => None,
+                    Err(e) if matches!(e.kind, SessionErrorKind::NodeNotFound { .. }) => Some(Found::Absent),
+                    Err(e) => return Err(store_error(&StoreErrorKind::SessionError(e.kind), &place, storage_kind)),
+                });
+            }
+            Ok(out)
+        })?
+    }
+
+    /// One object through the session (metadata, virtual chunks).
+    fn get_through_session(&self, key: &Key) -> Result<Option<Vec<u8>>> {
+        let key = key.to_string();
+        self.run(|s| async move { absent(s.get(&key, &ByteRange::ALL).await).map(|b| b.map(|b| b.to_vec())) })
+    }
+
+    /// A native chunk's bytes from our driver of the repository's place.
+    fn get_native(&self, key: &Key, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let missing = || Error::new(self.storage_kind, format!("{}: chunk object {key} is missing", self.place));
+        if offset == 0 {
+            let got = self.raw.get(key)?.ok_or_else(missing)?;
+            if got.len() as u64 == len {
+                return Ok(got);
+            }
+        }
+        let span = usize::try_from(len).map_err(|_| Error::new(Kind::NoMem, format!("{key}: {len} bytes")))?;
+        let mut got = self.raw.get_ranges(key, &[Span::At { offset, len: span }], None)?.ok_or_else(missing)?;
+        Ok(got.parts.swap_remove(0))
+    }
+}
+
+/// Where a chunk's bytes are, as the session says.
+#[derive(Debug, Clone)]
+enum Found {
+    Absent,
+    Inline(Vec<u8>),
+    /// `len` bytes at `offset` of the repository's object `key` (`chunks/<id>`).
+    Native {
+        key: Key,
+        offset: u64,
+        len: u64,
+    },
+}
+
+/// The array path and chunk indices of a Zarr v3 chunk key (default encoding, `/`): `c` (the
+/// root array's only chunk), `c/1/2`, `a/b/c/1/2`, `a/c`.
+fn chunk_coords(key: &str) -> Option<(Path, ChunkIndices)> {
+    let (array, coords) = if key == "c" {
+        ("", "")
+    } else if let Some(rest) = key.strip_prefix("c/") {
+        ("", rest)
+    } else if let Some(array) = key.strip_suffix("/c") {
+        (array, "")
+    } else {
+        key.rsplit_once("/c/")?
+    };
+    let idx = if coords.is_empty() { Vec::new() } else { coords.split('/').map(|c| c.parse::<u32>().ok()).collect::<Option<Vec<_>>>()? };
+    let path = Path::try_from(format!("/{array}")).ok()?;
+    Some((path, ChunkIndices(idx)))
+}
+
+fn store_error(kind: &StoreErrorKind, place: &str, storage_kind: Kind) -> Error {
+    {
         let k = match kind {
             StoreErrorKind::ReadOnly => Kind::ReadOnly,
             StoreErrorKind::NotFound(_) => Kind::NoObject,
             StoreErrorKind::InvalidKey { .. } | StoreErrorKind::BadMetadata(_) | StoreErrorKind::BadChunkGridMetadata(_) => Kind::NcZarr,
             StoreErrorKind::SessionError(s) if is_conflict(s) => Kind::Conflict,
-            _ => self.storage_kind,
+            _ => storage_kind,
         };
-        Error::new(k, format!("{}: {kind}", self.place))
+        Error::new(k, format!("{place}: {kind}"))
     }
+}
 
+impl IcechunkStore {
     /// Commits the session's changes as one snapshot on its branch, then starts a new session
     /// from it (a committed Icechunk session is read-only).
     fn commit(&self, branch: &str) -> Result<()> {
@@ -251,30 +375,81 @@ fn absent<T>(got: std::result::Result<T, icechunk::store::StoreError>) -> std::r
 
 impl Zmap for IcechunkStore {
     fn get(&self, key: &Key) -> Result<Option<Vec<u8>>> {
-        let key = key.to_string();
-        self.run(|s| async move { absent(s.get(&key, &ByteRange::ALL).await).map(|b| b.map(|b| b.to_vec())) })
+        Ok(self.get_many(std::slice::from_ref(key))?.pop().flatten())
     }
 
     fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
-        let keys: Vec<String> = keys.iter().map(ToString::to_string).collect();
-        self.run(|s| async move {
-            futures_util::stream::iter(keys)
-                .map(|k| {
-                    let s = s.clone();
-                    async move { absent(s.get(&k, &ByteRange::ALL).await).map(|b| b.map(|b| b.to_vec())) }
-                })
-                .buffered(IN_FLIGHT)
-                .try_collect()
-                .await
+        self.settle()?;
+        let found = self.locate_chunks(keys)?;
+        let one = |(k, f): (&Key, &Option<Found>)| match f {
+            Some(Found::Absent) => Ok(None),
+            Some(Found::Inline(b)) => Ok(Some(b.clone())),
+            Some(Found::Native { key, offset, len }) => self.get_native(key, *offset, *len).map(Some),
+            None => self.get_through_session(k),
+        };
+        let pairs: Vec<_> = keys.iter().zip(&found).collect();
+        if pairs.len() < 2 || !self.caps().latency_bound {
+            return pairs.into_iter().map(one).collect();
+        }
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = pairs
+                .chunks(pairs.len().div_ceil(IN_FLIGHT))
+                .map(|part| scope.spawn(move || part.iter().copied().map(one).collect::<Vec<_>>()))
+                .collect();
+            let mut out = Vec::with_capacity(keys.len());
+            for h in handles {
+                out.extend(h.join().map_err(|_| Error::new(Kind::Internal, "an icechunk read stopped"))?);
+            }
+            out.into_iter().collect()
         })
     }
 
+    fn read_into(&self, key: &Key, out: &mut [u8]) -> Result<bool> {
+        Ok(self.read_many_into(std::slice::from_ref(key), vec![out])?.pop().unwrap_or(false))
+    }
+
+    /// Whole native chunks go straight from our driver into `outs` (parallel reads of files,
+    /// concurrent GETs on S3); the rest through `get_many`.
+    fn read_many_into(&self, keys: &[Key], mut outs: Vec<&mut [u8]>) -> Result<Vec<bool>> {
+        self.settle()?;
+        let found = self.locate_chunks(keys)?;
+        let mut done = vec![false; keys.len()];
+        let (mut direct_keys, mut direct_outs, mut direct_at, mut rest) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (i, (f, out)) in found.iter().zip(outs.iter_mut()).enumerate() {
+            match f {
+                Some(Found::Native { key, offset: 0, len }) if *len == out.len() as u64 => {
+                    direct_keys.push(key.clone());
+                    direct_outs.push(&mut **out);
+                    direct_at.push(i);
+                }
+                _ => rest.push(i),
+            }
+        }
+        if !direct_keys.is_empty() {
+            for (i, present) in direct_at.iter().zip(self.raw.read_many_into(&direct_keys, direct_outs)?) {
+                if !present {
+                    return err(self.storage_kind, format!("{}: chunk object {} is missing", self.place, keys[*i]));
+                }
+                done[*i] = true;
+            }
+        }
+        if !rest.is_empty() {
+            let rest_keys: Vec<Key> = rest.iter().map(|&i| keys[i].clone()).collect();
+            for (&i, got) in rest.iter().zip(self.get_many(&rest_keys)?) {
+                done[i] = crate::zmap::copy_exact(&keys[i], got, outs[i])?;
+            }
+        }
+        Ok(done)
+    }
+
     fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
+        self.settle()?;
         let (key, value) = (key.to_string(), bytes::Bytes::copy_from_slice(value));
         self.run(|s| async move { s.set(&key, value).await })
     }
 
     fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
+        self.settle()?;
         self.run(|s| async move {
             futures_util::stream::iter(items)
                 .map(|(k, v)| {
@@ -288,7 +463,25 @@ impl Zmap for IcechunkStore {
         })
     }
 
+    /// Each chunk goes up as a task of its own, at most `IN_FLIGHT` at once (the caller waits
+    /// for a free place: memory stays bounded); every other call waits for them.
+    fn put_chunks(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
+        let rt = crate::zmap::s3::runtime::runtime()?;
+        for (key, value) in items {
+            let permit =
+                block_on(self.in_flight.clone().acquire_owned())?.map_err(|_| Error::new(Kind::Internal, "icechunk writes: closed"))?;
+            let (store, place, storage_kind) = (self.store.clone(), self.place.clone(), self.storage_kind);
+            let task = rt.spawn(async move {
+                let _permit = permit;
+                store.set(&key.to_string(), bytes::Bytes::from(value)).await.map_err(|e| store_error(&e.kind, &place, storage_kind))
+            });
+            self.behind.lock().map_err(|_| Error::new(Kind::Internal, "icechunk writes: lock poisoned"))?.push(task);
+        }
+        Ok(())
+    }
+
     fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {
+        self.settle()?;
         let prefix = prefix.to_string();
         self.run(|s| async move {
             match absent(s.list_dir(&prefix).await) {
@@ -302,6 +495,7 @@ impl Zmap for IcechunkStore {
     }
 
     fn delete_prefix(&self, prefix: &Key) -> Result<()> {
+        self.settle()?;
         let prefix = prefix.to_string();
         if prefix.is_empty() {
             return self.run(|s| async move { s.clear().await });
@@ -310,6 +504,7 @@ impl Zmap for IcechunkStore {
     }
 
     fn flush(&self) -> Result<()> {
+        self.settle()?;
         match &self.branch {
             Some(branch) => self.commit(branch),
             None => Ok(()),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
 
-pub(super) fn runtime() -> Result<&'static tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> Result<&'static tokio::runtime::Runtime> {
     if let Some(rt) = RUNTIME.get() {
         return Ok(rt);
     }

@@ -13,7 +13,6 @@ import tempfile
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(TOP, "bench"))
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
 build = os.path.join(TOP, "build")
 SCRATCH = os.environ.get("BENCH_DIR") or ("/dev/shm" if os.path.isdir("/dev/shm") else None)
