@@ -11,6 +11,8 @@ repositories of spec 1) with xarray and zarr-python, never by our library.
   history REPO [BRANCH]  the branch's commit messages, newest first, one per line
   snapshot REPO REF    the snapshot id REF (a branch or tag:NAME) points at
   value REPO REF PATH INDEX  one value of an array, read by zarr-python (INDEX: i,j,...)
+  virtual DIR          DIR/virt/data.nc (netCDF-4, contiguous) and DIR/virt.repo, whose arrays'
+                       chunks are virtual references into it (a container file://DIR/virt/)
 """
 
 import sys
@@ -109,6 +111,41 @@ def make(d):
     print(v1)
 
 
+def virtual(d):
+    """What VirtualiZarr does, by hand: arrays whose one chunk each is a byte range of a file."""
+    import os
+
+    import h5py
+    import icechunk
+    import netCDF4
+    import zarr
+
+    os.makedirs(f"{d}/virt", exist_ok=True)
+    path = f"{d}/virt/data.nc"
+    with netCDF4.Dataset(path, "w") as ds:
+        ds.createDimension("y", 20)
+        ds.createDimension("x", 30)
+        v = ds.createVariable("v", "f4", ("y", "x"), contiguous=True)
+        v[:] = np.arange(600, dtype="f4").reshape(20, 30) / 4
+        v.units = "K"
+        w = ds.createVariable("w", "i2", ("x",), contiguous=True)
+        w[:] = np.arange(30, dtype="i2") - 7
+    prefix = f"file://{d}/virt/"
+    config = icechunk.RepositoryConfig.default()
+    config.set_virtual_chunk_container(icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(f"{d}/virt/")))
+    repo = icechunk.Repository.create(storage(f"{d}/virt.repo"), config, authorize_virtual_chunk_access={prefix: None})
+    session = repo.writable_session("main")
+    root = zarr.group(session.store)
+    with h5py.File(path) as h5:
+        for name, dims in (("v", ["y", "x"]), ("w", ["x"])):
+            var = h5[name]
+            arr = root.create_array(name, shape=var.shape, chunks=var.shape, dtype=var.dtype, compressors=None,
+                                    fill_value=0, dimension_names=dims, attributes=({"units": "K"} if name == "v" else {}))
+            key = f"{name}/c/" + "/".join("0" for _ in var.shape)
+            session.store.set_virtual_ref(key, f"{prefix}data.nc", offset=var.id.get_offset(), length=var.id.get_storage_size())
+    session.commit("virtual references into data.nc")
+
+
 def walk(group, prefix=""):
     yield from ((prefix + name, v) for name, v in group.variables.items())
     for name, g in group.groups.items():
@@ -193,4 +230,4 @@ if __name__ == "__main__":
         S3["endpoint"] = args[1]
         args = args[2:]
     cmd, rest = args[0], args[1:]
-    {"make": make, "compare": compare, "read": read, "history": history, "snapshot": snapshot, "value": value}[cmd](*rest)
+    {"make": make, "compare": compare, "read": read, "history": history, "snapshot": snapshot, "value": value, "virtual": virtual}[cmd](*rest)

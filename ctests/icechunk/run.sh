@@ -172,5 +172,30 @@ compare "$s3u" "$d/main.nc" && ok "read back through nc_open" || { bad "read bac
     && ok "two more commits on S3 (4 snapshots)" || bad "commits on S3"
 fi
 
+# 7. Virtual chunks (VirtualiZarr's kind of repository): arrays whose chunks are byte ranges of a
+#    netCDF file, read equal through nc_open; the same repository on S3 may not read local files
+#    (the rule for documents that name other data) unless NCZARR_ALLOW_TARGETS allows them.
+if case_ "7-virtual"; then
+ice virtual "$d" > "$scratch/v.txt" 2>&1 || { bad "icechunk-python writing virtual references"; cat "$scratch/v.txt"; }
+compare "file://$d/virt.repo#mode=nczarr,icechunk" "$d/virt/data.nc" && ok "virtual chunks into a netCDF file: $(grep -c '^ok' "$scratch/cmp.txt") variables equal" \
+    || { bad "virtual chunks"; cat "$scratch/cmp.txt"; }
+M=$(port); moto_server -H 127.0.0.1 -p "$M" > "$scratch/moto7.log" 2>&1 & pids="$pids $!"
+i=0; until curl -s "http://127.0.0.1:$M" > /dev/null 2>&1 || [ $i -ge 50 ]; do sleep 0.2; i=$((i + 1)); done
+AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test python3 - "$M" "$d/virt.repo" << 'PY'
+import os, sys, boto3
+s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{sys.argv[1]}", region_name="us-east-1")
+s3.create_bucket(Bucket="virt")
+root = sys.argv[2]
+for top, _, files in os.walk(root):
+    for f in files:
+        s3.upload_file(os.path.join(top, f), "virt", "r/" + os.path.relpath(os.path.join(top, f), root))
+PY
+vu="http://127.0.0.1:$M/virt/r#mode=nczarr,icechunk,s3"
+AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test NCZARR_LOG=errors LD_PRELOAD="$pre" ncdump -v v "$vu" > /dev/null 2> "$scratch/e.txt" \
+    && bad "a repository on S3 must not read local files" || ok "a repository on S3 pointing at local files: refused"
+AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test NCZARR_ALLOW_TARGETS="$d/virt/" compare "$vu" "$d/virt/data.nc" \
+    && ok "... read when NCZARR_ALLOW_TARGETS allows the folder" || { bad "NCZARR_ALLOW_TARGETS for virtual chunks"; cat "$scratch/cmp.txt"; }
+fi
+
 echo "icechunk tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

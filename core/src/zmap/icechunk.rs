@@ -64,6 +64,8 @@ pub(crate) struct IcechunkStore {
     /// Chunk writes on their way (`put_chunks`), and the bound on how many.
     behind: Mutex<Vec<tokio::task::JoinHandle<Result<()>>>>,
     in_flight: Arc<Semaphore>,
+    /// Chunk locations by array path (`ArrayIndex`).
+    locations: Mutex<std::collections::HashMap<String, ArrayIndex>>,
     repo: Repository,
     store: Store,
     session: Arc<RwLock<Session>>,
@@ -97,7 +99,11 @@ impl IcechunkStore {
         let (repo, session) = block_on(async {
             let exists = Repository::exists(storage.clone(), None).await.map_err(|e| fail(&e.kind))?;
             let repo = match (exists, spec_version) {
-                (true, _) => Repository::open(storage).execute().await,
+                (true, _) => {
+                    let config = Repository::fetch_config(storage.clone()).await.map_err(|e| fail(&e.kind))?;
+                    let allowed = config.map(|(c, _)| authorized_containers(&c, spec.original.split('#').next().unwrap_or_default())).unwrap_or_default();
+                    Repository::open(storage).authorize_virtual_chunk_access(allowed).execute().await
+                }
                 (false, Some(v)) => Repository::create(storage).spec_version(v).execute().await,
                 (false, None) => return err(Kind::NoObject, format!("{place}: no Icechunk repository")),
             }
@@ -112,7 +118,7 @@ impl IcechunkStore {
             None => Box::new(crate::zmap::file::FileStore::open(&spec.path)?),
         };
         let (behind, in_flight) = (Mutex::new(Vec::new()), Arc::new(Semaphore::new(IN_FLIGHT)));
-        let ice = IcechunkStore { raw, behind, in_flight, repo, store, session, branch, place, storage_kind };
+        let ice = IcechunkStore { raw, behind, in_flight, locations: Mutex::default(), repo, store, session, branch, place, storage_kind };
         if create {
             ice.run(|s| async move { s.clear().await })?;
         }
@@ -152,7 +158,9 @@ impl IcechunkStore {
     }
 
     /// Where the session keeps each of `keys`: `None` for a key that is no chunk, or whose
-    /// chunk is not a native one (read through the session).
+    /// chunk is not a native one (read through the session). An array's chunk index is read
+    /// whole at its first chunk (up to `PREFETCH` chunks) and kept: one walk of the manifest
+    /// instead of a lookup per chunk.
     fn locate_chunks(&self, keys: &[Key]) -> Result<Vec<Option<Found>>> {
         let coords: Vec<Option<(Path, ChunkIndices)>> = keys.iter().map(|k| chunk_coords(k)).collect();
         if coords.iter().all(Option::is_none) {
@@ -160,27 +168,51 @@ impl IcechunkStore {
         }
         let session = self.session.clone();
         let (place, storage_kind) = (self.place.clone(), self.storage_kind);
+        let locations = &self.locations;
         block_on(async move {
             let session = session.read().await;
+            let fail = |e: icechunk::session::SessionError| store_error(&StoreErrorKind::SessionError(e.kind), &place, storage_kind);
             let mut out = Vec::with_capacity(coords.len());
             for c in coords {
                 let Some((path, idx)) = c else {
                     out.push(None);
                     continue;
                 };
-                out.push(match session.get_chunk_ref(&path, &idx).await {
-                    Ok(None) => Some(Found::Absent),
-                    Ok(Some(ChunkPayload::Ref(r))) => {
-                        Some(Found::Native { key: Key::new(format!("chunks/{}", r.id))?, offset: r.offset, len: r.length })
+                let array = path.to_string();
+                let known = lock(locations)?.get(&array).map(|ix| ix.get(&idx.0));
+                let found = match known {
+                    Some(Some(found)) => found,
+                    Some(None) => {
+                        let found = found_of(session.get_chunk_ref(&path, &idx).await).map_err(fail)?;
+                        if let Some(ix) = lock(locations)?.get_mut(&array) {
+                            ix.learn(idx.0, found.clone());
+                        }
+                        found
                     }
-                    Ok(Some(ChunkPayload::Inline(b))) => Some(Found::Inline(b.to_vec())),
-                    Ok(Some(_)) => None,
-                    Err(e) if matches!(e.kind, SessionErrorKind::NodeNotFound { .. }) => Some(Found::Absent),
-                    Err(e) => return Err(store_error(&StoreErrorKind::SessionError(e.kind), &place, storage_kind)),
-                });
+                    None => {
+                        let ix = ArrayIndex::read(&session, &path).await.map_err(fail)?;
+                        let found = match ix.get(&idx.0) {
+                            Some(found) => found,
+                            None => found_of(session.get_chunk_ref(&path, &idx).await).map_err(fail)?,
+                        };
+                        lock(locations)?.insert(array, ix);
+                        found
+                    }
+                };
+                out.push(found);
             }
             Ok(out)
         })?
+    }
+
+    /// A write to `key` (a chunk): its location is no longer known.
+    fn forget(&self, key: &Key) -> Result<()> {
+        if let Some((path, idx)) = chunk_coords(key)
+            && let Some(ix) = lock(&self.locations)?.get_mut(&path.to_string())
+        {
+            ix.forget(idx.0);
+        }
+        Ok(())
     }
 
     /// One object through the session (metadata, virtual chunks).
@@ -202,6 +234,83 @@ impl IcechunkStore {
         let mut got = self.raw.get_ranges(key, &[Span::At { offset, len: span }], None)?.ok_or_else(missing)?;
         Ok(got.parts.swap_remove(0))
     }
+}
+
+/// The chunks of an array the session knows where they are, keyed by their indices.
+#[derive(Default)]
+struct ArrayIndex {
+    chunks: std::collections::HashMap<Vec<u32>, Option<Found>>,
+    /// Every chunk of the array is in `chunks` but those in `unknown` (absent otherwise).
+    complete: bool,
+    /// Chunks written since the index was read: ask the session again.
+    unknown: std::collections::HashSet<Vec<u32>>,
+}
+
+/// How many chunks of one array the index keeps at most (about 100 bytes each).
+const PREFETCH: usize = 1 << 16;
+
+impl ArrayIndex {
+    /// The array's chunk index as the session has it (its snapshot's manifests and this
+    /// session's changes); an array the session does not have is complete and empty.
+    async fn read(session: &Session, path: &Path) -> std::result::Result<ArrayIndex, icechunk::session::SessionError> {
+        let mut ix = ArrayIndex::default();
+        let stream = session.array_chunk_iterator(path).await;
+        futures_util::pin_mut!(stream);
+        while let Some(info) = stream.next().await {
+            let info = match info {
+                Ok(info) => info,
+                Err(e) if matches!(e.kind, SessionErrorKind::NodeNotFound { .. }) => break,
+                Err(e) => return Err(e),
+            };
+            if ix.chunks.len() == PREFETCH {
+                return Ok(ix);
+            }
+            ix.chunks.insert(info.coord.0, found_of(Ok(Some(info.payload)))?);
+        }
+        ix.complete = true;
+        Ok(ix)
+    }
+
+    /// `Some(found)`: known; `None`: ask the session.
+    fn get(&self, idx: &[u32]) -> Option<Option<Found>> {
+        match self.chunks.get(idx) {
+            Some(found) => Some(found.clone()),
+            None if self.complete && !self.unknown.contains(idx) => Some(Some(Found::Absent)),
+            None => None,
+        }
+    }
+
+    fn learn(&mut self, idx: Vec<u32>, found: Option<Found>) {
+        self.unknown.remove(&idx);
+        if self.chunks.len() < PREFETCH || self.chunks.contains_key(&idx) {
+            self.chunks.insert(idx, found);
+        }
+    }
+
+    fn forget(&mut self, idx: Vec<u32>) {
+        self.chunks.remove(&idx);
+        self.unknown.insert(idx);
+    }
+}
+
+/// A chunk location from the session's answer: `None` for a virtual chunk (read through the
+/// session); an array the session does not have holds no chunks.
+fn found_of(got: std::result::Result<Option<ChunkPayload>, icechunk::session::SessionError>) -> std::result::Result<Option<Found>, icechunk::session::SessionError> {
+    Ok(match got {
+        Ok(None) => Some(Found::Absent),
+        Ok(Some(ChunkPayload::Ref(r))) => match Key::new(format!("chunks/{}", r.id)) {
+            Ok(key) => Some(Found::Native { key, offset: r.offset, len: r.length }),
+            Err(_) => None,
+        },
+        Ok(Some(ChunkPayload::Inline(b))) => Some(Found::Inline(b.to_vec())),
+        Ok(Some(_)) => None,
+        Err(e) if matches!(e.kind, SessionErrorKind::NodeNotFound { .. }) => Some(Found::Absent),
+        Err(e) => return Err(e),
+    })
+}
+
+fn lock<T>(m: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>> {
+    m.lock().map_err(|_| Error::new(Kind::Internal, "icechunk store: lock poisoned"))
 }
 
 /// Where a chunk's bytes are, as the session says.
@@ -260,7 +369,7 @@ impl IcechunkStore {
         };
         let place = &self.place;
         let storage_kind = self.storage_kind;
-        block_on(async {
+        let committed = block_on(async {
             let mut session = self.session.write().await;
             if !session.has_uncommitted_changes() {
                 return Ok(());
@@ -275,7 +384,12 @@ impl IcechunkStore {
             }
             *session = self.repo.writable_session(branch).await.map_err(|e| Error::new(storage_kind, format!("{place}: {}", e.kind)))?;
             Ok(())
-        })?
+        })?;
+        // The new session starts from the branch's tip, which may hold other writers' chunks
+        // (a rebased commit), or a failed one dropped ours: what we knew of chunk locations is
+        // stale either way.
+        lock(&self.locations)?.clear();
+        committed
     }
 }
 
@@ -308,6 +422,33 @@ async fn session_at(repo: &Repository, version: &Version, writable: bool, create
             repo.readonly_session(&VersionInfo::SnapshotId(id)).await.map_err(|_| missing(&format!("snapshot {s}")))
         }
     }
+}
+
+/// The repository's virtual chunk containers (URL prefixes of the objects its virtual chunks
+/// point into) we may read, with how: the rule for documents that name other data (README
+/// "Security") decides, the repository being the document. A local repository may name
+/// anything; one on S3 or a web server its own folder, or what `NCZARR_ALLOW_TARGETS` allows.
+/// Others are not authorised: a read of a chunk there fails with Icechunk's reason.
+fn authorized_containers(config: &icechunk::RepositoryConfig, repository: &str) -> std::collections::HashMap<String, Option<icechunk::config::Credentials>> {
+    use icechunk::config::Credentials;
+    let mut allowed = std::collections::HashMap::new();
+    for container in config.virtual_chunk_containers() {
+        let prefix = container.url_prefix();
+        if let Err(e) = crate::url::trust::check_target(repository, prefix, "virtual chunk container") {
+            crate::trace::emit(1, &format!("icechunk: {}", e.context));
+            continue;
+        }
+        let scheme = prefix.split_once("://").map_or("", |(s, _)| s).to_ascii_lowercase();
+        let credentials = match scheme.as_str() {
+            "file" => Some(Credentials::LocalFileSystemAccess),
+            "http" | "https" => Some(Credentials::HttpAccess),
+            // (Google's and Azure's stores are not built in.)
+            "s3" | "tigris" => Some(Credentials::S3(icechunk::storage::S3Credentials::FromEnv)),
+            _ => continue,
+        };
+        allowed.insert(prefix.to_string(), credentials);
+    }
+    allowed
 }
 
 /// The storage under the repository: a local directory or an S3 prefix with the S3 driver's
@@ -444,12 +585,14 @@ impl Zmap for IcechunkStore {
 
     fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
         self.settle()?;
+        self.forget(key)?;
         let (key, value) = (key.to_string(), bytes::Bytes::copy_from_slice(value));
         self.run(|s| async move { s.set(&key, value).await })
     }
 
     fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
         self.settle()?;
+        items.iter().try_for_each(|(k, _)| self.forget(k))?;
         self.run(|s| async move {
             futures_util::stream::iter(items)
                 .map(|(k, v)| {
@@ -468,6 +611,7 @@ impl Zmap for IcechunkStore {
     fn put_chunks(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
         let rt = crate::zmap::s3::runtime::runtime()?;
         for (key, value) in items {
+            self.forget(&key)?;
             let permit =
                 block_on(self.in_flight.clone().acquire_owned())?.map_err(|_| Error::new(Kind::Internal, "icechunk writes: closed"))?;
             let (store, place, storage_kind) = (self.store.clone(), self.place.clone(), self.storage_kind);
@@ -496,6 +640,7 @@ impl Zmap for IcechunkStore {
 
     fn delete_prefix(&self, prefix: &Key) -> Result<()> {
         self.settle()?;
+        lock(&self.locations)?.clear();
         let prefix = prefix.to_string();
         if prefix.is_empty() {
             return self.run(|s| async move { s.clear().await });
