@@ -21,8 +21,8 @@ use crate::zmap::{ByteRange as Span, Caps, Key, Zmap};
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use icechunk::conflicts::basic_solver::{BasicConflictSolver, VersionSelection};
 use icechunk::format::format_constants::SpecVersionBin;
-use icechunk::format::manifest::ChunkPayload;
-use icechunk::format::{ByteRange, ChunkIndices, Path};
+use icechunk::format::manifest::{ChunkPayload, ChunkRef};
+use icechunk::format::{ByteRange, ChunkId, ChunkIndices, Path};
 use icechunk::repository::VersionInfo;
 use icechunk::session::{Session, SessionErrorKind};
 use icechunk::store::StoreErrorKind;
@@ -61,6 +61,9 @@ pub(crate) struct IcechunkStore {
     /// Our own driver of the repository's place (its directory or S3 prefix): native chunks are
     /// read from it as `chunks/<id>`.
     raw: Box<dyn Zmap>,
+    /// Chunks up to this size are kept in the manifest (Icechunk's inline chunks), larger ones
+    /// are objects of their own.
+    inline_limit: usize,
     /// Chunk writes on their way (`put_chunks`), and the bound on how many.
     behind: Mutex<Vec<tokio::task::JoinHandle<Result<()>>>>,
     in_flight: Arc<Semaphore>,
@@ -101,7 +104,9 @@ impl IcechunkStore {
             let repo = match (exists, spec_version) {
                 (true, _) => {
                     let config = Repository::fetch_config(storage.clone()).await.map_err(|e| fail(&e.kind))?;
-                    let allowed = config.map(|(c, _)| authorized_containers(&c, spec.original.split('#').next().unwrap_or_default())).unwrap_or_default();
+                    let allowed = config
+                        .map(|(c, _)| authorized_containers(&c, spec.original.split('#').next().unwrap_or_default()))
+                        .unwrap_or_default();
                     Repository::open(storage).authorize_virtual_chunk_access(allowed).execute().await
                 }
                 (false, Some(v)) => Repository::create(storage).spec_version(v).execute().await,
@@ -118,7 +123,20 @@ impl IcechunkStore {
             None => Box::new(crate::zmap::file::FileStore::open(&spec.path)?),
         };
         let (behind, in_flight) = (Mutex::new(Vec::new()), Arc::new(Semaphore::new(IN_FLIGHT)));
-        let ice = IcechunkStore { raw, behind, in_flight, locations: Mutex::default(), repo, store, session, branch, place, storage_kind };
+        let inline_limit = usize::from(repo.config().inline_chunk_threshold_bytes());
+        let ice = IcechunkStore {
+            raw,
+            inline_limit,
+            behind,
+            in_flight,
+            locations: Mutex::default(),
+            repo,
+            store,
+            session,
+            branch,
+            place,
+            storage_kind,
+        };
         if create {
             ice.run(|s| async move { s.clear().await })?;
         }
@@ -295,7 +313,9 @@ impl ArrayIndex {
 
 /// A chunk location from the session's answer: `None` for a virtual chunk (read through the
 /// session); an array the session does not have holds no chunks.
-fn found_of(got: std::result::Result<Option<ChunkPayload>, icechunk::session::SessionError>) -> std::result::Result<Option<Found>, icechunk::session::SessionError> {
+fn found_of(
+    got: std::result::Result<Option<ChunkPayload>, icechunk::session::SessionError>,
+) -> std::result::Result<Option<Found>, icechunk::session::SessionError> {
     Ok(match got {
         Ok(None) => Some(Found::Absent),
         Ok(Some(ChunkPayload::Ref(r))) => match Key::new(format!("chunks/{}", r.id)) {
@@ -429,7 +449,10 @@ async fn session_at(repo: &Repository, version: &Version, writable: bool, create
 /// "Security") decides, the repository being the document. A local repository may name
 /// anything; one on S3 or a web server its own folder, or what `NCZARR_ALLOW_TARGETS` allows.
 /// Others are not authorised: a read of a chunk there fails with Icechunk's reason.
-fn authorized_containers(config: &icechunk::RepositoryConfig, repository: &str) -> std::collections::HashMap<String, Option<icechunk::config::Credentials>> {
+fn authorized_containers(
+    config: &icechunk::RepositoryConfig,
+    repository: &str,
+) -> std::collections::HashMap<String, Option<icechunk::config::Credentials>> {
     use icechunk::config::Credentials;
     let mut allowed = std::collections::HashMap::new();
     for container in config.virtual_chunk_containers() {
@@ -606,12 +629,42 @@ impl Zmap for IcechunkStore {
         })
     }
 
-    /// Each chunk goes up as a task of its own, at most `IN_FLIGHT` at once (the caller waits
-    /// for a free place: memory stays bounded); every other call waits for them.
+    /// A chunk larger than the inline limit is written as Icechunk writes one (an object
+    /// `chunks/<random id>`) by our own driver, straight from `items` (the S3 driver's uploads go
+    /// behind the caller; `flush` waits for them before the commit), then named in the session.
+    /// The rest go through the session, each a task of its own, at most `IN_FLIGHT` at once (the
+    /// caller waits for a free place: memory stays bounded); every other call waits for them.
     fn put_chunks(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
-        let rt = crate::zmap::s3::runtime::runtime()?;
+        let (mut objects, mut refs, mut through) = (Vec::new(), Vec::new(), Vec::new());
         for (key, value) in items {
             self.forget(&key)?;
+            match chunk_coords(&key) {
+                Some((path, idx)) if value.len() > self.inline_limit => {
+                    let id = ChunkId::random();
+                    let length = value.len() as u64;
+                    objects.push((Key::new(format!("chunks/{id}"))?, value));
+                    refs.push((path, idx, ChunkPayload::Ref(ChunkRef { id, offset: 0, length })));
+                }
+                _ => through.push((key, value)),
+            }
+        }
+        if !objects.is_empty() {
+            self.raw.put_chunks(objects)?;
+            let session = self.session.clone();
+            let (place, storage_kind) = (self.place.clone(), self.storage_kind);
+            block_on(async move {
+                let mut session = session.write().await;
+                for (path, idx, payload) in refs {
+                    session
+                        .set_chunk_ref(path, idx, Some(payload))
+                        .await
+                        .map_err(|e| store_error(&StoreErrorKind::SessionError(e.kind), &place, storage_kind))?;
+                }
+                Ok::<_, Error>(())
+            })??;
+        }
+        let rt = crate::zmap::s3::runtime::runtime()?;
+        for (key, value) in through {
             let permit =
                 block_on(self.in_flight.clone().acquire_owned())?.map_err(|_| Error::new(Kind::Internal, "icechunk writes: closed"))?;
             let (store, place, storage_kind) = (self.store.clone(), self.place.clone(), self.storage_kind);
@@ -619,7 +672,7 @@ impl Zmap for IcechunkStore {
                 let _permit = permit;
                 store.set(&key.to_string(), bytes::Bytes::from(value)).await.map_err(|e| store_error(&e.kind, &place, storage_kind))
             });
-            self.behind.lock().map_err(|_| Error::new(Kind::Internal, "icechunk writes: lock poisoned"))?.push(task);
+            lock(&self.behind)?.push(task);
         }
         Ok(())
     }
@@ -650,6 +703,8 @@ impl Zmap for IcechunkStore {
 
     fn flush(&self) -> Result<()> {
         self.settle()?;
+        // Chunk objects written by our driver are stored before the commit names them.
+        self.raw.flush()?;
         match &self.branch {
             Some(branch) => self.commit(branch),
             None => Ok(()),
