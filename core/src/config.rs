@@ -97,12 +97,14 @@ pub(crate) fn create_format() -> Option<u8> {
 /// `NCZARR_ICECHUNK_SPEC=1|2`: the on-disk spec version of an Icechunk repository `nc_create`
 /// makes (read per create); `None`: the library's default (1, which every Icechunk reader reads).
 /// Anything else is an error the create reports.
+#[cfg_attr(not(feature = "icechunk"), allow(dead_code))]
 pub(crate) fn icechunk_spec() -> Option<String> {
     env_str("NCZARR_ICECHUNK_SPEC").map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
 }
 
 /// `NCZARR_ICECHUNK_MESSAGE`: the message of every Icechunk commit instead of the program's name
 /// and the time (read per commit).
+#[cfg_attr(not(feature = "icechunk"), allow(dead_code))]
 pub(crate) fn icechunk_message() -> Option<String> {
     env_str("NCZARR_ICECHUNK_MESSAGE").filter(|v| !v.is_empty())
 }

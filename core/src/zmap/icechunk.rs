@@ -239,6 +239,33 @@ impl IcechunkStore {
         self.run(|s| async move { absent(s.get(&key, &ByteRange::ALL).await).map(|b| b.map(|b| b.to_vec())) })
     }
 
+    /// Writes a chunk of `len` bytes larger than the inline limit as Icechunk would (an object
+    /// `chunks/<random id>`, by `write` through our driver) and names it in the session;
+    /// `false`: not such a chunk, nothing done.
+    fn put_native(&self, key: &Key, len: usize, write: impl FnOnce(&Key) -> Result<()>) -> Result<bool> {
+        let Some((path, idx)) = chunk_coords(key).filter(|_| len > self.inline_limit) else { return Ok(false) };
+        let id = ChunkId::random();
+        write(&Key::new(format!("chunks/{id}"))?)?;
+        self.name_chunks(vec![(path, idx, ChunkPayload::Ref(ChunkRef { id, offset: 0, length: len as u64 }))])?;
+        Ok(true)
+    }
+
+    /// Records chunk objects already written in the session.
+    fn name_chunks(&self, refs: Vec<(Path, ChunkIndices, ChunkPayload)>) -> Result<()> {
+        let session = self.session.clone();
+        let (place, storage_kind) = (self.place.clone(), self.storage_kind);
+        block_on(async move {
+            let mut session = session.write().await;
+            for (path, idx, payload) in refs {
+                session
+                    .set_chunk_ref(path, idx, Some(payload))
+                    .await
+                    .map_err(|e| store_error(&StoreErrorKind::SessionError(e.kind), &place, storage_kind))?;
+            }
+            Ok(())
+        })?
+    }
+
     /// A native chunk's bytes from our driver of the repository's place.
     fn get_native(&self, key: &Key, offset: u64, len: u64) -> Result<Vec<u8>> {
         let missing = || Error::new(self.storage_kind, format!("{}: chunk object {key} is missing", self.place));
@@ -609,8 +636,22 @@ impl Zmap for IcechunkStore {
     fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
         self.settle()?;
         self.forget(key)?;
+        if self.put_native(key, value.len(), |object| self.raw.put(object, value))? {
+            return Ok(());
+        }
         let (key, value) = (key.to_string(), bytes::Bytes::copy_from_slice(value));
         self.run(|s| async move { s.set(&key, value).await })
+    }
+
+    /// A chunk gathered from the caller's rows goes to its object without a copy.
+    fn put_parts(&self, key: &Key, parts: &[&[u8]]) -> Result<()> {
+        self.settle()?;
+        self.forget(key)?;
+        let len = parts.iter().map(|p| p.len()).sum();
+        if self.put_native(key, len, |object| self.raw.put_parts(object, parts))? {
+            return Ok(());
+        }
+        self.put(key, &parts.concat())
     }
 
     fn put_many(&self, items: Vec<(Key, Vec<u8>)>) -> Result<()> {
@@ -650,18 +691,7 @@ impl Zmap for IcechunkStore {
         }
         if !objects.is_empty() {
             self.raw.put_chunks(objects)?;
-            let session = self.session.clone();
-            let (place, storage_kind) = (self.place.clone(), self.storage_kind);
-            block_on(async move {
-                let mut session = session.write().await;
-                for (path, idx, payload) in refs {
-                    session
-                        .set_chunk_ref(path, idx, Some(payload))
-                        .await
-                        .map_err(|e| store_error(&StoreErrorKind::SessionError(e.kind), &place, storage_kind))?;
-                }
-                Ok::<_, Error>(())
-            })??;
+            self.name_chunks(refs)?;
         }
         let rt = crate::zmap::s3::runtime::runtime()?;
         for (key, value) in through {
