@@ -181,6 +181,9 @@ subprocess.run([sys.executable, os.path.join(TOP, "bench", "s3_files.py")], chec
 # fsspec + zarr-python on kerchunk references, h5netcdf over fsspec (bench/lazy.py).
 subprocess.run([sys.executable, os.path.join(TOP, "bench", "lazy.py")], check=True, stderr=subprocess.DEVNULL)
 
+# ---- Icechunk repositories against our plain v3 store and icechunk-python, local and on S3 (bench/ice_peers.py).
+subprocess.run([sys.executable, os.path.join(TOP, "bench", "ice_peers.py")], check=True, stderr=subprocess.DEVNULL)
+
 # ---- Aggregated (CF aggregation) reads against one netCDF-4 file and NCZarr, local and on S3 (bench/cfa.py).
 subprocess.run([sys.executable, os.path.join(TOP, "bench", "cfa.py")], check=True, stderr=subprocess.DEVNULL)
 

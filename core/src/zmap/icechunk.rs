@@ -749,3 +749,52 @@ impl Zmap for IcechunkStore {
         Caps { batch_size: 64, latency_bound: self.storage_kind == Kind::S3, concurrent_puts: true, versioned: true }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_keys_name_their_array_and_indices() {
+        let at = |k: &str| chunk_coords(k).map(|(p, i)| (p.to_string(), i.0));
+        assert_eq!(at("t/c/0/1/2"), Some(("/t".into(), vec![0, 1, 2])));
+        assert_eq!(at("g/sub/t/c/7"), Some(("/g/sub/t".into(), vec![7])));
+        assert_eq!(at("c/3"), Some(("/".into(), vec![3])));
+        assert_eq!(at("c"), Some(("/".into(), vec![])));
+        assert_eq!(at("scalar/c"), Some(("/scalar".into(), vec![])));
+        // A group named c, metadata and foreign keys are no chunks.
+        assert_eq!(at("c/zarr.json"), None);
+        assert_eq!(at("t/zarr.json"), None);
+        assert_eq!(at("t/c/x"), None);
+        assert_eq!(at(".zgroup"), None);
+    }
+
+    #[test]
+    fn versions_by_name() {
+        let spec = |f: &str| crate::url::parse(&format!("file:///r#mode=nczarr,icechunk{f}")).unwrap().unwrap();
+        assert_eq!(Version::of(&spec("")).unwrap(), Version::Branch("main".into()));
+        assert_eq!(Version::of(&spec("&branch=dev")).unwrap(), Version::Branch("dev".into()));
+        assert_eq!(Version::of(&spec("&tag=v1")).unwrap(), Version::Tag("v1".into()));
+        assert_eq!(Version::of(&spec("&snapshot=ABC")).unwrap(), Version::Snapshot("ABC".into()));
+        assert_eq!(Version::of(&spec("&tag=v1&branch=dev")).unwrap_err().kind, Kind::Invalid);
+        let s = spec("");
+        assert_eq!((s.driver, s.zarr_format), (Some(crate::url::Driver::Icechunk), Some(3)));
+        assert_eq!(crate::url::parse("file:///r#mode=nczarr,icechunk,v2").unwrap_err().kind, Kind::Invalid);
+        assert_eq!(crate::url::parse("file:///r#mode=nczarr,icechunk,zip").unwrap_err().kind, Kind::Invalid);
+    }
+
+    /// An array's chunk index: known chunks, absent ones once complete, written ones asked again.
+    #[test]
+    fn array_index_answers_and_forgets() {
+        let mut ix = ArrayIndex { complete: true, ..Default::default() };
+        ix.learn(vec![0], Some(Found::Inline(vec![1])));
+        assert!(matches!(ix.get(&[0]), Some(Some(Found::Inline(_)))));
+        assert!(matches!(ix.get(&[1]), Some(Some(Found::Absent))));
+        ix.forget(vec![1]);
+        assert!(ix.get(&[1]).is_none(), "written since: ask the session");
+        ix.learn(vec![1], None);
+        assert!(matches!(ix.get(&[1]), Some(None)), "a virtual chunk: through the session");
+        let partial = ArrayIndex::default();
+        assert!(partial.get(&[5]).is_none());
+    }
+}
