@@ -14,19 +14,22 @@
 //! caller's memory, once the session has said which object holds them; chunk writes go up
 //! behind the caller (as the S3 driver's do), every other call waiting for them first.
 
+mod index;
+mod repo;
+
 use crate::error::{Error, Kind, Result, err};
 use crate::url::OpenSpec;
 use crate::zmap::s3::runtime::block_on;
 use crate::zmap::{ByteRange as Span, Caps, Key, Zmap};
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use icechunk::conflicts::basic_solver::{BasicConflictSolver, VersionSelection};
-use icechunk::format::format_constants::SpecVersionBin;
 use icechunk::format::manifest::{ChunkPayload, ChunkRef};
 use icechunk::format::{ByteRange, ChunkId, ChunkIndices, Path};
-use icechunk::repository::VersionInfo;
 use icechunk::session::{Session, SessionErrorKind};
 use icechunk::store::StoreErrorKind;
-use icechunk::{Repository, Storage, Store};
+use icechunk::{Repository, Store};
+use index::{ArrayIndex, Found, chunk_coords, found_of};
+use repo::{Version, authorized_containers, commit_message, session_at, spec_version, storage};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{RwLock, Semaphore};
 
@@ -34,28 +37,6 @@ use tokio::sync::{RwLock, Semaphore};
 const IN_FLIGHT: usize = 16;
 /// A commit that lost a race is rebased and tried again this many times before giving up.
 const REBASE_ATTEMPTS: u16 = 8;
-
-/// Which version of the repository a name asks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Version {
-    Branch(String),
-    Tag(String),
-    Snapshot(String),
-}
-
-impl Version {
-    /// The fragment's `branch=`, `tag=` or `snapshot=` (at most one), default branch `main`.
-    pub(crate) fn of(spec: &OpenSpec) -> Result<Version> {
-        let get = |k: &str| spec.params.get(k).filter(|v| !v.is_empty()).cloned();
-        match (get("branch"), get("tag"), get("snapshot")) {
-            (None, None, None) => Ok(Version::Branch("main".into())),
-            (Some(b), None, None) => Ok(Version::Branch(b)),
-            (None, Some(t), None) => Ok(Version::Tag(t)),
-            (None, None, Some(s)) => Ok(Version::Snapshot(s)),
-            _ => err(Kind::Invalid, "name at most one of branch=, tag= and snapshot="),
-        }
-    }
-}
 
 pub(crate) struct IcechunkStore {
     /// Our own driver of the repository's place (its directory or S3 prefix): native chunks are
@@ -281,113 +262,8 @@ impl IcechunkStore {
     }
 }
 
-/// The chunks of an array the session knows where they are, keyed by their indices.
-#[derive(Default)]
-struct ArrayIndex {
-    chunks: std::collections::HashMap<Vec<u32>, Option<Found>>,
-    /// Every chunk of the array is in `chunks` but those in `unknown` (absent otherwise).
-    complete: bool,
-    /// Chunks written since the index was read: ask the session again.
-    unknown: std::collections::HashSet<Vec<u32>>,
-}
-
-/// How many chunks of one array the index keeps at most (about 100 bytes each).
-const PREFETCH: usize = 1 << 16;
-
-impl ArrayIndex {
-    /// The array's chunk index as the session has it (its snapshot's manifests and this
-    /// session's changes); an array the session does not have is complete and empty.
-    async fn read(session: &Session, path: &Path) -> std::result::Result<ArrayIndex, icechunk::session::SessionError> {
-        let mut ix = ArrayIndex::default();
-        let stream = session.array_chunk_iterator(path).await;
-        futures_util::pin_mut!(stream);
-        while let Some(info) = stream.next().await {
-            let info = match info {
-                Ok(info) => info,
-                Err(e) if matches!(e.kind, SessionErrorKind::NodeNotFound { .. }) => break,
-                Err(e) => return Err(e),
-            };
-            if ix.chunks.len() == PREFETCH {
-                return Ok(ix);
-            }
-            ix.chunks.insert(info.coord.0, found_of(Ok(Some(info.payload)))?);
-        }
-        ix.complete = true;
-        Ok(ix)
-    }
-
-    /// `Some(found)`: known; `None`: ask the session.
-    fn get(&self, idx: &[u32]) -> Option<Option<Found>> {
-        match self.chunks.get(idx) {
-            Some(found) => Some(found.clone()),
-            None if self.complete && !self.unknown.contains(idx) => Some(Some(Found::Absent)),
-            None => None,
-        }
-    }
-
-    fn learn(&mut self, idx: Vec<u32>, found: Option<Found>) {
-        self.unknown.remove(&idx);
-        if self.chunks.len() < PREFETCH || self.chunks.contains_key(&idx) {
-            self.chunks.insert(idx, found);
-        }
-    }
-
-    fn forget(&mut self, idx: Vec<u32>) {
-        self.chunks.remove(&idx);
-        self.unknown.insert(idx);
-    }
-}
-
-/// A chunk location from the session's answer: `None` for a virtual chunk (read through the
-/// session); an array the session does not have holds no chunks.
-fn found_of(
-    got: std::result::Result<Option<ChunkPayload>, icechunk::session::SessionError>,
-) -> std::result::Result<Option<Found>, icechunk::session::SessionError> {
-    Ok(match got {
-        Ok(None) => Some(Found::Absent),
-        Ok(Some(ChunkPayload::Ref(r))) => match Key::new(format!("chunks/{}", r.id)) {
-            Ok(key) => Some(Found::Native { key, offset: r.offset, len: r.length }),
-            Err(_) => None,
-        },
-        Ok(Some(ChunkPayload::Inline(b))) => Some(Found::Inline(b.to_vec())),
-        Ok(Some(_)) => None,
-        Err(e) if matches!(e.kind, SessionErrorKind::NodeNotFound { .. }) => Some(Found::Absent),
-        Err(e) => return Err(e),
-    })
-}
-
 fn lock<T>(m: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>> {
     m.lock().map_err(|_| Error::new(Kind::Internal, "icechunk store: lock poisoned"))
-}
-
-/// Where a chunk's bytes are, as the session says.
-#[derive(Debug, Clone)]
-enum Found {
-    Absent,
-    Inline(Vec<u8>),
-    /// `len` bytes at `offset` of the repository's object `key` (`chunks/<id>`).
-    Native {
-        key: Key,
-        offset: u64,
-        len: u64,
-    },
-}
-
-/// The array path and chunk indices of a Zarr v3 chunk key (default encoding, `/`): `c` (the
-/// root array's only chunk), `c/1/2`, `a/b/c/1/2`, `a/c`.
-fn chunk_coords(key: &str) -> Option<(Path, ChunkIndices)> {
-    let (array, coords) = if key == "c" {
-        ("", "")
-    } else if let Some(rest) = key.strip_prefix("c/") {
-        ("", rest)
-    } else if let Some(array) = key.strip_suffix("/c") {
-        (array, "")
-    } else {
-        key.rsplit_once("/c/")?
-    };
-    let idx = if coords.is_empty() { Vec::new() } else { coords.split('/').map(|c| c.parse::<u32>().ok()).collect::<Option<Vec<_>>>()? };
-    let path = Path::try_from(format!("/{array}")).ok()?;
-    Some((path, ChunkIndices(idx)))
 }
 
 fn store_error(kind: &StoreErrorKind, place: &str, storage_kind: Kind) -> Error {
@@ -443,115 +319,6 @@ impl IcechunkStore {
 /// A conflict another writer's commit caused (as opposed to a storage failure).
 fn is_conflict(kind: &SessionErrorKind) -> bool {
     matches!(kind, SessionErrorKind::Conflict { .. } | SessionErrorKind::RebaseFailed { .. })
-}
-
-/// The session of `version`: writable on a branch (made from `main`'s tip when a create names
-/// one that does not exist yet), read-only otherwise.
-async fn session_at(repo: &Repository, version: &Version, writable: bool, create: bool, place: &str) -> Result<Session> {
-    let missing = |what: &str| Error::new(Kind::NoObject, format!("{place}: no {what}"));
-    match version {
-        Version::Branch(b) if writable => {
-            if repo.lookup_branch(b).await.is_err() {
-                if !create {
-                    return Err(missing(&format!("branch {b}")));
-                }
-                let tip = repo.lookup_branch("main").await.map_err(|_| missing("branch main"))?;
-                repo.create_branch(b, &tip).await.map_err(|e| Error::new(Kind::Io, format!("{place}: {}", e.kind)))?;
-            }
-            repo.writable_session(b).await.map_err(|_| missing(&format!("branch {b}")))
-        }
-        Version::Branch(b) => {
-            repo.readonly_session(&VersionInfo::BranchTipRef(b.clone())).await.map_err(|_| missing(&format!("branch {b}")))
-        }
-        Version::Tag(t) => repo.readonly_session(&VersionInfo::TagRef(t.clone())).await.map_err(|_| missing(&format!("tag {t}"))),
-        Version::Snapshot(s) => {
-            let id = s.as_str().try_into().map_err(|_| Error::new(Kind::Invalid, format!("snapshot={s}: not a snapshot id")))?;
-            repo.readonly_session(&VersionInfo::SnapshotId(id)).await.map_err(|_| missing(&format!("snapshot {s}")))
-        }
-    }
-}
-
-/// The repository's virtual chunk containers (URL prefixes of the objects its virtual chunks
-/// point into) we may read, with how: the rule for documents that name other data (README
-/// "Security") decides, the repository being the document. A local repository may name
-/// anything; one on S3 or a web server its own folder, or what `NCZARR_ALLOW_TARGETS` allows.
-/// Others are not authorised: a read of a chunk there fails with Icechunk's reason.
-fn authorized_containers(
-    config: &icechunk::RepositoryConfig,
-    repository: &str,
-) -> std::collections::HashMap<String, Option<icechunk::config::Credentials>> {
-    use icechunk::config::Credentials;
-    let mut allowed = std::collections::HashMap::new();
-    for container in config.virtual_chunk_containers() {
-        let prefix = container.url_prefix();
-        if let Err(e) = crate::url::trust::check_target(repository, prefix, "virtual chunk container") {
-            crate::trace::emit(1, &format!("icechunk: {}", e.context));
-            continue;
-        }
-        let scheme = prefix.split_once("://").map_or("", |(s, _)| s).to_ascii_lowercase();
-        let credentials = match scheme.as_str() {
-            "file" => Some(Credentials::LocalFileSystemAccess),
-            "http" | "https" => Some(Credentials::HttpAccess),
-            // (Google's and Azure's stores are not built in.)
-            "s3" | "tigris" => Some(Credentials::S3(icechunk::storage::S3Credentials::FromEnv)),
-            _ => continue,
-        };
-        allowed.insert(prefix.to_string(), credentials);
-    }
-    allowed
-}
-
-/// The storage under the repository: a local directory or an S3 prefix with the S3 driver's
-/// endpoint, region and credentials.
-fn storage(spec: &OpenSpec) -> Result<Arc<dyn Storage + Send + Sync>> {
-    let Some(target) = &spec.s3 else {
-        let path = spec.path.clone();
-        return block_on(async move { icechunk::new_local_filesystem_storage(&path).await })?
-            .map_err(|e| Error::new(Kind::Io, format!("{}: {}", spec.path.display(), e.kind)));
-    };
-    let settings = crate::zmap::s3::credentials::resolve(target, &spec.params);
-    let mut options = icechunk::storage::S3Options::default()
-        .with_region(settings.region.clone())
-        .with_anonymous(settings.keys.is_none())
-        .with_allow_http(target.endpoint.as_deref().is_some_and(|e| e.starts_with("http://")))
-        .with_force_path_style(target.endpoint.is_some());
-    if let Some(endpoint) = &target.endpoint {
-        options = options.with_endpoint_url(endpoint.clone());
-    }
-    let credentials = match &settings.keys {
-        None => icechunk::storage::S3Credentials::Anonymous,
-        Some(k) => icechunk::storage::S3Credentials::Static(icechunk::storage::S3StaticCredentials {
-            access_key_id: k.access.clone(),
-            secret_access_key: k.secret.clone(),
-            session_token: k.token.clone(),
-            expires_after: None,
-        }),
-    };
-    let prefix = (!target.root.is_empty()).then(|| target.root.clone());
-    icechunk::new_s3_storage(options, target.bucket.clone(), prefix, Some(credentials), Vec::new(), Vec::new(), None)
-        .map_err(|e| Error::new(Kind::S3, format!("{}: {}", target.describe(), e.kind)))
-}
-
-/// The spec version `nc_create` makes a repository with (`NCZARR_ICECHUNK_SPEC`, default 1).
-fn spec_version() -> Result<SpecVersionBin> {
-    match crate::config::icechunk_spec().as_deref() {
-        None | Some("1") => Ok(SpecVersionBin::V1),
-        Some("2") => Ok(SpecVersionBin::V2),
-        Some(other) => err(Kind::Invalid, format!("NCZARR_ICECHUNK_SPEC={other}: Icechunk spec versions are 1 and 2")),
-    }
-}
-
-/// `NCZARR_ICECHUNK_MESSAGE`, else "<program>: netCDF dataset written by nczarr-rs".
-fn commit_message() -> String {
-    crate::config::icechunk_message().unwrap_or_else(|| {
-        let program = std::env::args_os()
-            .next()
-            .map(std::path::PathBuf::from)
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_else(|| "a program".into());
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        format!("{program}: netCDF dataset written by nczarr-rs (unix time {now})")
-    })
 }
 
 /// A missing key of the session is `None`, not an error; so is a key that is no Zarr v3 key
@@ -747,54 +514,5 @@ impl Zmap for IcechunkStore {
 
     fn caps(&self) -> Caps {
         Caps { batch_size: 64, latency_bound: self.storage_kind == Kind::S3, concurrent_puts: true, versioned: true }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chunk_keys_name_their_array_and_indices() {
-        let at = |k: &str| chunk_coords(k).map(|(p, i)| (p.to_string(), i.0));
-        assert_eq!(at("t/c/0/1/2"), Some(("/t".into(), vec![0, 1, 2])));
-        assert_eq!(at("g/sub/t/c/7"), Some(("/g/sub/t".into(), vec![7])));
-        assert_eq!(at("c/3"), Some(("/".into(), vec![3])));
-        assert_eq!(at("c"), Some(("/".into(), vec![])));
-        assert_eq!(at("scalar/c"), Some(("/scalar".into(), vec![])));
-        // A group named c, metadata and foreign keys are no chunks.
-        assert_eq!(at("c/zarr.json"), None);
-        assert_eq!(at("t/zarr.json"), None);
-        assert_eq!(at("t/c/x"), None);
-        assert_eq!(at(".zgroup"), None);
-    }
-
-    #[test]
-    fn versions_by_name() {
-        let spec = |f: &str| crate::url::parse(&format!("file:///r#mode=nczarr,icechunk{f}")).unwrap().unwrap();
-        assert_eq!(Version::of(&spec("")).unwrap(), Version::Branch("main".into()));
-        assert_eq!(Version::of(&spec("&branch=dev")).unwrap(), Version::Branch("dev".into()));
-        assert_eq!(Version::of(&spec("&tag=v1")).unwrap(), Version::Tag("v1".into()));
-        assert_eq!(Version::of(&spec("&snapshot=ABC")).unwrap(), Version::Snapshot("ABC".into()));
-        assert_eq!(Version::of(&spec("&tag=v1&branch=dev")).unwrap_err().kind, Kind::Invalid);
-        let s = spec("");
-        assert_eq!((s.driver, s.zarr_format), (Some(crate::url::Driver::Icechunk), Some(3)));
-        assert_eq!(crate::url::parse("file:///r#mode=nczarr,icechunk,v2").unwrap_err().kind, Kind::Invalid);
-        assert_eq!(crate::url::parse("file:///r#mode=nczarr,icechunk,zip").unwrap_err().kind, Kind::Invalid);
-    }
-
-    /// An array's chunk index: known chunks, absent ones once complete, written ones asked again.
-    #[test]
-    fn array_index_answers_and_forgets() {
-        let mut ix = ArrayIndex { complete: true, ..Default::default() };
-        ix.learn(vec![0], Some(Found::Inline(vec![1])));
-        assert!(matches!(ix.get(&[0]), Some(Some(Found::Inline(_)))));
-        assert!(matches!(ix.get(&[1]), Some(Some(Found::Absent))));
-        ix.forget(vec![1]);
-        assert!(ix.get(&[1]).is_none(), "written since: ask the session");
-        ix.learn(vec![1], None);
-        assert!(matches!(ix.get(&[1]), Some(None)), "a virtual chunk: through the session");
-        let partial = ArrayIndex::default();
-        assert!(partial.get(&[5]).is_none());
     }
 }
