@@ -5,7 +5,8 @@
 # reads back equal, one snapshot per nc_close (and per nc_sync); a tag is read-only; nc_abort
 # commits nothing; two writers of disjoint chunks both land and two of one chunk fail the second
 # cleanly (NC_EOBJECT) with the first's values kept; a writer killed at every file-system
-# mutation of a commit leaves the previous snapshot or the new one; the same on S3 (moto).
+# mutation of a commit leaves the previous snapshot or the new one; the same on S3 (moto);
+# virtual chunks into a netCDF file (and the rule for what a remote repository may name); spec 2.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/ctests/harness.sh"
@@ -195,6 +196,21 @@ AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test NCZARR_LOG=errors LD_PRELOAD="
     && bad "a repository on S3 must not read local files" || ok "a repository on S3 pointing at local files: refused"
 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test NCZARR_ALLOW_TARGETS="$d/virt/" compare "$vu" "$d/virt/data.nc" \
     && ok "... read when NCZARR_ALLOW_TARGETS allows the folder" || { bad "NCZARR_ALLOW_TARGETS for virtual chunks"; cat "$scratch/cmp.txt"; }
+fi
+
+# 8. Spec versions: NCZARR_ICECHUNK_SPEC=2 makes a spec 2 repository (its `repo` object), which
+#    takes commits and reads back; the spec 1 ones above were committed into without migrating
+#    (icechunk-python 1.1 still reads them); another number is NC_EINVAL.
+if case_ "8-spec"; then
+r8="$d/spec2.repo"
+NCZARR_ICECHUNK_SPEC=2 LD_PRELOAD="$pre" nccopy "$d/main.nc" "file://$r8#mode=nczarr,icechunk" && [ -f "$r8/repo" ] \
+    && ok "NCZARR_ICECHUNK_SPEC=2: a spec 2 repository" || bad "a spec 2 repository"
+"$W" "file://$r8#mode=nczarr,icechunk" syncs 2 && got=$(LD_PRELOAD="$pre" python3 -c "import netCDF4; print(float(netCDF4.Dataset('file://$r8#mode=nczarr,icechunk')['t'][0,0,1]))") \
+    && want=$(python3 -c "import netCDF4; print(float(netCDF4.Dataset('$d/main.nc')['t'][0,0,1]) + 2)") && [ "$got" = "$want" ] \
+    && ok "two commits into it read back ($got)" || bad "commits into a spec 2 repository: ${got:-} want ${want:-}"
+[ ! -f "$d/py.repo/repo" ] && ok "icechunk-python's spec 1 repository written into and still spec 1" || bad "the spec 1 repository was migrated"
+NCZARR_ICECHUNK_SPEC=3 LD_PRELOAD="$pre" nccopy "$d/main.nc" "file://$d/spec3.repo#mode=nczarr,icechunk" 2> "$scratch/e.txt" \
+    && bad "NCZARR_ICECHUNK_SPEC=3 must fail" || { grep -q "Invalid argument" "$scratch/e.txt" && ok "NCZARR_ICECHUNK_SPEC=3: NC_EINVAL" || { bad "spec 3"; cat "$scratch/e.txt"; }; }
 fi
 
 echo "icechunk tests: $pass passed, $fail failed"
