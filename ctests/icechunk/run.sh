@@ -131,6 +131,18 @@ touch "$scratch/go"; wait $a; a=$?
 [ "$b" -eq 0 ] && [ "$a" -eq 3 ] && [ "$(ice value "$r4" main t 0,0,1)" = "444.0" ] \
     && ok "two writers of one chunk: the later close is NC_EOBJECT, the first's value kept" \
     || { bad "one chunk: exits $a $b, value $(ice value "$r4" main t 0,0,1)"; cat "$scratch/a.txt"; }
+# A reader opened before a commit keeps reading the snapshot it opened (all of a commit or none).
+LD_PRELOAD="$pre" python3 - "$u" "$W" << 'PY' && ok "a reader opened before a commit sees none of it; one opened after sees all" || bad "snapshot isolation of readers"
+import subprocess, sys, netCDF4
+url, writer = sys.argv[1], sys.argv[2]
+before = netCDF4.Dataset(url)
+old = float(before["t"][0, 0, 0])
+subprocess.run([writer, url, "put", "t", "0,0,0", str(old + 1)], check=True)
+subprocess.run([writer, url, "put", "t", "5,9,11", "-5"], check=True)
+assert float(before["t"][0, 0, 0]) == old and float(before["t"][5, 9, 11]) != -5, "the open reader saw a later commit"
+after = netCDF4.Dataset(url)
+assert float(after["t"][0, 0, 0]) == old + 1 and float(after["t"][5, 9, 11]) == -5, "a new reader missed the commits"
+PY
 fi
 
 # 5. A writer killed at each file-system mutation of nc_create .. nc_close into a repository
