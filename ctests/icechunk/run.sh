@@ -225,5 +225,21 @@ NCZARR_ICECHUNK_SPEC=3 LD_PRELOAD="$pre" nccopy "$d/main.nc" "file://$d/spec3.re
     && bad "NCZARR_ICECHUNK_SPEC=3 must fail" || { grep -q "Invalid argument" "$scratch/e.txt" && ok "NCZARR_ICECHUNK_SPEC=3: NC_EINVAL" || { bad "spec 3"; cat "$scratch/e.txt"; }; }
 fi
 
+# 9. Damaged repositories fail with an error and its reason, never a crash or a hang: snapshots
+#    cut short, manifests of garbage, chunk objects cut short, no refs.
+if case_ "9-damaged"; then
+damage() { # name what-to-damage command
+    rm -rf "$d/h.repo"; cp -a "$d/$2" "$d/h.repo"; sh -c "$3" "$d"
+    LD_PRELOAD="$pre" NCZARR_LOG=errors timeout 60 ncdump -v t "file://$d/h.repo#mode=nczarr,icechunk" > /dev/null 2> "$scratch/h.txt"; rc=$?
+    [ "$rc" -ne 0 ] && [ "$rc" -lt 124 ] && grep -q "$4" "$scratch/h.txt" && ok "$1: $(grep -o "$4" "$scratch/h.txt" | head -1)" \
+        || { bad "$1 (exit $rc)"; tail -3 "$scratch/h.txt"; }
+}
+LD_PRELOAD="$pre" nccopy "$d/main.nc" "file://$d/big.repo#mode=nczarr,icechunk"
+damage "snapshots cut short" py.repo 'for f in "$0"/h.repo/snapshots/*; do head -c 20 "$f" > "$f.t"; mv "$f.t" "$f"; done' "I/O failure"
+damage "manifests of garbage" py.repo 'for f in "$0"/h.repo/manifests/*; do printf garbage > "$f"; done' "invalid icechunk header"
+damage "chunk objects cut short" big.repo 'for f in "$0"/h.repo/chunks/*; do head -c 100 "$f" > "$f.t"; mv "$f.t" "$f"; done' "past the end"
+damage "no refs" py.repo 'rm -rf "$0"/h.repo/refs/*' "no Icechunk repository"
+fi
+
 echo "icechunk tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
