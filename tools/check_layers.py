@@ -224,7 +224,6 @@ KNOWN_LONG = {
     "core/src/engine/cache.rs:put": 131,
     "core/src/codec/plugin/mod.rs:localize_now": 111,
     "core/src/error.rs:message": 98,
-    "core/src/engine/io.rs:read_direct": 87,
     "core/src/zmap/s3/requests.rs:fetch": 85,
     "core/src/url/s3.rs:parse_target": 85,
 }

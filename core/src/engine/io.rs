@@ -59,19 +59,34 @@ pub(super) fn read_direct(store: &dyn Zmap, layout: &Layout, p: &ChunkPlan, out:
             p.runs.iter().for_each(write_fill);
             return Ok(());
         }
-        for r in &p.runs {
-            if r.cstep == 1 && r.mstep == 1 {
-                out.write(r.moff * fs, &scratch[r.coff * fs..(r.coff + r.n) * fs]);
-            } else {
-                for j in 0..r.n {
-                    let c = (r.coff + j * r.cstep) * fs;
-                    out.write(r.mem(j) * fs, &scratch[c..c + fs]);
-                }
-            }
-        }
+        copy_runs(p, fs, scratch, out);
         return Ok(());
     }
     // A small part is wanted: byte ranges.
+    if !read_ranges(store, &key, layout, p, out)? {
+        p.runs.iter().for_each(write_fill);
+    }
+    Ok(())
+}
+
+/// Copies the plan's runs out of a whole chunk's bytes into the caller's memory.
+fn copy_runs(p: &ChunkPlan, fs: usize, chunk: &[u8], out: &MemOut) {
+    for r in &p.runs {
+        if r.cstep == 1 && r.mstep == 1 {
+            out.write(r.moff * fs, &chunk[r.coff * fs..(r.coff + r.n) * fs]);
+        } else {
+            for j in 0..r.n {
+                let c = (r.coff + j * r.cstep) * fs;
+                out.write(r.mem(j) * fs, &chunk[c..c + fs]);
+            }
+        }
+    }
+}
+
+/// Reads the plan's runs of an uncompressed chunk by byte ranges (one per contiguous run, one
+/// per element of a strided one) into the caller's memory; `false`: the chunk is absent.
+fn read_ranges(store: &dyn Zmap, key: &Key, layout: &Layout, p: &ChunkPlan, out: &MemOut) -> Result<bool> {
+    let fs = layout.item;
     let at = |offset: usize, len: usize| ByteRange::At { offset: offset as u64, len };
     let mut ranges = Vec::new();
     for r in &p.runs {
@@ -81,9 +96,8 @@ pub(super) fn read_direct(store: &dyn Zmap, layout: &Layout, p: &ChunkPlan, out:
             ranges.extend((0..r.n).map(|j| at((r.coff + j * r.cstep) * fs, fs)));
         }
     }
-    let Some(got) = store.get_ranges(&key, &ranges, Some((layout.nelems * fs) as u64))?.map(|r| r.parts) else {
-        p.runs.iter().for_each(write_fill);
-        return Ok(());
+    let Some(got) = store.get_ranges(key, &ranges, Some((layout.nelems * fs) as u64))?.map(|r| r.parts) else {
+        return Ok(false);
     };
     let mut pieces = got.into_iter();
     for r in &p.runs {
@@ -102,7 +116,7 @@ pub(super) fn read_direct(store: &dyn Zmap, layout: &Layout, p: &ChunkPlan, out:
             }
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Do the chunk's runs cover all of it in storage order, each contiguous in chunk and memory?
