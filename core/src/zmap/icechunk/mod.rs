@@ -141,7 +141,7 @@ impl IcechunkStore {
 
     /// Waits for the chunk writes on their way; the first that failed is the answer.
     fn settle(&self) -> Result<()> {
-        let pending = std::mem::take(&mut *self.behind.lock().map_err(|_| Error::new(Kind::Internal, "icechunk writes: lock poisoned"))?);
+        let pending = std::mem::take(&mut *lock(&self.behind)?);
         if pending.is_empty() {
             return Ok(());
         }
@@ -339,27 +339,17 @@ impl Zmap for IcechunkStore {
     fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
         self.settle()?;
         let found = self.locate_chunks(keys)?;
-        let one = |(k, f): (&Key, &Option<Found>)| match f {
-            Some(Found::Absent) => Ok(None),
-            Some(Found::Inline(b)) => Ok(Some(b.clone())),
-            Some(Found::Native { key, offset, len }) => self.get_native(key, *offset, *len).map(Some),
-            None => self.get_through_session(k),
+        let by_key: std::collections::HashMap<&Key, &Option<Found>> = keys.iter().zip(&found).collect();
+        let one = |k: &Key| match by_key.get(k) {
+            Some(Some(Found::Absent)) => Ok(None),
+            Some(Some(Found::Inline(b))) => Ok(Some(b.clone())),
+            Some(Some(Found::Native { key, offset, len })) => self.get_native(key, *offset, *len).map(Some),
+            _ => self.get_through_session(k),
         };
-        let pairs: Vec<_> = keys.iter().zip(&found).collect();
-        if pairs.len() < 2 || !self.caps().latency_bound {
-            return pairs.into_iter().map(one).collect();
+        if !self.caps().latency_bound {
+            return keys.iter().map(one).collect();
         }
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = pairs
-                .chunks(pairs.len().div_ceil(IN_FLIGHT))
-                .map(|part| scope.spawn(move || part.iter().copied().map(one).collect::<Vec<_>>()))
-                .collect();
-            let mut out = Vec::with_capacity(keys.len());
-            for h in handles {
-                out.extend(h.join().map_err(|_| Error::new(Kind::Internal, "an icechunk read stopped"))?);
-            }
-            out.into_iter().collect()
-        })
+        crate::zmap::get_concurrently(keys, &one, "an icechunk read")
     }
 
     fn read_into(&self, key: &Key, out: &mut [u8]) -> Result<bool> {
