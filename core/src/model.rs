@@ -10,6 +10,20 @@ use crate::nc::types::NcType;
 use crate::nc::values::Values;
 use serde_json::Value;
 
+/// A variable by its group id and its varid in that group: the key of its cached chunks,
+/// its chunk layout and the other per-variable state a dataset keeps beside the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VarKey {
+    pub gid: usize,
+    pub varid: usize,
+}
+
+impl VarKey {
+    pub fn new(gid: usize, varid: usize) -> VarKey {
+        VarKey { gid, varid }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Att {
     pub name: String,

@@ -7,7 +7,7 @@ use super::place::{Place, resolve};
 use crate::error::{Error, Kind, Result};
 use crate::nc::values::Values;
 use crate::source::{CreateFormat, GroupId, NcFile};
-use crate::zmap::ArrayInfo;
+use crate::zmap::cfa::write::ArrayInfo;
 use crate::zmap::cfa::write::{FragmentWriter, place_block};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

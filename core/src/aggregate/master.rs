@@ -20,7 +20,7 @@ use crate::error::{Error, Kind, Result};
 use crate::nc::types::NcType;
 use crate::nc::values::Values;
 use crate::source::{GroupId, NcFile, NcSink, NcSource};
-use crate::zmap::ArrayInfo;
+use crate::zmap::cfa::write::ArrayInfo;
 use crate::zmap::cfa::write::is_aggregated;
 use std::collections::HashMap;
 

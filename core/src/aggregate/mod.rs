@@ -29,7 +29,7 @@ use crate::dataset::Dataset;
 use crate::error::Result;
 use crate::nc::modes::OpenFlags;
 use crate::source::{CreateFormat, NcFile, NcSink, NcSource};
-use crate::zmap::ArrayInfo;
+use crate::zmap::cfa::write::ArrayInfo;
 use crate::zmap::cfa::{Aggregated, CfaStore, FragmentReader};
 use crate::zmap::memory::MemoryStore;
 use std::sync::Arc;

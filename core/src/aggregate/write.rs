@@ -10,7 +10,7 @@ use crate::dataset::Dataset;
 use crate::error::{Kind, Result, err};
 use crate::nc::modes::OpenFlags;
 use crate::source::CreateFormat;
-use crate::zmap::cfa::write::CfaWriteStore;
+use crate::zmap::cfa::write::{Arrays, CfaWriteStore};
 use crate::zmap::memory::MemoryStore;
 use std::sync::Arc;
 
@@ -56,11 +56,13 @@ pub fn create(name: &str, convention: Convention, request: CreateRequest, opener
         _ => CreateFormat::Netcdf4,
     };
     let files = FragmentFiles::new(place, opener.clone());
-    let store = CfaWriteStore::new(name, Arc::new(MemoryStore::new()), files.clone());
+    let arrays = Arc::new(Arrays::default());
+    let store = CfaWriteStore::new(name, Arc::new(MemoryStore::new()), files.clone(), arrays.clone());
     // The logical dataset is netCDF-4 whatever the master is (the classic model kept when
     // asked for, so a classic master can hold it).
     let classic = request.classic_model || !matches!(master_format, CreateFormat::Netcdf4 | CreateFormat::Netcdf4Classic);
-    let ds = Dataset::create_on(spec(name), OpenFlags::aggregated_create(classic), Box::new(store), crate::format::ZarrFormat::V2)?;
+    let mut ds = Dataset::create_on(spec(name), OpenFlags::aggregated_create(classic), Box::new(store), crate::format::ZarrFormat::V2)?;
+    ds.tell_arrays(arrays);
     Ok((ds, Writer { files, convention, master_format, opener }))
 }
 
@@ -117,9 +119,12 @@ pub fn reopen(built: Built, version: &str, master_format: CreateFormat, omode: O
             }
         }
     }
-    let store = CfaWriteStore::new(&name, memory, files.clone());
-    crate::zmap::Zmap::note_arrays(&store, infos)?;
-    let ds = Dataset::open_on(spec(&name), omode, Box::new(store))?;
+    // Until the reopened dataset first tells its arrays, the store knows them as the master
+    // aggregates them.
+    let arrays = Arc::new(Arrays::new(infos));
+    let store = CfaWriteStore::new(&name, memory, files.clone(), arrays.clone());
+    let mut ds = Dataset::open_on(spec(&name), omode, Box::new(store))?;
+    ds.tell_arrays(arrays);
     Ok((ds, Writer { files, convention, master_format, opener }))
 }
 

@@ -42,7 +42,7 @@ impl Dataset {
             // netcdf-c's rule (`written_to`): too late once data was written to the variable
             // since the dataset was opened; netCDF-3 has no such rule. (Checked before the
             // type, as netcdf-c does.)
-            if self.written.contains(&(gid, varid.index()?)) && !self.netcdf3_semantics() {
+            if self.written.contains(&crate::model::VarKey::new(gid, varid.index()?)) && !self.netcdf3_semantics() {
                 return err(Kind::LateFill, "_FillValue after data was written");
             }
             if target != var.nctype {
@@ -65,8 +65,8 @@ impl Dataset {
                 // Chunks written so far keep their cells; chunks held as fill are read again.
                 let vi = varid.index()?;
                 let layout = self.chunk_layout(gid, vi)?;
-                self.chunks.flush_var(self.store.as_ref(), (gid, vi), &layout)?;
-                self.chunks.forget((gid, vi));
+                self.chunks.flush_var(self.store.as_ref(), crate::model::VarKey::new(gid, vi), &layout)?;
+                self.chunks.forget(crate::model::VarKey::new(gid, vi));
                 let var = self.model.var_mut(gid, varid)?;
                 var.storage_fill = Some(var.declared_fill());
             }

@@ -30,7 +30,7 @@ impl Dataset {
         let unchecked = self.unchecked_mem_range(var.nctype, &mem);
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
         let layout = self.chunk_layout(gid, varid.index()?)?;
-        let key = (gid, varid.index()?);
+        let key = crate::model::VarKey::new(gid, varid.index()?);
         let range = crate::zmap::adapter::shard::through(
             self.store.as_ref(),
             &self.shard_indexes,
@@ -49,7 +49,7 @@ impl Dataset {
 
     /// Records a put to the variable (after which its `_FillValue` is NC_ELATEFILL).
     pub fn mark_written(&mut self, gid: usize, varid: usize) {
-        self.written.insert((gid, varid));
+        self.written.insert(crate::model::VarKey::new(gid, varid));
     }
 
     /// `unchecked_range` for the memory side of a data call.
@@ -120,7 +120,7 @@ impl Dataset {
         let unchecked = self.unchecked_mem_range(var.nctype, &mem);
         let (shape, budget) = (self.model.var_shape(var), var.cache.size);
         let layout = self.chunk_layout(gid, varid.index()?)?;
-        let key = (gid, varid.index()?);
+        let key = crate::model::VarKey::new(gid, varid.index()?);
         let range = crate::zmap::adapter::shard::through(
             self.store.as_ref(),
             &self.shard_indexes,

@@ -251,7 +251,7 @@ impl Dataset {
 
     /// The whole model, for `nc_show_metadata`'s trace.
     pub fn describe(&self) -> String {
-        format!("{:#?}", self.model)
+        format!("{:#?}", *self.model)
     }
 }
 

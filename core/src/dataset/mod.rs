@@ -25,6 +25,7 @@ mod attrs;
 mod data;
 mod define;
 mod inquire;
+mod layouts;
 pub mod object_file;
 mod parallel;
 mod references;
@@ -98,7 +99,9 @@ pub struct Scanned {
 }
 
 pub struct Dataset {
-    model: Model,
+    model: layouts::TrackedModel,
+    /// Each variable's chunk layout, built once per change of the model (`layouts.rs`).
+    layouts: layouts::Layouts,
     store: Box<dyn Zmap>,
     spec: OpenSpec,
     flavor: Flavor,
@@ -124,7 +127,7 @@ pub struct Dataset {
     par: Option<parallel::ParState>,
     /// Variables (group, varid) written to since the dataset was opened: netcdf-c's
     /// `written_to`, after which a `_FillValue` is NC_ELATEFILL.
-    written: std::collections::HashSet<(usize, usize)>,
+    written: std::collections::HashSet<crate::model::VarKey>,
     /// Old keys of renamed nodes whose objects were copied to their new keys: deleted once the
     /// metadata naming the new keys is stored (persist.rs).
     retired: Vec<String>,
@@ -133,6 +136,9 @@ pub struct Dataset {
     /// Held while this dataset is a reference set being written: reads in the process are
     /// remembered so puts of their values become references (references.rs).
     references_out: Option<crate::engine::origins::WriterTicket>,
+    /// Told the arrays at every enddef, sync and close: an aggregated dataset's store
+    /// (`tell_arrays`).
+    arrays_out: Option<std::sync::Arc<crate::zmap::cfa::write::Arrays>>,
 }
 
 impl Dataset {
@@ -183,7 +189,8 @@ impl Dataset {
             trace::warn("noxarray implies pure Zarr: dimension names will not be stored");
         }
         Dataset {
-            model: Model::new(),
+            model: layouts::TrackedModel::new(Model::new()),
+            layouts: Default::default(),
             store,
             flavor,
             mode: cmode,
@@ -205,6 +212,7 @@ impl Dataset {
             retired: Vec::new(),
             scanned: None,
             references_out: None,
+            arrays_out: None,
             spec,
         }
     }
@@ -248,7 +256,8 @@ impl Dataset {
             trace::warn("legacy NCZarr layout: opened read-only");
         }
         let mut ds = Dataset {
-            model,
+            model: layouts::TrackedModel::new(model),
+            layouts: Default::default(),
             store,
             flavor,
             mode: omode,
@@ -270,6 +279,7 @@ impl Dataset {
             retired: Vec::new(),
             scanned: None,
             references_out: None,
+            arrays_out: None,
             spec,
         };
         // netcdf-c counts every variable of an opened file as written (`written_to`): a
@@ -443,7 +453,7 @@ impl Dataset {
 
     fn mark_group_written(&mut self, gid: usize) {
         let n = self.model.groups.get(gid).map_or(0, |g| g.vars.len());
-        self.written.extend((0..n).map(|v| (gid, v)));
+        self.written.extend((0..n).map(|v| crate::model::VarKey::new(gid, v)));
     }
 
     pub(crate) fn sync(&mut self) -> Result<()> {

@@ -15,6 +15,7 @@
 use super::*;
 use crate::collective::Comm;
 use crate::engine::{Piece, WirePiece, decode_pieces};
+use crate::model::VarKey;
 use std::collections::{BTreeMap, HashSet};
 use std::hash::{Hash, Hasher};
 
@@ -27,7 +28,7 @@ const PENDING_LIMIT_DEFAULT: usize = 256 << 20;
 pub(crate) struct ParState {
     pub comm: Comm,
     /// Variables switched to NC_COLLECTIVE (the default is NC_INDEPENDENT, as netcdf-c's).
-    collective: HashSet<(usize, usize)>,
+    collective: HashSet<VarKey>,
     pending_limit: usize,
 }
 
@@ -106,8 +107,8 @@ impl Dataset {
         };
         for v in vars {
             match access {
-                Access::Collective => par.collective.insert((gid, v)),
-                Access::Independent => par.collective.remove(&(gid, v)),
+                Access::Collective => par.collective.insert(VarKey::new(gid, v)),
+                Access::Independent => par.collective.remove(&VarKey::new(gid, v)),
             };
         }
         Ok(())
@@ -119,7 +120,7 @@ impl Dataset {
     pub(super) fn after_par_write(&mut self, gid: usize, varid: usize) -> Result<()> {
         let Some(par) = self.par.as_ref() else { return Ok(()) };
         let over = self.chunks.pending_bytes() > par.pending_limit;
-        if par.collective.contains(&(gid, varid)) {
+        if par.collective.contains(&VarKey::new(gid, varid)) {
             let mut flag = [over as u64];
             par.comm.max(&mut flag)?;
             if flag[0] == 1 {
@@ -212,17 +213,18 @@ impl Dataset {
     fn store_whole_chunks(&mut self) -> Result<Vec<Vec<u8>>> {
         let size = self.par.as_ref().expect("parallel dataset").comm.size();
         let mut outgoing = vec![Vec::new(); size];
-        for (gid, varid) in self.chunks.dirty_vars() {
+        for key in self.chunks.dirty_vars() {
+            let VarKey { gid, varid } = key;
             let layout = self.chunk_layout(gid, varid)?;
             let var = self.model.var(gid, VarRef::Var(varid))?;
             let shard = var.stored.v3.as_ref().and_then(|v| v.shard.clone());
-            let mut pieces: Vec<Piece> = self.chunks.take_pieces((gid, varid), shard.is_some());
+            let mut pieces: Vec<Piece> = self.chunks.take_pieces(key, shard.is_some());
             if shard.is_none() {
-                self.chunks.flush_var(self.store.as_ref(), (gid, varid), &layout)?;
+                self.chunks.flush_var(self.store.as_ref(), key, &layout)?;
             }
             pieces.sort_by(|a, b| a.idx.cmp(&b.idx));
             for p in pieces {
-                let owner = owner_of((gid, varid), &object_of(&p.idx, &layout.chunk_shape, shard.as_deref()), size);
+                let owner = owner_of(key, &object_of(&p.idx, &layout.chunk_shape, shard.as_deref()), size);
                 p.encode(layout.item, &mut outgoing[owner]);
             }
         }
@@ -231,14 +233,14 @@ impl Dataset {
 
     /// The owner's side: what each rank sent, merged variable by variable.
     fn merge_pieces(&mut self, received: Vec<Vec<u8>>) -> Result<()> {
-        let mut by_var: BTreeMap<(usize, usize), BTreeMap<Vec<u64>, Vec<WirePiece>>> = BTreeMap::new();
+        let mut by_var: BTreeMap<VarKey, BTreeMap<Vec<u64>, Vec<WirePiece>>> = BTreeMap::new();
         // Ranks in order, and each rank's pieces in the order it sent them.
         for from in received {
             for p in decode_pieces(&from)? {
                 by_var.entry(p.var).or_default().entry(p.idx.clone()).or_default().push(p);
             }
         }
-        for ((gid, varid), chunks) in by_var {
+        for (VarKey { gid, varid }, chunks) in by_var {
             let layout = self.chunk_layout(gid, varid)?;
             let var = self.model.var(gid, VarRef::Var(varid))?;
             crate::zmap::adapter::shard::through(
@@ -263,7 +265,7 @@ fn object_of(idx: &[u64], chunk: &[u64], shard: Option<&[u64]>) -> Vec<u64> {
 }
 
 /// The rank that merges an object's pieces: spread over ranks, the same on every rank.
-fn owner_of(var: (usize, usize), object: &[u64], size: usize) -> usize {
+fn owner_of(var: VarKey, object: &[u64], size: usize) -> usize {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (var, object).hash(&mut h);
     (h.finish() % size as u64) as usize

@@ -41,7 +41,7 @@ impl Dataset {
             return self.persist_par();
         }
         self.apply_renames()?;
-        for (gid, varid) in self.chunks.dirty_vars() {
+        for crate::model::VarKey { gid, varid } in self.chunks.dirty_vars() {
             let layout = self.chunk_layout(gid, varid)?;
             let var = self.model.var(gid, VarRef::Var(varid))?;
             crate::zmap::adapter::shard::through(
@@ -50,13 +50,13 @@ impl Dataset {
                 var,
                 &layout.key,
                 layout.stored_limit(),
-                |store| self.chunks.flush_var(store, (gid, varid), &layout),
+                |store| self.chunks.flush_var(store, crate::model::VarKey::new(gid, varid), &layout),
             )?;
         }
         self.flush_metadata()?;
         self.delete_retired()?;
-        if self.store.wants_arrays() {
-            self.store.note_arrays(self.array_infos())?;
+        if let Some(arrays) = &self.arrays_out {
+            arrays.set(self.array_infos())?;
         }
         Ok(())
     }
@@ -80,13 +80,20 @@ impl Dataset {
         Ok(())
     }
 
-    /// Every variable as a store that lays out arrays itself sees it (`Zmap::note_arrays`).
-    fn array_infos(&self) -> Vec<crate::zmap::ArrayInfo> {
+    /// From now on, `arrays` is told this dataset's arrays after their metadata is written (at
+    /// every enddef, sync and close): an aggregated dataset's store, which writes each chunk
+    /// into a fragment file of its array, reads them there.
+    pub fn tell_arrays(&mut self, arrays: std::sync::Arc<crate::zmap::cfa::write::Arrays>) {
+        self.arrays_out = Some(arrays);
+    }
+
+    /// Every variable as a store that lays out arrays itself sees it (`tell_arrays`).
+    fn array_infos(&self) -> Vec<crate::zmap::cfa::write::ArrayInfo> {
         let mut out = Vec::new();
         for (gid, group) in self.model.groups.iter().enumerate() {
             for (varid, var) in group.vars.iter().enumerate() {
                 let dims = var.dimids.iter().map(|&d| &self.model.dims[d]).map(|d| (d.name.clone(), d.len, d.unlimited)).collect();
-                out.push(crate::zmap::ArrayInfo {
+                out.push(crate::zmap::cfa::write::ArrayInfo {
                     key: var.stored.key.clone().unwrap_or_else(|| self.model.var_key(gid, varid)),
                     name: var.name.clone(),
                     root: gid == 0,
@@ -103,11 +110,17 @@ impl Dataset {
         out
     }
 
-    /// The chunk layout of a variable, at the key its objects live under now.
-    pub(crate) fn chunk_layout(&self, gid: usize, varid: usize) -> Result<crate::engine::Layout> {
-        let var = self.model.var(gid, VarRef::Var(varid))?;
-        let key = var.stored.key.clone().unwrap_or_else(|| self.model.var_key(gid, varid));
-        crate::engine::Layout::new(&self.model, var, key)
+    /// The chunk layout of a variable, at the key its objects live under now: built once and
+    /// kept until the model changes (`layouts.rs`).
+    pub(crate) fn chunk_layout(&self, gid: usize, varid: usize) -> Result<std::sync::Arc<crate::engine::Layout>> {
+        let raw = self.store.caps().raw_chunks;
+        self.layouts.get(&self.model, crate::model::VarKey::new(gid, varid), |model| {
+            let var = model.var(gid, VarRef::Var(varid))?;
+            let key = var.stored.key.clone().unwrap_or_else(|| model.var_key(gid, varid));
+            let layout = crate::engine::Layout::new(model, var, key)?;
+            // A store that takes values lays them out itself (an aggregated dataset).
+            Ok(if raw { layout.into_values() } else { layout })
+        })
     }
 
     /// Writes every metadata object whose bytes differ from storage, in crash-safe order.

@@ -136,7 +136,7 @@ fn same_type(nctype: NcType, mem: MemType) -> bool {
 
 impl Dataset {
     /// Can this variable's chunks be named as they are stored (plain fixed-size values)?
-    fn addressable(&self, gid: usize, varid: usize) -> Option<(Layout, Vec<u64>)> {
+    fn addressable(&self, gid: usize, varid: usize) -> Option<(std::sync::Arc<Layout>, Vec<u64>)> {
         let var = self.model.var(gid, VarRef::Var(varid)).ok()?;
         let plain = var.nctype != NcType::String && var.stored.element == StorageKind::Native && !var.stored.fortran_order;
         if !plain || var.stored.v3.is_some() {
@@ -254,7 +254,7 @@ impl Dataset {
             if !self.store.put_located(&layout.chunk_key(&idx)?, at)? {
                 return Ok(ByReference::Not);
             }
-            self.chunks.drop_chunk((gid, varid), &idx);
+            self.chunks.drop_chunk(crate::model::VarKey::new(gid, varid), &idx);
         }
         Ok(ByReference::Except(by_value))
     }
@@ -299,7 +299,7 @@ impl Dataset {
                 if !self.store.put_located(&layout.chunk_key(&idx)?, &at)? {
                     return Ok(ByReference::Not);
                 }
-                self.chunks.drop_chunk((gid, varid), &idx);
+                self.chunks.drop_chunk(crate::model::VarKey::new(gid, varid), &idx);
             } else {
                 by_value.push(chunk_selection(sel, &idx, &layout.chunk_shape));
             }
@@ -311,7 +311,7 @@ impl Dataset {
     fn holds_chunks(&self, gid: usize, varid: usize) -> Result<bool> {
         let layout = self.chunk_layout(gid, varid)?;
         let stored = self.store.list_dir(&Key::new(&layout.key)?)?.iter().any(|n| !n.starts_with('.'));
-        Ok(stored || self.chunks.holds((gid, varid)))
+        Ok(stored || self.chunks.holds(crate::model::VarKey::new(gid, varid)))
     }
 
     /// Makes variable `varid` store its chunks encoded as `enc` says: already so, or changed
@@ -332,7 +332,7 @@ impl Dataset {
         var.filters = enc.filters.clone();
         var.endian = if enc.big_endian { Endian::Big } else { Endian::Little };
         crate::trace::emit(1, &format!("refs: {}: chunks {:?} as its source stores them", layout.key, enc.chunk_shape));
-        self.chunks.forget((gid, varid));
+        self.chunks.forget(crate::model::VarKey::new(gid, varid));
         self.dirty = true;
         Ok(true)
     }

@@ -225,7 +225,7 @@ impl Dataset {
     }
 
     /// Aggregated variable `agg` (fill value `fill`) as a fragment writer sees it.
-    pub fn aggregated_array_info(&self, agg: &crate::zmap::cfa::Aggregated, fill: &[u8]) -> Result<crate::zmap::ArrayInfo> {
+    pub fn aggregated_array_info(&self, agg: &crate::zmap::cfa::Aggregated, fill: &[u8]) -> Result<crate::zmap::cfa::write::ArrayInfo> {
         let (parent, name) = agg.key.rsplit_once('/').map_or(("", agg.key.as_str()), |(p, n)| (p, n));
         let gid = if parent.is_empty() { 0 } else { self.group_by_path(0, parent)? };
         let var = self.model.var(gid, VarRef::Var(self.var_id(gid, name)?))?;
@@ -235,7 +235,7 @@ impl Dataset {
             .zip(&agg.shape)
             .map(|(&d, &len)| (self.model.dims[d].name.clone(), len as u64, self.model.dims[d].unlimited))
             .collect();
-        Ok(crate::zmap::ArrayInfo {
+        Ok(crate::zmap::cfa::write::ArrayInfo {
             key: agg.key.clone(),
             name: agg.key.clone(),
             root: true,

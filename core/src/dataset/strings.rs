@@ -42,8 +42,8 @@ impl Dataset {
         let vi = varid.index()?;
         let old_layout = self.chunk_layout(gid, vi)?;
         // Chunks written so far, all on storage at the old width.
-        self.chunks.flush_var(self.store.as_ref(), (gid, vi), &old_layout)?;
-        self.chunks.forget((gid, vi));
+        self.chunks.flush_var(self.store.as_ref(), crate::model::VarKey::new(gid, vi), &old_layout)?;
+        self.chunks.forget(crate::model::VarKey::new(gid, vi));
         // Anything under the array's key but its metadata is a chunk (or a folder of them).
         let written = self.store.list_dir(&Key::new(old_layout.key.clone())?)?.iter().any(|n| !n.starts_with('.'));
         // The first write takes the width of its data; a later widening leaves room to grow,

@@ -105,6 +105,16 @@ impl Layout {
         })
     }
 
+    /// This layout for a store that takes chunks as values (`Caps::raw_chunks`): no codec,
+    /// native byte order, elements as the variable's type holds them. The variable keeps its
+    /// codecs and byte order for the files that store it.
+    pub(crate) fn into_values(mut self) -> Layout {
+        self.filters.clear();
+        self.big_endian = false;
+        self.perm = None;
+        self
+    }
+
     /// The most bytes a stored chunk object can have: the raw chunk plus room for any
     /// codec's framing and incompressible-data overhead. Objects above it are corrupt or
     /// hostile and are refused before they are read (reliability.md §4.2, §4.3 N8).

@@ -1,7 +1,7 @@
 //! Elements between a chunk's file type and the caller's memory type, with netcdf-c's
 //! conversions and NC_ERANGE.
 
-use super::mem::{Mem, MemType};
+use super::mem::{Mem, MemOut, MemType};
 use super::plan::Run;
 
 use crate::error::{Kind, Result, err};
@@ -121,4 +121,40 @@ pub fn check_types(file: NcType, mem: &Mem<'_>) -> Result<()> {
         (_, Mem::Bytes(_, MemType::Text)) => err(Kind::Char, "text into a numeric variable"),
         (_, Mem::Bytes(_, MemType::Num(_))) => Ok(()),
     }
+}
+
+/// `copy_run` towards memory through a shared `MemOut`.
+pub(super) fn copy_out(run: &Run, chunk: &[u8], file: NcType, out: &MemOut, mt: MemType) -> bool {
+    let fs = file.size();
+    let ms = mt.size();
+    let mem_t = match mt {
+        MemType::Text => NcType::Char,
+        MemType::Num(t) => t,
+    };
+    let last = run.mem_end() * ms;
+    assert!(last <= out.len, "selection outside the user buffer");
+    let write = |m: usize, bytes: &[u8]| {
+        // SAFETY: in bounds (checked above) and disjoint from other threads' writes (MemOut).
+        crate::bytes::copy(unsafe { std::slice::from_raw_parts_mut(out.ptr.add(m), bytes.len()) }, bytes)
+    };
+    if mem_t == file {
+        if run.cstep == 1 && run.mstep == 1 {
+            write(run.moff * ms, &chunk[run.coff * fs..(run.coff + run.n) * fs]);
+        } else {
+            for j in 0..run.n {
+                let c = (run.coff + j * run.cstep) * fs;
+                write(run.mem(j) * ms, &chunk[c..c + fs]);
+            }
+        }
+        return false;
+    }
+    let mut range = false;
+    let mut tmp = [0u8; 8];
+    for j in 0..run.n {
+        let (v, r) = convert_scalar(load(chunk, run.coff + j * run.cstep, file), mem_t);
+        store(&mut tmp, 0, mem_t, v);
+        write(run.mem(j) * ms, &tmp[..ms]);
+        range |= r;
+    }
+    range
 }

@@ -9,12 +9,14 @@
 mod cache;
 mod chunk;
 mod convert;
-mod io;
+mod flush;
 mod mem;
 pub mod origins;
 mod pieces;
 mod plan;
+mod read;
 mod selection;
+mod write;
 
 pub(crate) use cache::Cache;
 pub(crate) use chunk::Layout;

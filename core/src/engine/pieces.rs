@@ -10,9 +10,10 @@
 
 use super::chunk::{ChunkBuf, Layout};
 
-use super::io::DirtyChunk;
-use super::io::write_chunks;
+use super::flush::DirtyChunk;
+use super::flush::write_chunks;
 use crate::error::{Error, Kind, Result};
+use crate::model::VarKey;
 use crate::zmap::{Key, Zmap};
 use rayon::prelude::*;
 
@@ -49,7 +50,7 @@ impl Mask {
 
 /// One rank's part of one chunk, ready to travel.
 pub(crate) struct Piece {
-    pub var: (usize, usize),
+    pub var: VarKey,
     pub idx: Vec<u64>,
     pub mask: Mask,
     pub buf: ChunkBuf,
@@ -57,8 +58,8 @@ pub(crate) struct Piece {
 
 impl Piece {
     pub(crate) fn encode(&self, item: usize, out: &mut Vec<u8>) {
-        out.extend((self.var.0 as u32).to_le_bytes());
-        out.extend((self.var.1 as u32).to_le_bytes());
+        out.extend((self.var.gid as u32).to_le_bytes());
+        out.extend((self.var.varid as u32).to_le_bytes());
         out.extend((self.idx.len() as u32).to_le_bytes());
         self.idx.iter().for_each(|i| out.extend(i.to_le_bytes()));
         out.extend((self.mask.len as u64).to_le_bytes());
@@ -92,7 +93,7 @@ impl Piece {
 
 /// A received piece: the elements still in wire form.
 pub(crate) struct WirePiece {
-    pub var: (usize, usize),
+    pub var: VarKey,
     pub idx: Vec<u64>,
     mask: Mask,
     strings: bool,
@@ -127,7 +128,7 @@ pub(crate) fn decode_pieces(bytes: &[u8]) -> Result<Vec<WirePiece>> {
     let mut r = Reader { bytes, at: 0 };
     let mut out = Vec::new();
     while r.at < bytes.len() {
-        let var = (r.u32()? as usize, r.u32()? as usize);
+        let var = VarKey::new(r.u32()? as usize, r.u32()? as usize);
         let n = r.u32()? as usize;
         let idx = (0..n).map(|_| r.u64()).collect::<Result<Vec<u64>>>()?;
         let len = r.u64()? as usize;
@@ -219,14 +220,18 @@ mod tests {
         let mut m = Mask::new(5);
         m.set(1);
         m.set(3);
-        let p = Piece { var: (1, 2), idx: vec![3, 4], mask: m.clone(), buf: ChunkBuf::Fixed((0..20).collect()) };
+        let p = Piece { var: VarKey::new(1, 2), idx: vec![3, 4], mask: m.clone(), buf: ChunkBuf::Fixed((0..20).collect()) };
         let mut wire = Vec::new();
         p.encode(4, &mut wire);
-        let s = Piece { var: (0, 0), idx: vec![], mask: m, buf: ChunkBuf::Strings(vec![None, Some("é".into()), None, None, None]) };
+        let s =
+            Piece { var: VarKey::new(0, 0), idx: vec![], mask: m, buf: ChunkBuf::Strings(vec![None, Some("é".into()), None, None, None]) };
         s.encode(8, &mut wire);
         let got = decode_pieces(&wire).unwrap();
         assert_eq!(got.len(), 2);
-        assert_eq!((got[0].var, got[0].idx.clone(), got[0].payload.clone()), ((1, 2), vec![3, 4], vec![4, 5, 6, 7, 12, 13, 14, 15]));
+        assert_eq!(
+            (got[0].var, got[0].idx.clone(), got[0].payload.clone()),
+            (VarKey::new(1, 2), vec![3, 4], vec![4, 5, 6, 7, 12, 13, 14, 15])
+        );
         assert!(got[1].strings);
         assert!(decode_pieces(&wire[..wire.len() - 1]).is_err());
     }

@@ -142,3 +142,15 @@ pub(super) fn contiguous_span(layout: &Layout, p: &ChunkPlan) -> Option<(usize, 
         });
     ok.then_some((first.moff, total))
 }
+
+/// Do the chunk's runs cover all of it in storage order, each contiguous in chunk and memory?
+/// Then the chunk's bytes are the runs' memory, one after another.
+pub(super) fn tiles_chunk(layout: &Layout, p: &ChunkPlan) -> bool {
+    let mut next = 0;
+    p.runs.iter().map(|r| r.n).sum::<usize>() == layout.nelems
+        && p.runs.iter().all(|r| {
+            let fits = r.coff == next && (r.cstep == 1 || r.n == 1) && (r.mstep == 1 || r.n == 1);
+            next += r.n;
+            fits
+        })
+}

@@ -3,7 +3,7 @@
 //! checked here, so a driver that later overrides it is held to the same answers.
 
 use super::ByteRange::{At, Suffix};
-use super::{ArrayInfo, Key, Limit, Zmap};
+use super::{Key, Limit, Zmap};
 use crate::error::Kind;
 
 fn key(k: &str) -> Key {
@@ -145,26 +145,10 @@ fn listing_and_moving(store: &dyn Zmap) {
     assert_eq!(got(store, ".zgroup").as_deref(), Some(&br#"{"zarr_format":2}"#[..]), "other prefixes stay");
 }
 
-/// flush, wants_arrays, note_arrays, describe, caps: what the engine asks of any store.
+/// flush, describe, caps: what the engine asks of any store.
 fn hooks(store: &dyn Zmap) {
     store.flush().unwrap();
     store.flush().unwrap();
-    if !store.wants_arrays() {
-        // A store that lays out nothing itself takes the arrays and ignores them.
-        let info = ArrayInfo {
-            key: "t".into(),
-            name: "t".into(),
-            root: true,
-            dims: vec![("x".into(), 4, false)],
-            chunks: vec![4],
-            nctype: crate::nc::types::NcType::Int,
-            big_endian: false,
-            fill: vec![0; 4],
-            filters: Vec::new(),
-            attributes: Vec::new(),
-        };
-        store.note_arrays(vec![info]).unwrap();
-    }
     assert!(!store.describe().is_empty(), "messages name the store");
     let caps = store.caps();
     assert!(caps.batch_size >= 1, "a batch holds at least one object");

@@ -231,6 +231,6 @@ impl crate::zmap::Zmap for WebStore {
     }
 
     fn caps(&self) -> crate::zmap::Caps {
-        crate::zmap::Caps { batch_size: 64, latency_bound: true, concurrent_puts: false, versioned: false }
+        crate::zmap::Caps { batch_size: 64, latency_bound: true, concurrent_puts: false, versioned: false, raw_chunks: false }
     }
 }

@@ -177,17 +177,6 @@ pub trait Zmap: Send + Sync {
         Ok(false)
     }
 
-    /// Does this store lay arrays out itself, and so need `note_arrays`?
-    fn wants_arrays(&self) -> bool {
-        false
-    }
-
-    /// The dataset's arrays as they stand, told after their metadata is written (at every
-    /// enddef, sync and close, before `flush`), to stores that `wants_arrays`.
-    fn note_arrays(&self, _arrays: Vec<ArrayInfo>) -> Result<()> {
-        Ok(())
-    }
-
     /// Where this store lives, for messages.
     fn describe(&self) -> String;
 
@@ -211,29 +200,6 @@ pub enum Located {
     Whole { url: String },
 }
 
-/// One array as its dataset defines it now (`Zmap::note_arrays`): what a store that writes
-/// each chunk somewhere of its own (an aggregated dataset's fragment files) needs to know.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ArrayInfo {
-    /// The array's key in the store (`tas`, `g/tas`).
-    pub key: String,
-    pub name: String,
-    /// In the root group.
-    pub root: bool,
-    /// Name, current length and whether unlimited, per dimension.
-    pub dims: Vec<(String, u64, bool)>,
-    pub chunks: Vec<u64>,
-    pub nctype: crate::nc::types::NcType,
-    /// Chunks hold big-endian elements.
-    pub big_endian: bool,
-    /// The fill value, one element in native byte order.
-    pub fill: Vec<u8>,
-    /// The chunks' codecs (applied to what `put` receives).
-    pub filters: Vec<crate::codec::Filter>,
-    /// The variable's attributes (a fragment file carries them: it describes itself).
-    pub attributes: Vec<(String, crate::nc::values::Values)>,
-}
-
 /// How a store likes to be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Caps {
@@ -248,11 +214,15 @@ pub struct Caps {
     /// before it, so there is no crash order to keep, and a flush in mid-update would commit a
     /// half-made version. Dropped without a flush, the writes are discarded.
     pub versioned: bool,
+    /// Chunks are handed over as values, in native byte order, and read back so: the store
+    /// lays them out itself (an aggregated dataset, whose fragment files apply the variable's
+    /// codecs), so the engine runs none.
+    pub raw_chunks: bool,
 }
 
 impl Default for Caps {
     fn default() -> Caps {
-        Caps { batch_size: 16, latency_bound: false, concurrent_puts: false, versioned: false }
+        Caps { batch_size: 16, latency_bound: false, concurrent_puts: false, versioned: false, raw_chunks: false }
     }
 }
 

@@ -456,14 +456,6 @@ impl Zmap for ShardStore<'_> {
         Ok(false)
     }
 
-    fn wants_arrays(&self) -> bool {
-        self.inner.wants_arrays()
-    }
-
-    fn note_arrays(&self, arrays: Vec<crate::zmap::ArrayInfo>) -> Result<()> {
-        self.inner.note_arrays(arrays)
-    }
-
     fn describe(&self) -> String {
         self.inner.describe()
     }
@@ -478,6 +470,7 @@ impl Zmap for ShardStore<'_> {
             latency_bound: inner.latency_bound,
             concurrent_puts: true,
             versioned: inner.versioned,
+            raw_chunks: inner.raw_chunks,
         }
     }
 }

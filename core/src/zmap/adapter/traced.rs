@@ -167,14 +167,6 @@ impl Zmap for Traced {
         r
     }
 
-    fn wants_arrays(&self) -> bool {
-        self.0.wants_arrays()
-    }
-
-    fn note_arrays(&self, arrays: Vec<crate::zmap::ArrayInfo>) -> Result<()> {
-        self.0.note_arrays(arrays)
-    }
-
     fn describe(&self) -> String {
         self.0.describe()
     }

@@ -296,7 +296,7 @@ impl Zmap for CfaStore {
     }
 
     fn caps(&self) -> Caps {
-        Caps { batch_size: 64, latency_bound: self.latency_bound, concurrent_puts: false, versioned: false }
+        Caps { batch_size: 64, latency_bound: self.latency_bound, concurrent_puts: false, versioned: false, raw_chunks: true }
     }
 }
 

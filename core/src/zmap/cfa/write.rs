@@ -6,16 +6,60 @@
 //! numeric type (coordinate variables, and every variable of fewer dimensions, stay in the
 //! master, as S3netCDF4 and CF aggregation keep them).
 //!
-//! A chunk reaches `put` encoded with the variable's codecs and in its stored byte order: the
-//! fragment gets the decoded values in native order, cut to the array's extent along fixed
-//! dimensions. Along an unlimited dimension the extent grows after the chunk is stored, so a
+//! A chunk reaches `put` as values in native byte order (the store's `raw_chunks`: the engine
+//! runs none of the variable's codecs, the fragment file does), and the fragment gets them cut
+//! to the array's extent along fixed dimensions. Along an unlimited dimension the extent grows after the chunk is stored, so a
 //! fragment there holds the whole chunk until `flush` (a sync or close), which cuts it to the
 //! extent the array has then (`FragmentWriter::settle`).
 
 use super::super::memory::MemoryStore;
-use super::super::{ArrayInfo, Caps, Key, Zmap};
+use super::super::{Caps, Key, Zmap};
 use crate::error::{Error, Kind, Result, err};
 use std::sync::{Arc, RwLock};
+
+/// One array as its dataset defines it now (`Arrays`): what a store that writes each chunk
+/// somewhere of its own (an aggregated dataset's fragment files) needs to know.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayInfo {
+    /// The array's key in the store (`tas`, `g/tas`).
+    pub key: String,
+    pub name: String,
+    /// In the root group.
+    pub root: bool,
+    /// Name, current length and whether unlimited, per dimension.
+    pub dims: Vec<(String, u64, bool)>,
+    pub chunks: Vec<u64>,
+    pub nctype: crate::nc::types::NcType,
+    /// Stored big-endian (its fragment files are made so; chunks reach the store native).
+    pub big_endian: bool,
+    /// The fill value, one element in native byte order.
+    pub fill: Vec<u8>,
+    /// The variable's codecs (its fragment files apply them; chunks reach the store as values).
+    pub filters: Vec<crate::codec::Filter>,
+    /// The variable's attributes (a fragment file carries them: it describes itself).
+    pub attributes: Vec<(String, crate::nc::values::Values)>,
+}
+
+/// The arrays of the dataset being written, as it told them last: it tells them after their
+/// metadata is written, at every enddef, sync and close (`Dataset::tell_arrays`), and the
+/// store reads them when a chunk or a flush reaches it.
+#[derive(Default)]
+pub struct Arrays(RwLock<Vec<ArrayInfo>>);
+
+impl Arrays {
+    pub fn new(arrays: Vec<ArrayInfo>) -> Arrays {
+        Arrays(RwLock::new(arrays))
+    }
+
+    pub fn set(&self, arrays: Vec<ArrayInfo>) -> Result<()> {
+        *self.0.write().map_err(|_| Error::new(Kind::Internal, "array list poisoned"))? = arrays;
+        Ok(())
+    }
+
+    pub fn get(&self) -> Result<Vec<ArrayInfo>> {
+        Ok(self.0.read().map_err(|_| Error::new(Kind::Internal, "array list poisoned"))?.clone())
+    }
+}
 
 /// Where fragment files are written and read back (the C boundary, through the real
 /// netcdf-c; tests, in memory).
@@ -107,29 +151,23 @@ fn for_rows(outer: &[usize], count: &[usize], mut row: impl FnMut(usize, usize))
     }
 }
 
-/// Swaps every `item`-byte element (stored big-endian ↔ native little-endian).
-fn swap_items(bytes: &mut [u8], item: usize) {
-    if item > 1 && cfg!(target_endian = "little") {
-        bytes.chunks_mut(item).for_each(<[u8]>::reverse);
-    }
-}
-
 /// The aggregated dataset's store while it is written.
 pub struct CfaWriteStore {
     inner: Arc<MemoryStore>,
-    arrays: RwLock<Vec<ArrayInfo>>,
+    arrays: Arc<Arrays>,
     writer: Arc<dyn FragmentWriter>,
     name: String,
 }
 
 impl CfaWriteStore {
-    pub fn new(name: &str, inner: Arc<MemoryStore>, writer: Arc<dyn FragmentWriter>) -> CfaWriteStore {
-        CfaWriteStore { inner, arrays: RwLock::new(Vec::new()), writer, name: name.to_string() }
+    /// `arrays`: what the dataset written over this store tells of its arrays.
+    pub fn new(name: &str, inner: Arc<MemoryStore>, writer: Arc<dyn FragmentWriter>, arrays: Arc<Arrays>) -> CfaWriteStore {
+        CfaWriteStore { inner, arrays, writer, name: name.to_string() }
     }
 
     /// The aggregated array and chunk index a key names, when it names a chunk of one.
     fn chunk_of(&self, key: &str) -> Option<(ArrayInfo, Vec<u64>)> {
-        let arrays = self.arrays.read().ok()?;
+        let arrays = self.arrays.0.read().ok()?;
         arrays.iter().filter(|a| is_aggregated(a)).find_map(|a| {
             let rest = key.strip_prefix(a.key.as_str())?.strip_prefix('/')?;
             if rest.starts_with('.') || rest.contains("zarr.json") {
@@ -150,12 +188,7 @@ impl Zmap for CfaWriteStore {
         let Some((array, index)) = self.chunk_of(key.as_str()) else { return self.inner.get(key) };
         let count = fragment_count(&array, &index);
         let Some(block) = self.writer.read(&array, &index, &count)? else { return Ok(None) };
-        let item = array.nctype.size();
-        let mut chunk = place_block(&Self::chunk_shape(&array), &count, &array.fill, &block);
-        if array.big_endian {
-            swap_items(&mut chunk, item);
-        }
-        if array.filters.is_empty() { Ok(Some(chunk)) } else { crate::codec::encode(&array.filters, &chunk, item).map(Some) }
+        Ok(Some(place_block(&Self::chunk_shape(&array), &count, &array.fill, &block)))
     }
 
     fn put(&self, key: &Key, value: &[u8]) -> Result<()> {
@@ -163,19 +196,11 @@ impl Zmap for CfaWriteStore {
         let item = array.nctype.size();
         let shape = Self::chunk_shape(&array);
         let elements: usize = shape.iter().product();
-        let mut raw = if array.filters.is_empty() {
-            value.to_vec()
-        } else {
-            crate::codec::decode(&array.filters, value.to_vec(), item, elements * item)?
-        };
-        if raw.len() != elements * item {
-            return err(Kind::Internal, format!("{key}: a chunk of {} bytes for {} elements", raw.len(), elements));
-        }
-        if array.big_endian {
-            swap_items(&mut raw, item);
+        if value.len() != elements * item {
+            return err(Kind::Internal, format!("{key}: a chunk of {} bytes for {} elements", value.len(), elements));
         }
         let count = fragment_count(&array, &index);
-        self.writer.write(&array, &index, &count, cut_block(&shape, &count, item, &raw))
+        self.writer.write(&array, &index, &count, cut_block(&shape, &count, item, value))
     }
 
     fn list_dir(&self, prefix: &Key) -> Result<Vec<String>> {
@@ -187,17 +212,7 @@ impl Zmap for CfaWriteStore {
     }
 
     fn flush(&self) -> Result<()> {
-        let arrays = self.arrays.read().map_err(|_| Error::new(Kind::Internal, "array list poisoned"))?.clone();
-        self.writer.settle(&arrays)
-    }
-
-    fn wants_arrays(&self) -> bool {
-        true
-    }
-
-    fn note_arrays(&self, arrays: Vec<ArrayInfo>) -> Result<()> {
-        *self.arrays.write().map_err(|_| Error::new(Kind::Internal, "array list poisoned"))? = arrays;
-        Ok(())
+        self.writer.settle(&self.arrays.get()?)
     }
 
     fn describe(&self) -> String {
@@ -205,7 +220,7 @@ impl Zmap for CfaWriteStore {
     }
 
     fn caps(&self) -> Caps {
-        Caps { batch_size: 16, latency_bound: false, concurrent_puts: false, versioned: false }
+        Caps { batch_size: 16, latency_bound: false, concurrent_puts: false, versioned: false, raw_chunks: true }
     }
 }
 
@@ -267,21 +282,19 @@ mod tests {
     fn edge_chunks_become_cut_fragments() {
         for big_endian in [false, true] {
             let held = Arc::new(Held::default());
-            let store = CfaWriteStore::new("t", Arc::new(MemoryStore::new()), held.clone());
-            store.note_arrays(vec![array(big_endian)]).unwrap();
-            // Chunk (0, 1): columns 3..5 of a 5-wide x, so 2 of its 3 columns are inside.
+            let arrays = Arc::new(Arrays::new(vec![array(big_endian)]));
+            let store = CfaWriteStore::new("t", Arc::new(MemoryStore::new()), held.clone(), arrays);
+            // Chunk (0, 1): columns 3..5 of a 5-wide x, so 2 of its 3 columns are inside. A
+            // big-endian variable's chunks reach the store native too (`raw_chunks`).
             let values: Vec<i16> = (0..6).collect();
-            let stored: Vec<u8> = values.iter().flat_map(|v| if big_endian { v.to_be_bytes() } else { v.to_le_bytes() }).collect();
+            let stored: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
             store.put(&Key::new("v/0.1").unwrap(), &stored).unwrap();
             let (count, data) = held.0.lock().unwrap()[&("v".to_string(), vec![0, 1])].clone();
             assert_eq!(count, vec![2, 2], "unlimited t whole, x cut at 5");
             let got: Vec<i16> = data.chunks(2).map(|c| i16::from_ne_bytes([c[0], c[1]])).collect();
             assert_eq!(got, vec![0, 1, 3, 4]);
             let back = store.get(&Key::new("v/0.1").unwrap()).unwrap().unwrap();
-            let back: Vec<i16> = back
-                .chunks(2)
-                .map(|c| if big_endian { i16::from_be_bytes([c[0], c[1]]) } else { i16::from_le_bytes([c[0], c[1]]) })
-                .collect();
+            let back: Vec<i16> = back.chunks(2).map(|c| i16::from_ne_bytes([c[0], c[1]])).collect();
             assert_eq!(back, vec![0, 1, -1, 3, 4, -1], "cells past the edge are fill");
             assert!(store.get(&Key::new("v/1.0").unwrap()).unwrap().is_none(), "never written");
             store.put(&Key::new("v/.zarray").unwrap(), b"{}").unwrap();

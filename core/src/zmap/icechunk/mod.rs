@@ -503,6 +503,6 @@ impl Zmap for IcechunkStore {
     }
 
     fn caps(&self) -> Caps {
-        Caps { batch_size: 64, latency_bound: self.storage_kind == Kind::S3, concurrent_puts: true, versioned: true }
+        Caps { batch_size: 64, latency_bound: self.storage_kind == Kind::S3, concurrent_puts: true, versioned: true, raw_chunks: false }
     }
 }

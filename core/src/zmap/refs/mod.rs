@@ -414,6 +414,6 @@ impl Zmap for RefStore {
     }
 
     fn caps(&self) -> Caps {
-        Caps { batch_size: 64, latency_bound: self.remote, concurrent_puts: false, versioned: false }
+        Caps { batch_size: 64, latency_bound: self.remote, concurrent_puts: false, versioned: false, raw_chunks: false }
     }
 }

@@ -176,6 +176,6 @@ impl Zmap for RefWriter {
     }
 
     fn caps(&self) -> Caps {
-        Caps { batch_size: 64, latency_bound: false, concurrent_puts: false, versioned: false }
+        Caps { batch_size: 64, latency_bound: false, concurrent_puts: false, versioned: false, raw_chunks: false }
     }
 }

@@ -295,7 +295,13 @@ impl Zmap for S3Store {
     fn caps(&self) -> Caps {
         // Batches bound what staging buffers hold (filtered chunks): twice the in-flight
         // limit of sizeable objects.
-        Caps { batch_size: self.in_flight.limit(Some(1 << 20)).max(16) * 2, latency_bound: true, concurrent_puts: false, versioned: false }
+        Caps {
+            batch_size: self.in_flight.limit(Some(1 << 20)).max(16) * 2,
+            latency_bound: true,
+            concurrent_puts: false,
+            versioned: false,
+            raw_chunks: false,
+        }
     }
 }
 

@@ -38,17 +38,7 @@ pub(super) async fn fetch(client: &Client, bucket: &str, key: &str, stall: Durat
     let expected = out.content_length().map(|n| n.max(0) as usize);
     let etag = out.e_tag().map(str::to_string);
     let mut filled = 0;
-    match &mut sink {
-        // The size a server claims is allocated fallibly: a huge one is NC_ENOMEM, not an abort.
-        Sink::Grow(data) => {
-            data.try_reserve_exact(expected.unwrap_or(0)).map_err(|_| Error::new(Kind::NoMem, format!("{key}: {expected:?} bytes")))?
-        }
-        Sink::Exact(dst) => {
-            if let Some(n) = expected {
-                check_size(key, n as u64, Some(dst.len() as u64))?;
-            }
-        }
-    }
+    sink.prepare(key, expected)?;
     let mut body = out.body;
     let mut resumes = 0;
     loop {
@@ -62,16 +52,7 @@ pub(super) async fn fetch(client: &Client, bucket: &str, key: &str, stall: Durat
         };
         match next {
             Some(Ok(bytes)) => {
-                match &mut sink {
-                    Sink::Grow(data) => {
-                        data.try_reserve(bytes.len()).map_err(|_| Error::new(Kind::NoMem, format!("{key}: body too large")))?;
-                        data.extend_from_slice(&bytes)
-                    }
-                    Sink::Exact(dst) => match dst.get_mut(filled..filled + bytes.len()) {
-                        Some(to) => crate::bytes::copy(to, &bytes),
-                        None => return err(Kind::NcZarr, format!("{key}: more than the {} bytes expected", dst.len())),
-                    },
-                }
+                sink.take(key, filled, &bytes)?;
                 filled += bytes.len();
             }
             Some(Err(_)) | None if expected.is_some_and(|n| filled < n) => {
@@ -83,19 +64,7 @@ pub(super) async fn fetch(client: &Client, bucket: &str, key: &str, stall: Durat
                     return err(Kind::S3, format!("S3 get {key}: body cut short {resumes} times"));
                 }
                 crate::trace::emit(2, &format!("s3: {key} cut at {filled} of {total} bytes; resuming"));
-                let more = client
-                    .get_object()
-                    .bucket(bucket)
-                    .key(key)
-                    .range(format!("bytes={filled}-{}", total - 1))
-                    .if_match(tag)
-                    .send()
-                    .await
-                    .map_err(|e| match e.code() {
-                        Some("PreconditionFailed") => Error::new(Kind::S3, format!("S3 get {key}: object changed while reading")),
-                        _ => map_err(e, &format!("resume {key}")),
-                    })?;
-                body = more.body;
+                body = resume(client, bucket, key, filled..total, tag).await?;
             }
             Some(Err(e)) => return err(Kind::S3, format!("S3 get {key}: {e}")),
             None => break,
@@ -112,6 +81,64 @@ pub(super) async fn fetch(client: &Client, bucket: &str, key: &str, stall: Durat
         return err(Kind::NcZarr, format!("{key}: {filled} bytes, expected {}", dst.len()));
     }
     Ok(true)
+}
+
+/// The rest of an object whose body was cut short (`bytes` of it), if it is still the object
+/// of ETag `tag`.
+async fn resume(
+    client: &Client,
+    bucket: &str,
+    key: &str,
+    bytes: std::ops::Range<usize>,
+    tag: &str,
+) -> Result<aws_sdk_s3::primitives::ByteStream> {
+    let more = client
+        .get_object()
+        .bucket(bucket)
+        .key(key)
+        .range(format!("bytes={}-{}", bytes.start, bytes.end - 1))
+        .if_match(tag)
+        .send()
+        .await
+        .map_err(|e| match e.code() {
+            Some("PreconditionFailed") => Error::new(Kind::S3, format!("S3 get {key}: object changed while reading")),
+            _ => map_err(e, &format!("resume {key}")),
+        })?;
+    Ok(more.body)
+}
+
+impl Sink<'_> {
+    /// Room for the `expected` bytes a server claims (allocated fallibly: a huge claim is
+    /// NC_ENOMEM, not an abort), or that claim checked against the caller's buffer.
+    fn prepare(&mut self, key: &str, expected: Option<usize>) -> Result<()> {
+        match self {
+            Sink::Grow(data) => {
+                data.try_reserve_exact(expected.unwrap_or(0)).map_err(|_| Error::new(Kind::NoMem, format!("{key}: {expected:?} bytes")))
+            }
+            Sink::Exact(dst) => match expected {
+                Some(n) => check_size(key, n as u64, Some(dst.len() as u64)),
+                None => Ok(()),
+            },
+        }
+    }
+
+    /// The body's next `bytes`, `filled` bytes into it.
+    fn take(&mut self, key: &str, filled: usize, bytes: &[u8]) -> Result<()> {
+        match self {
+            Sink::Grow(data) => {
+                data.try_reserve(bytes.len()).map_err(|_| Error::new(Kind::NoMem, format!("{key}: body too large")))?;
+                data.extend_from_slice(bytes);
+                Ok(())
+            }
+            Sink::Exact(dst) => match dst.get_mut(filled..filled + bytes.len()) {
+                Some(to) => {
+                    crate::bytes::copy(to, bytes);
+                    Ok(())
+                }
+                None => err(Kind::NcZarr, format!("{key}: more than the {} bytes expected", dst.len())),
+            },
+        }
+    }
 }
 
 /// One range of an object: its bytes and, when the server says, the object's size.
