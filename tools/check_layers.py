@@ -220,12 +220,8 @@ GENERATED = {"src/ffi/data_matrix.rs", "src/ffi/att_matrix.rs"}
 # Functions over MAX_FN_LINES when the limit went workspace-wide, with their length then: each
 # may only shrink (and leaves the list once under the limit); a new long function fails.
 KNOWN_LONG = {
-    "headers/src/main.rs:render": 147,
-    "core/src/engine/cache.rs:put": 131,
-    "core/src/codec/plugin/mod.rs:localize_now": 111,
-    "core/src/error.rs:message": 98,
-    "core/src/zmap/s3/requests.rs:fetch": 85,
-    "core/src/url/s3.rs:parse_target": 85,
+    # Empty: every function is at most MAX_FN_LINES long. One added here must say why, and the
+    # list may only shrink.
 }
 SOURCES = CRATES + [top / "macros" / "src", top / "headers" / "src"]
 for path in sorted(p for crate_src in SOURCES for p in crate_src.rglob("*.rs")):

@@ -102,36 +102,17 @@ pub(crate) fn parse_target(base: &str) -> Result<S3Target> {
         if let Some(alias) = alias_for(&first)? {
             let (bucket, root) = split_bucket(&after)?;
             return Ok(S3Target {
-                endpoint: Some(alias.url),
-                bucket,
-                root,
-                url_region: None,
                 alias_keys: alias.keys,
                 alias_timeouts: alias.timeouts,
                 alias_transfer: alias.transfer,
+                ..S3Target::plain(Some(alias.url), bucket, root, None)
             });
         }
-        return Ok(S3Target {
-            endpoint: None,
-            bucket: first,
-            root: after,
-            url_region: None,
-            alias_keys: None,
-            alias_timeouts: AliasTimeouts::default(),
-            alias_transfer: AliasTransfer::default(),
-        });
+        return Ok(S3Target::plain(None, first, after, None));
     }
     if lower.starts_with("gs3://") {
         let (bucket, root) = split_bucket(&base[6..])?;
-        return Ok(S3Target {
-            endpoint: Some("https://storage.googleapis.com".into()),
-            bucket,
-            root,
-            url_region: None,
-            alias_keys: None,
-            alias_timeouts: AliasTimeouts::default(),
-            alias_transfer: AliasTransfer::default(),
-        });
+        return Ok(S3Target::plain(Some("https://storage.googleapis.com".into()), bucket, root, None));
     }
     let (scheme, rest) = if lower.starts_with("https://") { ("https", &base[8..]) } else { ("http", &base[7..]) };
     let (hostport, path) = rest.split_once('/').unwrap_or((rest, ""));
@@ -139,46 +120,40 @@ pub(crate) fn parse_target(base: &str) -> Result<S3Target> {
     if host.is_empty() {
         return err(Kind::Url, "S3 URL without a host");
     }
-    if let Some(prefix) = host.strip_suffix(".amazonaws.com") {
-        let labels: Vec<&str> = prefix.split('.').collect();
-        // s3 | s3.<region> | <bucket>.s3 | <bucket>.s3.<region> (bucket names may hold dots).
-        let s3_at = labels.iter().rposition(|l| *l == "s3" || l.starts_with("s3-"));
-        if let Some(i) = s3_at {
-            let region = labels.get(i + 1).map(|r| r.to_string()).or_else(|| labels[i].strip_prefix("s3-").map(str::to_string));
-            if i == 0 {
-                let (bucket, root) = split_bucket(path)?;
-                return Ok(S3Target {
-                    endpoint: None,
-                    bucket,
-                    root,
-                    url_region: region,
-                    alias_keys: None,
-                    alias_timeouts: AliasTimeouts::default(),
-                    alias_transfer: AliasTransfer::default(),
-                });
-            }
-            let bucket = labels[..i].join(".");
-            return Ok(S3Target {
-                endpoint: None,
-                bucket,
-                root: percent_decode(path.trim_matches('/')),
-                url_region: region,
-                alias_keys: None,
-                alias_timeouts: AliasTimeouts::default(),
-                alias_transfer: AliasTransfer::default(),
-            });
-        }
+    if let Some(target) = amazon_target(&host, path)? {
+        return Ok(target);
     }
     let (bucket, root) = split_bucket(path)?;
-    Ok(S3Target {
-        endpoint: Some(format!("{scheme}://{hostport}")),
-        bucket,
-        root,
-        url_region: None,
-        alias_keys: None,
-        alias_timeouts: AliasTimeouts::default(),
-        alias_transfer: AliasTransfer::default(),
-    })
+    Ok(S3Target::plain(Some(format!("{scheme}://{hostport}")), bucket, root, None))
+}
+
+/// An AWS host name (`s3 | s3.<region> | <bucket>.s3 | <bucket>.s3.<region>` under
+/// `amazonaws.com`, bucket names may hold dots) with the path after it; `None` for other hosts.
+fn amazon_target(host: &str, path: &str) -> Result<Option<S3Target>> {
+    let Some(prefix) = host.strip_suffix(".amazonaws.com") else { return Ok(None) };
+    let labels: Vec<&str> = prefix.split('.').collect();
+    let Some(i) = labels.iter().rposition(|l| *l == "s3" || l.starts_with("s3-")) else { return Ok(None) };
+    let region = labels.get(i + 1).map(|r| r.to_string()).or_else(|| labels[i].strip_prefix("s3-").map(str::to_string));
+    if i == 0 {
+        let (bucket, root) = split_bucket(path)?;
+        return Ok(Some(S3Target::plain(None, bucket, root, region)));
+    }
+    Ok(Some(S3Target::plain(None, labels[..i].join("."), percent_decode(path.trim_matches('/')), region)))
+}
+
+impl S3Target {
+    /// A target with no alias: the endpoint the name gives (`None`: AWS's), its bucket and root.
+    fn plain(endpoint: Option<String>, bucket: String, root: String, url_region: Option<String>) -> S3Target {
+        S3Target {
+            endpoint,
+            bucket,
+            root,
+            url_region,
+            alias_keys: None,
+            alias_timeouts: AliasTimeouts::default(),
+            alias_transfer: AliasTransfer::default(),
+        }
+    }
 }
 
 // ---- S3netCDF4 aliases ---------------------------------------------------------------------

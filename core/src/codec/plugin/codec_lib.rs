@@ -39,19 +39,18 @@ pub(crate) struct CodecPlugin {
 /// The codecs a loaded library defines (none when it has no codec entry point).
 ///
 /// # Safety
-/// `handle` is a live library handle; if codecs are returned the library must stay loaded.
-pub(crate) unsafe fn codecs_of(handle: *mut c_void) -> Vec<CodecPlugin> {
+/// If codecs are returned the library must stay loaded.
+pub(crate) unsafe fn codecs_of(lib: &libloading::os::unix::Library) -> Vec<CodecPlugin> {
+    type Entry = unsafe extern "C" fn() -> *const c_void;
     let mut classes: Vec<*const NczCodec> = Vec::new();
-    // SAFETY: a live handle and NUL-terminated names; netcdf-c's entry points
-    // `const void *NCZ_get_codec_info(void)` and `const void *NCZ_codec_info_defaults(void)`.
+    // SAFETY: netcdf-c's entry points `const void *NCZ_get_codec_info(void)` and
+    // `const void *NCZ_codec_info_defaults(void)`.
     unsafe {
-        let one = libc::dlsym(handle, c"NCZ_get_codec_info".as_ptr());
-        if !one.is_null() {
-            classes.push(std::mem::transmute::<*mut c_void, extern "C" fn() -> *const c_void>(one)() as *const NczCodec);
+        if let Ok(one) = lib.get::<Entry>(b"NCZ_get_codec_info\0") {
+            classes.push(one() as *const NczCodec);
         }
-        let many = libc::dlsym(handle, c"NCZ_codec_info_defaults".as_ptr());
-        if !many.is_null() {
-            let list = std::mem::transmute::<*mut c_void, extern "C" fn() -> *const c_void>(many)() as *const *const NczCodec;
+        if let Ok(many) = lib.get::<Entry>(b"NCZ_codec_info_defaults\0") {
+            let list = many() as *const *const NczCodec;
             // A NULL-terminated vector; bounded in case one is not.
             for i in 0..256 {
                 if list.is_null() || (*list.add(i)).is_null() {

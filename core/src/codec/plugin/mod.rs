@@ -19,7 +19,7 @@
 use crate::error::{Error, Kind, Result};
 use crate::nc::types::NcType;
 use std::collections::HashMap;
-use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
+use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
@@ -69,8 +69,8 @@ pub(crate) struct Plugin {
     localized: Mutex<HashMap<LocalKey, Vec<u32>>>,
     /// Parameters and chunk sizes whose output was seen to decode back to the chunk's size.
     verified: Mutex<std::collections::HashSet<(Vec<u32>, usize)>>,
-    /// The library's handle and its `H5Z_class2_t` (addresses: the library stays loaded).
-    handle: usize,
+    /// The library and its `H5Z_class2_t` (an address: the library stays loaded).
+    library: Loaded,
     class: usize,
     one_at_a_time: Mutex<()>,
 }
@@ -125,6 +125,30 @@ pub(crate) struct Found {
 struct Library {
     filter: Option<&'static Plugin>,
     codecs: Vec<&'static CodecPlugin>,
+}
+
+/// A shared library loaded for good: plugins' code and static classes are used for the rest of
+/// the process, so nothing is ever unloaded.
+type Loaded = &'static libloading::os::unix::Library;
+
+/// `dlopen(path, RTLD_NOW | scope)`.
+fn open(path: &std::ffi::OsStr, scope: c_int) -> std::result::Result<libloading::os::unix::Library, String> {
+    // SAFETY: the library's initialisers run as for any dlopen (plugins and HDF5 are C
+    // libraries with no unsound initialisers of their own).
+    unsafe { libloading::os::unix::Library::open(Some(path), libc::RTLD_NOW | scope) }.map_err(|e| e.to_string())
+}
+
+/// The global scope (the program, what it was linked with, libraries loaded RTLD_GLOBAL), as
+/// `dlsym(RTLD_DEFAULT, ..)` searches it.
+fn global_scope() -> Loaded {
+    static THIS: OnceLock<libloading::os::unix::Library> = OnceLock::new();
+    THIS.get_or_init(libloading::os::unix::Library::this)
+}
+
+/// A symbol's address in `lib`, if it has one.
+fn address(lib: &libloading::os::unix::Library, name: &CStr) -> Option<*mut c_void> {
+    // SAFETY: the address only, not yet used as anything.
+    unsafe { lib.get::<*mut c_void>(name.to_bytes_with_nul()) }.ok().map(|s| *s)
 }
 
 /// What the plugin path holds now (None: not looked for since the last change).
@@ -193,71 +217,52 @@ pub(crate) fn find(id: u32) -> Option<&'static Plugin> {
     found().filters.iter().find(|p| p.id == id).copied()
 }
 
-fn dlerror() -> String {
-    // SAFETY: dlerror returns NULL or a NUL-terminated message owned by libc.
-    let e = unsafe { libc::dlerror() };
-    if e.is_null() {
-        "unknown error".to_string()
-    } else {
-        // SAFETY: as above.
-        unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
-    }
-}
-
 /// Loads a library and takes what it holds: an HDF5 filter plugin, netcdf-c codecs, or both.
 fn load(path: &Path) -> std::result::Result<Library, String> {
-    let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| "a NUL in the name".to_string())?;
-    // SAFETY: a NUL-terminated path; the library's initialisers run as for any dlopen.
-    let mut handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+    let mut opened = open(path.as_os_str(), libc::RTLD_LOCAL);
     // A plugin that links neither libhdf5 nor its codec's library but takes their symbols from
     // the process (data ones too, such as H5E_CALLBACK_g, which no lazy binding defers):
     // Debian's LZF plugin wants HDF5 and liblzf. Each missing symbol's provider is put in the
     // global namespace once (`provide`), and the plugin opened again.
-    for _ in 0..PROVIDERS.len() + 1 {
-        if !handle.is_null() {
-            break;
-        }
-        let why = dlerror();
+    for _ in 0..PROVIDERS.len() {
+        let Err(why) = &opened else { break };
         let missing = why.rsplit_once("undefined symbol: ").map(|(_, s)| s.trim().to_string());
         if missing.as_deref().is_none_or(|m| provide(m).is_err()) {
-            return Err(why);
+            break;
         }
-        // SAFETY: as above.
-        handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        opened = open(path.as_os_str(), libc::RTLD_LOCAL);
     }
-    if handle.is_null() {
-        return Err(dlerror());
+    let library = opened?;
+    // SAFETY: the library just loaded, kept loaded below if it holds codecs.
+    let codecs = unsafe { codec_lib::codecs_of(&library) };
+    let filter = filter_of(&library);
+    if filter.is_err() && codecs.is_empty() {
+        // Nothing in it is used: unloaded when dropped here.
+        return Err(filter.err().unwrap_or_default());
     }
-    // SAFETY: a live handle to the library just loaded, which stays loaded if it holds codecs.
-    let codecs: Vec<&'static CodecPlugin> = unsafe { codec_lib::codecs_of(handle) }.into_iter().map(|c| &*Box::leak(Box::new(c))).collect();
-    let filter = match filter_of(handle) {
-        Ok(p) => Some(&*Box::leak(Box::new(p))),
-        Err(_) if !codecs.is_empty() => None,
-        Err(why) => {
-            // SAFETY: the handle this function opened, used no further.
-            unsafe { libc::dlclose(handle) };
-            return Err(why);
-        }
-    };
+    let library: Loaded = Box::leak(Box::new(library));
+    let codecs = codecs.into_iter().map(|c| &*Box::leak(Box::new(c))).collect();
+    let filter = filter.ok().map(|f| &*Box::leak(Box::new(Plugin { library, ..f })));
     Ok(Library { filter, codecs })
 }
 
 /// The HDF5 filter plugin in a loaded library.
-fn filter_of(handle: *mut c_void) -> std::result::Result<Plugin, String> {
-    // SAFETY: a live handle and NUL-terminated symbol names.
-    let (kind, info) =
-        unsafe { (libc::dlsym(handle, c"H5PLget_plugin_type".as_ptr()), libc::dlsym(handle, c"H5PLget_plugin_info".as_ptr())) };
-    let unload = |why: &str| Err(why.to_string());
-    if kind.is_null() || info.is_null() {
-        return unload("not an HDF5 plugin (no H5PLget_plugin_type/H5PLget_plugin_info)");
-    }
+/// (The `Plugin` it returns names the global scope as its library until `load` keeps `lib`.)
+fn filter_of(lib: &libloading::os::unix::Library) -> std::result::Result<Plugin, String> {
     // SAFETY: HDF5's plugin entry points: `H5PL_type_t H5PLget_plugin_type(void)` and
     // `const void *H5PLget_plugin_info(void)`.
-    let (kind, class) = unsafe {
-        let kind: extern "C" fn() -> c_int = std::mem::transmute(kind);
-        let info: extern "C" fn() -> *const c_void = std::mem::transmute(info);
-        (kind(), info() as *const H5ZClass2)
+    let entries = unsafe {
+        (
+            lib.get::<unsafe extern "C" fn() -> c_int>(b"H5PLget_plugin_type\0"),
+            lib.get::<unsafe extern "C" fn() -> *const c_void>(b"H5PLget_plugin_info\0"),
+        )
     };
+    let unload = |why: &str| Err(why.to_string());
+    let (Ok(kind), Ok(info)) = entries else {
+        return unload("not an HDF5 plugin (no H5PLget_plugin_type/H5PLget_plugin_info)");
+    };
+    // SAFETY: as above; both take nothing.
+    let (kind, class) = unsafe { (kind(), info() as *const H5ZClass2) };
     if kind != FILTER_PLUGIN {
         return unload("not a filter plugin");
     }
@@ -288,7 +293,7 @@ fn filter_of(handle: *mut c_void) -> std::result::Result<Plugin, String> {
         filter,
         localized: Mutex::new(HashMap::new()),
         verified: Mutex::new(std::collections::HashSet::new()),
-        handle: handle as usize,
+        library: global_scope(),
         class: class as *const H5ZClass2 as usize,
         one_at_a_time: Mutex::new(()),
     })
@@ -387,101 +392,156 @@ impl Plugin {
             NcType::Double => c"H5T_NATIVE_DOUBLE_g",
             _ => return Err(failed("not for text or string variables")),
         };
-        let hdf5 = hdf5_for(self.handle as *mut c_void).map_err(|why| failed(&why))?;
-        let sym = |name: &CStr| -> Result<*mut c_void> {
-            // SAFETY: a NUL-terminated name; the handle stays valid (libraries stay loaded).
-            let p = unsafe { libc::dlsym(hdf5, name.as_ptr()) };
-            if p.is_null() { Err(failed(&format!("its libhdf5 has no {}", name.to_string_lossy()))) } else { Ok(p) }
-        };
-        macro_rules! f {
-            ($name:literal, $ty:ty) => {{
-                let p = sym($name)?;
-                // SAFETY: the HDF5 function of that name, with HDF5's signature.
-                unsafe { std::mem::transmute::<*mut c_void, $ty>(p) }
-            }};
-        }
-        let open = f!(c"H5open", unsafe extern "C" fn() -> c_int);
-        let eset_auto = f!(c"H5Eset_auto2", unsafe extern "C" fn(Hid, *const c_void, *mut c_void) -> c_int);
-        let zregister = f!(c"H5Zregister", unsafe extern "C" fn(*const c_void) -> c_int);
-        let pcreate = f!(c"H5Pcreate", unsafe extern "C" fn(Hid) -> Hid);
-        let pset_chunk = f!(c"H5Pset_chunk", unsafe extern "C" fn(Hid, c_int, *const u64) -> c_int);
-        let pset_filter = f!(c"H5Pset_filter", unsafe extern "C" fn(Hid, c_int, c_uint, usize, *const c_uint) -> c_int);
-        let pget_filter = f!(
-            c"H5Pget_filter_by_id2",
-            unsafe extern "C" fn(Hid, c_int, *mut c_uint, *mut usize, *mut c_uint, usize, *mut c_char, *mut c_uint) -> c_int
-        );
-        let tcopy = f!(c"H5Tcopy", unsafe extern "C" fn(Hid) -> Hid);
-        let tset_order = f!(c"H5Tset_order", unsafe extern "C" fn(Hid, c_int) -> c_int);
-        let screate_simple = f!(c"H5Screate_simple", unsafe extern "C" fn(c_int, *const u64, *const u64) -> Hid);
-        let pclose = f!(c"H5Pclose", unsafe extern "C" fn(Hid) -> c_int);
-        let tclose = f!(c"H5Tclose", unsafe extern "C" fn(Hid) -> c_int);
-        let sclose = f!(c"H5Sclose", unsafe extern "C" fn(Hid) -> c_int);
-        let dcpl_class = sym(c"H5P_CLS_DATASET_CREATE_ID_g")? as *const Hid;
-        let native = sym(native)? as *const Hid;
-        let class = self.class as *const H5ZClass2;
+        let hdf5 = hdf5_for(self.library).map_err(|why| failed(&why))?;
+        let api = Hdf5Api::resolve(hdf5, native, &failed)?;
         let _one = self.one_at_a_time.lock().unwrap_or_else(|p| p.into_inner());
         let dims: Vec<u64> = if chunk.is_empty() { vec![1] } else { chunk.iter().map(|&c| c.max(1)).collect() };
         // SAFETY: HDF5's API with its documented arguments; every id made here is closed
-        // before returning; the class is the plugin's own static `H5Z_class2_t`.
+        // before returning.
         unsafe {
-            if open() < 0 {
+            if (api.open)() < 0 {
                 return Err(failed("H5open failed"));
             }
             // HDF5 prints its error stack by default; failures here are answered by our codes.
-            eset_auto(0, std::ptr::null(), std::ptr::null_mut());
-            zregister(class as *const c_void);
-            let dcpl = pcreate(*dcpl_class);
+            (api.eset_auto)(0, std::ptr::null(), std::ptr::null_mut());
+            (api.zregister)(self.class as *const c_void);
+            let dcpl = (api.pcreate)(*api.dcpl_class);
             if dcpl < 0 {
                 return Err(failed("H5Pcreate failed"));
             }
-            let t = tcopy(*native);
-            let s = screate_simple(dims.len() as c_int, dims.as_ptr(), std::ptr::null());
-            let result = (|| {
-                if t < 0 || s < 0 {
-                    return Err(failed("H5Tcopy/H5Screate_simple failed"));
-                }
-                if big_endian && tset_order(t, 1) < 0 {
-                    return Err(failed("H5Tset_order failed"));
-                }
-                if pset_chunk(dcpl, dims.len() as c_int, dims.as_ptr()) < 0 {
-                    return Err(failed("H5Pset_chunk failed"));
-                }
-                if pset_filter(dcpl, self.id as c_int, 0, params.len(), params.as_ptr()) < 0 {
-                    return Err(failed("H5Pset_filter refused the parameters"));
-                }
-                if let Some(can_apply) = (*class).can_apply {
-                    let r = can_apply(dcpl, t, s);
-                    if r <= 0 {
-                        return Err(failed(&format!("cannot apply to a {} variable chunked {chunk:?}", nctype.name())));
-                    }
-                }
-                if let Some(set_local) = (*class).set_local
-                    && set_local(dcpl, t, s) < 0
-                {
-                    return Err(failed(&format!("its set_local refused the parameters {params:?}")));
-                }
-                let mut values = [0 as c_uint; 64];
-                let (mut flags, mut n, mut config) = (0 as c_uint, values.len(), 0 as c_uint);
-                let mut name = [0 as c_char; 64];
-                if pget_filter(dcpl, self.id as c_int, &mut flags, &mut n, values.as_mut_ptr(), name.len(), name.as_mut_ptr(), &mut config)
-                    < 0
-                {
-                    return Err(failed("H5Pget_filter_by_id2 failed"));
-                }
-                if n > values.len() {
-                    return Err(failed(&format!("{n} parameters")));
-                }
-                Ok(values[..n].to_vec())
-            })();
+            let t = (api.tcopy)(*api.native);
+            let s = (api.screate_simple)(dims.len() as c_int, dims.as_ptr(), std::ptr::null());
+            let result = if t < 0 || s < 0 {
+                Err(failed("H5Tcopy/H5Screate_simple failed"))
+            } else {
+                self.set_local_on(&api, dcpl, t, s, params, nctype, big_endian, &dims).map_err(|what| failed(&what))
+            };
             if s >= 0 {
-                sclose(s);
+                (api.sclose)(s);
             }
             if t >= 0 {
-                tclose(t);
+                (api.tclose)(t);
             }
-            pclose(dcpl);
+            (api.pclose)(dcpl);
             result
         }
+    }
+
+    /// The parameters the filter's `set_local` makes on a dataset creation property list
+    /// `dcpl` for type `t` and chunk space `s`: HDF5's steps, as H5Dcreate takes them.
+    ///
+    /// # Safety
+    /// `dcpl`, `t` and `s` are live HDF5 ids of `api`'s library.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn set_local_on(
+        &self,
+        api: &Hdf5Api,
+        dcpl: Hid,
+        t: Hid,
+        s: Hid,
+        params: &[u32],
+        nctype: NcType,
+        big_endian: bool,
+        dims: &[u64],
+    ) -> std::result::Result<Vec<u32>, String> {
+        let class = self.class as *const H5ZClass2;
+        // SAFETY: the caller's ids; the class is the plugin's own static `H5Z_class2_t`.
+        unsafe {
+            if big_endian && (api.tset_order)(t, 1) < 0 {
+                return Err("H5Tset_order failed".into());
+            }
+            if (api.pset_chunk)(dcpl, dims.len() as c_int, dims.as_ptr()) < 0 {
+                return Err("H5Pset_chunk failed".into());
+            }
+            if (api.pset_filter)(dcpl, self.id as c_int, 0, params.len(), params.as_ptr()) < 0 {
+                return Err("H5Pset_filter refused the parameters".into());
+            }
+            if let Some(can_apply) = (*class).can_apply
+                && can_apply(dcpl, t, s) <= 0
+            {
+                return Err(format!("cannot apply to a {} variable chunked {dims:?}", nctype.name()));
+            }
+            if let Some(set_local) = (*class).set_local
+                && set_local(dcpl, t, s) < 0
+            {
+                return Err(format!("its set_local refused the parameters {params:?}"));
+            }
+            let mut values = [0 as c_uint; 64];
+            let (mut flags, mut n, mut config) = (0 as c_uint, values.len(), 0 as c_uint);
+            let mut name = [0 as c_char; 64];
+            if (api.pget_filter)(
+                dcpl,
+                self.id as c_int,
+                &mut flags,
+                &mut n,
+                values.as_mut_ptr(),
+                name.len(),
+                name.as_mut_ptr(),
+                &mut config,
+            ) < 0
+            {
+                return Err("H5Pget_filter_by_id2 failed".into());
+            }
+            if n > values.len() {
+                return Err(format!("{n} parameters"));
+            }
+            Ok(values[..n].to_vec())
+        }
+    }
+}
+
+/// The HDF5 functions and globals a `set_local` call needs, from the library the plugin's own
+/// HDF5 calls go to.
+struct Hdf5Api {
+    open: unsafe extern "C" fn() -> c_int,
+    eset_auto: unsafe extern "C" fn(Hid, *const c_void, *mut c_void) -> c_int,
+    zregister: unsafe extern "C" fn(*const c_void) -> c_int,
+    pcreate: unsafe extern "C" fn(Hid) -> Hid,
+    pset_chunk: unsafe extern "C" fn(Hid, c_int, *const u64) -> c_int,
+    pset_filter: unsafe extern "C" fn(Hid, c_int, c_uint, usize, *const c_uint) -> c_int,
+    pget_filter: unsafe extern "C" fn(Hid, c_int, *mut c_uint, *mut usize, *mut c_uint, usize, *mut c_char, *mut c_uint) -> c_int,
+    tcopy: unsafe extern "C" fn(Hid) -> Hid,
+    tset_order: unsafe extern "C" fn(Hid, c_int) -> c_int,
+    screate_simple: unsafe extern "C" fn(c_int, *const u64, *const u64) -> Hid,
+    pclose: unsafe extern "C" fn(Hid) -> c_int,
+    tclose: unsafe extern "C" fn(Hid) -> c_int,
+    sclose: unsafe extern "C" fn(Hid) -> c_int,
+    /// `H5P_CLS_DATASET_CREATE_ID_g`.
+    dcpl_class: *const Hid,
+    /// The variable type's `H5T_NATIVE_*_g`.
+    native: *const Hid,
+}
+
+impl Hdf5Api {
+    /// Looks every function up in `hdf5` (a live handle, or RTLD_DEFAULT); `native`: the name
+    /// of the type's global.
+    fn resolve(hdf5: Loaded, native: &CStr, failed: &dyn Fn(&str) -> Error) -> Result<Hdf5Api> {
+        let missing = |name: &CStr| failed(&format!("its libhdf5 has no {}", name.to_string_lossy()));
+        let sym = |name: &CStr| address(hdf5, name).ok_or_else(|| missing(name));
+        macro_rules! f {
+            ($name:literal) => {
+                // SAFETY: the HDF5 function of that name, whose signature is the field's; the
+                // library stays loaded, so the pointer outlives the symbol.
+                *unsafe { hdf5.get($name.to_bytes_with_nul()) }.map_err(|_| missing($name))?
+            };
+        }
+        Ok(Hdf5Api {
+            open: f!(c"H5open"),
+            eset_auto: f!(c"H5Eset_auto2"),
+            zregister: f!(c"H5Zregister"),
+            pcreate: f!(c"H5Pcreate"),
+            pset_chunk: f!(c"H5Pset_chunk"),
+            pset_filter: f!(c"H5Pset_filter"),
+            pget_filter: f!(c"H5Pget_filter_by_id2"),
+            tcopy: f!(c"H5Tcopy"),
+            tset_order: f!(c"H5Tset_order"),
+            screate_simple: f!(c"H5Screate_simple"),
+            pclose: f!(c"H5Pclose"),
+            tclose: f!(c"H5Tclose"),
+            sclose: f!(c"H5Sclose"),
+            dcpl_class: sym(c"H5P_CLS_DATASET_CREATE_ID_g")? as *const Hid,
+            native: sym(native)? as *const Hid,
+        })
     }
 }
 
@@ -490,32 +550,28 @@ impl Plugin {
 /// real netcdf-c brought it; the dynamic linker binds a plugin opened with RTLD_LOCAL to it
 /// first); else the one the plugin links; else, for plugins that link none and look HDF5 up
 /// in the global namespace (hdf5plugin's), a system libhdf5 loaded globally once.
-fn hdf5_for(plugin: *mut c_void) -> std::result::Result<*mut c_void, String> {
-    let has_hdf5 = |handle: *mut c_void| {
-        // SAFETY: NUL-terminated names; a live handle or RTLD_DEFAULT.
-        unsafe { !libc::dlsym(handle, c"H5Pcreate".as_ptr()).is_null() && !libc::dlsym(handle, c"H5Eset_auto2".as_ptr()).is_null() }
-    };
-    if has_hdf5(libc::RTLD_DEFAULT) {
-        return Ok(libc::RTLD_DEFAULT);
+fn hdf5_for(plugin: Loaded) -> std::result::Result<Loaded, String> {
+    let has_hdf5 = |lib: Loaded| address(lib, c"H5Pcreate").is_some() && address(lib, c"H5Eset_auto2").is_some();
+    if has_hdf5(global_scope()) {
+        return Ok(global_scope());
     }
     if has_hdf5(plugin) {
         return Ok(plugin);
     }
     global_hdf5()?;
-    if !has_hdf5(libc::RTLD_DEFAULT) {
+    if !has_hdf5(global_scope()) {
         return Err("the libhdf5 loaded has no H5Pcreate".into());
     }
     // Such plugins bound their HDF5 calls when they were loaded, to nothing then: hdf5plugin's
     // `init_filter(NULL)` binds them again, to the library just loaded.
-    // SAFETY: a live handle and a NUL-terminated name.
-    let init = unsafe { libc::dlsym(plugin, c"init_filter".as_ptr()) };
-    if !init.is_null() {
-        // SAFETY: hdf5plugin's `int init_filter(const char *libname)`; NULL: the global scope.
-        // Its result is not an answer: it says -1 when a symbol of a newer HDF5 is missing,
-        // having bound the rest; the filter's set_local reports what it lacks.
-        unsafe { std::mem::transmute::<*mut c_void, extern "C" fn(*const c_char) -> c_int>(init)(std::ptr::null()) };
+    // SAFETY: hdf5plugin's `int init_filter(const char *libname)`.
+    if let Ok(init) = unsafe { plugin.get::<unsafe extern "C" fn(*const c_char) -> c_int>(b"init_filter\0") } {
+        // SAFETY: NULL: the global scope. Its result is not an answer: it says -1 when a
+        // symbol of a newer HDF5 is missing, having bound the rest; the filter's set_local
+        // reports what it lacks.
+        unsafe { init(std::ptr::null()) };
     }
-    Ok(libc::RTLD_DEFAULT)
+    Ok(global_scope())
 }
 
 /// Where a plugin's missing symbols come from, by name prefix: HDF5's (`global_hdf5`), and
@@ -536,9 +592,8 @@ fn provide(symbol: &str) -> std::result::Result<(), String> {
         if loaded.contains(&lib) {
             return Ok(());
         }
-        let Ok(c) = CString::new(lib) else { continue };
-        // SAFETY: a NUL-terminated library name; the library stays loaded.
-        if !unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) }.is_null() {
+        if let Ok(kept) = open(lib.as_ref(), libc::RTLD_GLOBAL) {
+            std::mem::forget(kept);
             crate::trace::emit(1, &format!("filter plugins: loaded {lib} for a plugin that needs {symbol}"));
             loaded.push(lib);
             return Ok(());
@@ -558,9 +613,8 @@ fn global_hdf5() -> std::result::Result<(), String> {
                 None => HDF5_LIBS.iter().map(|n| n.to_string()).collect(),
             };
             for name in &names {
-                let Ok(c) = CString::new(name.as_bytes()) else { continue };
-                // SAFETY: a NUL-terminated library name; libhdf5 stays loaded.
-                if !unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) }.is_null() {
+                if let Ok(kept) = open(name.as_ref(), libc::RTLD_GLOBAL) {
+                    std::mem::forget(kept);
                     crate::trace::emit(1, &format!("filter plugins: loaded {name} for plugins that link no libhdf5"));
                     return Ok(());
                 }
