@@ -34,28 +34,8 @@ fn name(f: &Filter) -> &'static str {
     NAMES.get(f.param(6) as usize).copied().unwrap_or("lz4")
 }
 
-// blosc-src builds c-blosc; naming the crate makes cargo link it.
-use blosc_src as _;
-
-mod ffi {
-    use std::ffi::{c_char, c_int, c_void};
-    unsafe extern "C" {
-        pub(crate) fn blosc_compress_ctx(
-            clevel: c_int,
-            doshuffle: c_int,
-            typesize: usize,
-            nbytes: usize,
-            src: *const c_void,
-            dest: *mut c_void,
-            destsize: usize,
-            compressor: *const c_char,
-            blocksize: usize,
-            numinternalthreads: c_int,
-        ) -> c_int;
-        pub(crate) fn blosc_decompress_ctx(src: *const c_void, dest: *mut c_void, destsize: usize, numinternalthreads: c_int) -> c_int;
-        pub(crate) fn blosc_cbuffer_validate(cbuffer: *const c_void, cbytes: usize, nbytes: *mut usize) -> c_int;
-    }
-}
+// blosc-src builds c-blosc and declares its functions (its own bindgen output).
+use blosc_src as ffi;
 
 fn encode(f: &Filter, data: &[u8], elem_size: usize) -> Result<Vec<u8>> {
     let cname = std::ffi::CString::new(name(f)).map_err(filter_error)?;
