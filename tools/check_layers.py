@@ -248,13 +248,15 @@ for path in sorted(p for crate_src in SOURCES for p in crate_src.rglob("*.rs")):
 # (real.rs), the netCDF-2 wrappers and the generated matrices; calls to the real library go
 # through real_call!/also_real!. The files below called exports when the rule came, with their
 # count then: each count may only shrink.
+LITERALS = re.compile(r"""//[^\n]*|r(#*)"(?:.|\n)*?"\1|"(?:[^"\\]|\\.)*"|'(?:[^'\\\n]|\\[^']*)'""", re.S)
 NC_CALLS_ALLOWED = {"src/ffi/real.rs", "src/ffi/v2.rs"} | GENERATED
 KNOWN_NC_CALLERS = {
     "src/ffi/cross.rs": 18,  # nc_copy_var/att across the two worlds: compositions of routed calls
-    "src/ffi/var.rs": 6,  # exports answering as a sibling export does
-    "src/ffi/group.rs": 4,
-    "src/ffi/att.rs": 2,
+    # Exports answering through a sibling that routes to both worlds (the real library's and
+    # ours): the multi-PE creates and opens, the integer chunk-cache setting, freeing strings
+    # either library allocated, the plugin path and URL test of the tools' helpers.
     "src/ffi/lifecycle.rs": 2,
+    "src/ffi/file.rs": 1,  # nc_delete_mp: through nc_delete, which the real nc_delete calls back
     "src/ffi/usertypes.rs": 1,
     "src/ffi/library.rs": 1,
     "src/ffi/filters.rs": 1,
@@ -266,7 +268,10 @@ for path in sorted((top / "src" / "ffi").rglob("*.rs")):
         continue
     text = path.read_text()
     tests = re.search(r"#\[cfg\(test\)\]\s*mod tests", text)
-    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', re.sub(r"//[^\n]*", "", text[: tests.start()] if tests else text))
+    text = text[: tests.start()] if tests else text
+    # One pass, left to right, so a quote inside a comment, a string or a char literal starts
+    # nothing (a lone '"' once hid most of a file from this rule).
+    text = LITERALS.sub(lambda m: "" if m.group(0).startswith("//") else '""', text)
     text = re.sub(r"(?:real_call|also_real)!\(\s*nc_\w+", "", text)
     calls = [m for m in re.finditer(r"(?<![\w!])(?:[a-z_]+::)*(nc_[a-z0-9_]+)\(", text) if not text[: m.start()].rstrip().endswith("fn")]
     known = KNOWN_NC_CALLERS.get(show(path), 0)

@@ -205,8 +205,7 @@ pub(crate) unsafe fn get_att_typed(call: &str, ncid: c_int, varid: c_int, name: 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_att(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type, lenp: *mut usize) -> c_int {
     // SAFETY: as above.
-    let raw = unsafe { att_name(name) }?;
-    let att = with(ncid, |ds, gid| ds.get_att(gid, VarRef::from_c(varid), &names::lookup(raw)?))?;
+    let att = unsafe { att_named(ncid, varid, name) }?;
     // SAFETY: optional out-pointers.
     unsafe {
         put(xtypep, att.value.nctype().id());
@@ -215,18 +214,34 @@ pub unsafe extern "C" fn nc_inq_att(ncid: c_int, varid: c_int, name: *const c_ch
     Ok(())
 }
 
-#[export]
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nc_inq_atttype(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type) -> c_int {
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe { nc_inq_att(ncid, varid, name, xtypep, std::ptr::null_mut()) }
+/// The attribute `name` names (NULL, too long or absent: NC_EBADNAME/NC_ENOTATT).
+///
+/// # Safety
+/// `name` is NULL or NUL-terminated.
+unsafe fn att_named(ncid: c_int, varid: c_int, name: *const c_char) -> Result<crate::model::Att> {
+    // SAFETY: this function's contract.
+    let raw = unsafe { att_name(name) }?;
+    with(ncid, |ds, gid| ds.get_att(gid, VarRef::from_c(varid), &names::lookup(raw)?))
 }
 
-#[export]
+#[export(trace(ncid, varid, name))]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nc_inq_atttype(ncid: c_int, varid: c_int, name: *const c_char, xtypep: *mut nc_type) -> c_int {
+    // SAFETY: as above.
+    let att = unsafe { att_named(ncid, varid, name) }?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(xtypep, att.value.nctype().id()) };
+    Ok(())
+}
+
+#[export(trace(ncid, varid, name))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_attlen(ncid: c_int, varid: c_int, name: *const c_char, lenp: *mut usize) -> c_int {
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe { nc_inq_att(ncid, varid, name, std::ptr::null_mut(), lenp) }
+    // SAFETY: as above.
+    let att = unsafe { att_named(ncid, varid, name) }?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(lenp, att.value.len()) };
+    Ok(())
 }
 
 #[export(trace(ncid, varid, name))]

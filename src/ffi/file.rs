@@ -452,32 +452,52 @@ pub unsafe extern "C" fn nc_inq(ncid: c_int, ndimsp: *mut c_int, nvarsp: *mut c_
     })
 }
 
-#[export]
+#[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_ndims(ncid: c_int, ndimsp: *mut c_int) -> c_int {
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe { nc_inq(ncid, ndimsp, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()) }
+    let n = with(ncid, |ds, gid| {
+        let c = ds.group_counts(gid);
+        Ok(c.ndims as c_int)
+    })?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(ndimsp, n) };
+    Ok(())
 }
 
-#[export]
+#[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_nvars(ncid: c_int, nvarsp: *mut c_int) -> c_int {
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe { nc_inq(ncid, std::ptr::null_mut(), nvarsp, std::ptr::null_mut(), std::ptr::null_mut()) }
+    let n = with(ncid, |ds, gid| {
+        let c = ds.group_counts(gid);
+        Ok(c.nvars as c_int)
+    })?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(nvarsp, n) };
+    Ok(())
 }
 
-#[export]
+#[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_natts(ncid: c_int, nattsp: *mut c_int) -> c_int {
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe { nc_inq(ncid, std::ptr::null_mut(), std::ptr::null_mut(), nattsp, std::ptr::null_mut()) }
+    let n = with(ncid, |ds, gid| {
+        let c = ds.group_counts(gid);
+        Ok(c.natts as c_int)
+    })?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(nattsp, n) };
+    Ok(())
 }
 
-#[export]
+#[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_unlimdim(ncid: c_int, unlimdimidp: *mut c_int) -> c_int {
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe { nc_inq(ncid, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), unlimdimidp) }
+    let n = with(ncid, |ds, gid| {
+        let c = ds.group_counts(gid);
+        Ok(c.unlimited.map_or(-1, |d| d as c_int))
+    })?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(unlimdimidp, n) };
+    Ok(())
 }
 
 #[export(trace(ncid))]

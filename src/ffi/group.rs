@@ -49,8 +49,14 @@ pub unsafe extern "C" fn nc_inq_ncid(ncid: c_int, name: *const c_char, grp_ncid:
             Ok(())
         });
     }
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe { nc_inq_grp_ncid(ncid, name, grp_ncid) }
+    api!("nc_inq_ncid", (ncid, name), {
+        // SAFETY: a NUL-terminated name (checked non-NULL above).
+        let raw = unsafe { cstr(name) }?;
+        let gid = with(ncid, |ds, gid| ds.child_group(gid, &names::lookup(raw)?))?;
+        // SAFETY: optional out-pointer.
+        unsafe { put(grp_ncid, group_ncid(ncid, gid)) };
+        Ok(())
+    })
 }
 
 #[export(trace(ncid, full_name))]
@@ -97,11 +103,13 @@ pub unsafe extern "C" fn nc_inq_grpname_full(ncid: c_int, lenp: *mut usize, full
     Ok(())
 }
 
-#[export]
+#[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_grpname_len(ncid: c_int, lenp: *mut usize) -> c_int {
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe { nc_inq_grpname_full(ncid, lenp, std::ptr::null_mut()) }
+    let n = with(ncid, |ds, gid| Ok(ds.group_full_name(gid).len()))?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(lenp, n) };
+    Ok(())
 }
 
 #[export(trace(ncid))]
@@ -184,18 +192,22 @@ pub unsafe extern "C" fn nc_inq_dim(ncid: c_int, dimid: c_int, name: *mut c_char
     Ok(())
 }
 
-#[export]
+#[export(trace(ncid, dimid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_dimname(ncid: c_int, dimid: c_int, name: *mut c_char) -> c_int {
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe { nc_inq_dim(ncid, dimid, name, std::ptr::null_mut()) }
+    let (n, _) = dim_info(ncid, dimid)?;
+    // SAFETY: optional out-pointer.
+    unsafe { put_name(name, &n) };
+    Ok(())
 }
 
-#[export]
+#[export(trace(ncid, dimid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_dimlen(ncid: c_int, dimid: c_int, lenp: *mut usize) -> c_int {
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe { nc_inq_dim(ncid, dimid, std::ptr::null_mut(), lenp) }
+    let (_, len) = dim_info(ncid, dimid)?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(lenp, len) };
+    Ok(())
 }
 
 #[export(trace(ncid, dimid, name))]

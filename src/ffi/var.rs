@@ -75,57 +75,54 @@ pub unsafe extern "C" fn nc_inq_var(
     Ok(())
 }
 
-#[export]
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_varname(ncid: c_int, varid: c_int, name: *mut c_char) -> c_int {
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe {
-        let null = std::ptr::null_mut();
-        nc_inq_var(ncid, varid, name, null, null, null, null)
-    }
+    let n = var_info(ncid, varid, |_, v| v.name.clone())?;
+    // SAFETY: optional out-pointer.
+    unsafe { put_name(name, &n) };
+    Ok(())
 }
 
-#[export]
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_vartype(ncid: c_int, varid: c_int, xtypep: *mut nc_type) -> c_int {
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe {
-        let null = std::ptr::null_mut();
-        nc_inq_var(ncid, varid, std::ptr::null_mut(), xtypep, null, null, null)
-    }
+    let t = var_info(ncid, varid, |_, v| v.nctype.id())?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(xtypep, t) };
+    Ok(())
 }
 
-#[export]
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_varndims(ncid: c_int, varid: c_int, ndimsp: *mut c_int) -> c_int {
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe {
-        let null = std::ptr::null_mut();
-        nc_inq_var(ncid, varid, std::ptr::null_mut(), null, ndimsp, null, null)
-    }
+    let n = var_info(ncid, varid, |_, v| v.dimids.len() as c_int)?;
+    // SAFETY: optional out-pointer.
+    unsafe { put(ndimsp, n) };
+    Ok(())
 }
 
-#[export]
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_vardimid(ncid: c_int, varid: c_int, dimidsp: *mut c_int) -> c_int {
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe {
-        let null = std::ptr::null_mut();
-        nc_inq_var(ncid, varid, std::ptr::null_mut(), null, null, dimidsp, null)
-    }
+    let dims = var_info(ncid, varid, |_, v| v.dimids.iter().map(|&d| d as c_int).collect::<Vec<_>>())?;
+    // SAFETY: optional out-pointer holding ndims ids.
+    unsafe { put_slice(dimidsp, &dims) };
+    Ok(())
 }
 
-#[export]
+#[export(trace(ncid, varid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_varnatts(ncid: c_int, varid: c_int, nattsp: *mut c_int) -> c_int {
-    // SAFETY: forwards the caller's pointers under this function's own contract.
-    unsafe {
-        if varid == -1 {
-            return super::file::nc_inq_natts(ncid, nattsp);
-        }
-        let null = std::ptr::null_mut();
-        nc_inq_var(ncid, varid, std::ptr::null_mut(), null, null, null, nattsp)
-    }
+    // NC_GLOBAL: the group's attribute count (nc_inq_natts).
+    let n = if varid == -1 {
+        with(ncid, |ds, gid| Ok(ds.att_count(gid, VarRef::Global)? as c_int))?
+    } else {
+        var_info(ncid, varid, |_, v| v.atts.len() as c_int)?
+    };
+    // SAFETY: optional out-pointer.
+    unsafe { put(nattsp, n) };
+    Ok(())
 }
 
 #[export(trace(ncid, name))]
