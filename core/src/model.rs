@@ -18,6 +18,10 @@ pub struct VarKey {
     pub varid: usize,
 }
 
+/// A dimension id: an index into the dataset's dimensions (netCDF's dimids are file-wide).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DimId(pub usize);
+
 impl VarKey {
     pub fn new(gid: usize, varid: usize) -> VarKey {
         VarKey { gid, varid }

@@ -6,6 +6,7 @@ use nczarr_core::dataset::Dataset;
 use nczarr_core::engine::{Mem, MemType, Request};
 use nczarr_core::error::{Kind, Result};
 use nczarr_core::format::ZarrFormat;
+use nczarr_core::model::DimId;
 use nczarr_core::nc::modes::{OpenFlags, Storage, VarRef};
 use nczarr_core::nc::types::NcType;
 use nczarr_core::nc::values::Values;
@@ -13,7 +14,6 @@ use nczarr_core::url::OpenSpec;
 use nczarr_core::zmap::memory::MemoryStore;
 use nczarr_core::zmap::{Key, Zmap};
 
-const NC_FLOAT: i32 = 5;
 const NC_WRITE: i32 = 1;
 
 /// A dataset of a 4×6 float field `t(time, x)` (time unlimited), chunks 2×3, zlib, an
@@ -21,12 +21,12 @@ const NC_WRITE: i32 = 1;
 fn write_field(store: &MemoryStore, format: ZarrFormat) -> Vec<f32> {
     let spec = OpenSpec::in_memory("mem");
     let mut ds = Dataset::create_on(spec, OpenFlags::from_bits(NC_WRITE), Box::new(store.clone()), format).unwrap();
-    let time = ds.def_dim(0, b"time", 0).unwrap() as i32;
-    let x = ds.def_dim(0, b"x", 6).unwrap() as i32;
-    let v = ds.def_var(0, b"t", NC_FLOAT, Some(&[time, x]), 2).unwrap();
+    let time = ds.def_dim(0, b"time", 0).unwrap();
+    let x = ds.def_dim(0, b"x", 6).unwrap();
+    let v = ds.def_var(0, b"t", NcType::Float, &[DimId(time), DimId(x)]).unwrap();
     ds.def_var_chunking(0, VarRef::Var(v), Storage::Chunked, Some(vec![2, 3])).unwrap();
     ds.def_var_deflate(0, VarRef::Var(v), true, true, 4).unwrap();
-    ds.put_att(0, VarRef::Var(v), b"units", 2, Values::Char(b"K".to_vec())).unwrap();
+    ds.put_att(0, VarRef::Var(v), b"units", NcType::Char, Values::Char(b"K".to_vec())).unwrap();
     ds.enddef().unwrap();
     let values: Vec<f32> = (0..24).map(|i| 270.0 + i as f32 * 0.5).collect();
     let mut bytes: Vec<u8> = values.iter().flat_map(|f| f.to_ne_bytes()).collect();

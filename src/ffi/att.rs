@@ -103,7 +103,7 @@ unsafe fn put_att_impl(
     let name = unsafe { att_name(name) }?;
     // SAFETY: `op` holds `len` elements of the memory type.
     let values = unsafe { values_from_mem(mem, op, len) }?;
-    with(ncid, |ds, gid| ds.put_att(gid, VarRef::from_c(varid), name, xtype, values))
+    with(ncid, |ds, gid| ds.put_att_codes(gid, VarRef::from_c(varid), name, xtype, values))
 }
 
 /// # Safety

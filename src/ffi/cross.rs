@@ -190,7 +190,7 @@ pub unsafe extern "C" fn nc_copy_att(ncid_in: c_int, varid_in: c_int, name: *con
         atts.iter().find(|a| a.name == names::normalize(&text)).cloned().ok_or_else(|| Error::new(Kind::NotAtt, text.clone()))
     })?;
     let t = att.value.nctype().id();
-    with(ncid_out, |ds, gid| ds.put_att(gid, VarRef::from_c(varid_out), raw, t, att.value))
+    with(ncid_out, |ds, gid| ds.put_att_codes(gid, VarRef::from_c(varid_out), raw, t, att.value))
 }
 
 #[export(ncids(ncid_in, ncid_out), mixed = copy_var, trace(ncid_in, varid, ncid_out))]

@@ -29,7 +29,7 @@ pub unsafe extern "C" fn nc_def_var(
     } else {
         None
     };
-    let varid = with(ncid, |ds, gid| ds.def_var(gid, name, xtype, dims, ndims))?;
+    let varid = with(ncid, |ds, gid| ds.def_var_codes(gid, name, xtype, dims, ndims))?;
     // SAFETY: optional out-pointer.
     unsafe { put(varidp, varid as c_int) };
     Ok(())

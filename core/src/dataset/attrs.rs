@@ -4,9 +4,18 @@
 use super::*;
 
 impl Dataset {
-    /// Puts an attribute given in memory type; converts to `xtype`. Atomic: on any error
+    /// Puts an attribute given in memory type, converted to `nctype`. Atomic: on any error
     /// nothing changes, except NC_ERANGE, where the converted values are stored (netcdf-c).
-    pub fn put_att(&mut self, gid: usize, varid: VarRef, name: &[u8], xtype: i32, values: Values) -> Result<()> {
+    /// (`put_att_codes` takes netCDF's type code.)
+    pub fn put_att(&mut self, gid: usize, varid: VarRef, name: &[u8], nctype: NcType, values: Values) -> Result<()> {
+        let name = self.att_put_name(gid, varid, name, Some(nctype), values.len())?;
+        self.store_att(gid, varid, name, nctype, values)
+    }
+
+    /// The checks every put of an attribute starts with, in netcdf-c's order (the variable,
+    /// write access, the name, then define mode if the attribute is new or grows); the name.
+    /// `nctype`: `None` for a type code that names no type (then it counts as growing).
+    pub(super) fn att_put_name(&mut self, gid: usize, varid: VarRef, name: &[u8], nctype: Option<NcType>, len: usize) -> Result<String> {
         // A missing variable is reported before a read-only dataset (netcdf-c's order).
         self.model.atts(gid, varid)?;
         self.check_writable()?;
@@ -16,7 +25,7 @@ impl Dataset {
         }
         // netcdf-c: a new attribute, or one growing in bytes, needs define mode (implicit
         // redef; classic model NC_ENOTINDEFINE); rewriting one no larger stays in data mode.
-        let new_bytes = (values.len() as u64).saturating_mul(NcType::from_id(xtype).map_or(u64::MAX, |t| t.size() as u64));
+        let new_bytes = (len as u64).saturating_mul(nctype.map_or(u64::MAX, |t| t.size() as u64));
         let grows = match self.model.atts(gid, varid)?.iter().find(|a| a.name == name) {
             None => true,
             Some(old) => new_bytes > (old.value.len() * old.value.nctype().size()) as u64,
@@ -24,10 +33,12 @@ impl Dataset {
         if grows {
             self.begin_define()?;
         }
-        if xtype >= 32 {
-            return err(Kind::BadTypeId, format!("type {xtype}"));
-        }
-        let target = NcType::from_id(xtype)?;
+        Ok(name)
+    }
+
+    /// The rest of a put once `att_put_name` passed: the type's rules, the conversion,
+    /// `_FillValue`'s rules, the store.
+    pub(super) fn store_att(&mut self, gid: usize, varid: VarRef, name: String, target: NcType, values: Values) -> Result<()> {
         if self.classic && !target.is_classic() {
             return err(Kind::StrictNc3, "type not in the classic model");
         }

@@ -2,7 +2,11 @@
 //! order (the bad-id transcript compares every code with netcdf-c 4.10.1).
 
 use super::*;
+use crate::model::DimId;
 use crate::nc::modes::{EndianRequest, QuantizeMode, Storage};
+
+/// netCDF's NC_MAX_VAR_DIMS.
+pub(super) const MAX_VAR_DIMS: usize = 1024;
 
 impl Dataset {
     /// A group or variable name: netCDF's rules, plus v3's node-name rules in v3 datasets.
@@ -83,30 +87,22 @@ impl Dataset {
         Ok(())
     }
 
-    pub fn def_var(&mut self, gid: usize, name: &[u8], xtype: i32, dimids: Option<&[i32]>, ndims: i32) -> Result<usize> {
+    /// A new variable `name` of `nctype` over `dims` in group `gid` (define mode, implicit
+    /// redef); its varid. (`def_var_codes` takes netCDF's integer codes.)
+    pub fn def_var(&mut self, gid: usize, name: &[u8], nctype: NcType, dims: &[DimId]) -> Result<usize> {
         self.begin_define()?;
         let name = self.node_name(name)?;
-        if xtype == 0 {
-            return err(Kind::BadType, "NC_NAT");
-        }
-        if self.classic && xtype > 6 {
+        if self.classic && !nctype.is_classic() {
             return err(Kind::StrictNc3, "type not in the classic model");
         }
-        if ndims < 0 {
-            return err(Kind::Invalid, "negative ndims");
-        }
-        if ndims > 1024 {
+        if dims.len() > MAX_VAR_DIMS {
             return err(Kind::MaxDims, "more than NC_MAX_VAR_DIMS dimensions");
         }
         if self.model.name_in_use(gid, &name) {
             return err(Kind::NameInUse, name);
         }
-        let dimids: Vec<usize> = match (ndims, dimids) {
-            (0, _) => Vec::new(),
-            (_, None) => return err(Kind::Invalid, "NULL dimids"),
-            (_, Some(ids)) => ids.iter().map(|&d| self.model.dim(d).map(|_| d as usize)).collect::<Result<_>>()?,
-        };
-        let nctype = check_var_type(xtype)?;
+        let dimids: Vec<usize> =
+            dims.iter().map(|d| self.model.dim(i32::try_from(d.0).unwrap_or(-1)).map(|_| d.0)).collect::<Result<_>>()?;
         let mut var = Var {
             name,
             nctype,
@@ -384,6 +380,36 @@ impl Dataset {
         var.quantize = if mode != QuantizeMode::None { (mode.to_c(), nsd) } else { (0, 0) };
         Ok(())
     }
+
+    /// `nc_copy_var`'s definition half on the output: the variable over the dimensions of
+    /// those names in scope of `gid`, and its attributes. Returns the new variable's id.
+    pub fn copy_var_from(&mut self, gid: usize, var: &Var, dim_names: &[String]) -> Result<usize> {
+        let dimids: Vec<crate::model::DimId> = dim_names
+            .iter()
+            .map(|n| self.model.find_dim(gid, n).map(crate::model::DimId).ok_or_else(|| Error::new(Kind::BadDim, n.clone())))
+            .collect::<Result<_>>()?;
+        let new = self.def_var(gid, var.name.as_bytes(), var.nctype, &dimids)?;
+        for att in var.atts.iter().filter(|a| !a.synthetic) {
+            self.put_att(gid, VarRef::Var(new), att.name.as_bytes(), att.value.nctype(), att.value.clone())?;
+        }
+        Ok(new)
+    }
+
+    /// `nc_set_var_chunk_cache`: a variable's cache settings (kept for `nc_get_var_chunk_cache`;
+    /// this library's cache is per dataset). A missing variable is reported before bad values.
+    pub fn set_var_chunk_cache(&mut self, gid: usize, varid: VarRef, cache: Option<ChunkCache>) -> Result<()> {
+        if varid == VarRef::Global {
+            return err(Kind::NotVar, "NC_GLOBAL");
+        }
+        let v = self.model.var_mut(gid, varid)?;
+        match cache {
+            Some(c) if (0.0..=1.0).contains(&c.preemption) => {
+                v.cache = c;
+                Ok(())
+            }
+            _ => err(Kind::Invalid, "chunk cache parameters"),
+        }
+    }
 }
 
 fn set_filter(filters: &mut Vec<Filter>, id: u32, params: Vec<u32>) {
@@ -418,11 +444,11 @@ mod tests {
         let x = ds.def_dim(0, b"x", 3).unwrap() as i32;
         assert_eq!(kind(ds.def_dim(0, b"x", 5)), Kind::NameInUse);
         assert_eq!(kind(ds.def_dim(0, b"bad/name", 5)), Kind::BadName);
-        let v = VarRef::Var(ds.def_var(0, b"v", NcType::Int.id(), Some(&[x]), 1).unwrap());
-        assert_eq!(kind(ds.def_var(0, b"v", NcType::Int.id(), Some(&[x]), 1)), Kind::NameInUse);
-        assert_eq!(kind(ds.def_var(0, b"w", 0, None, 0)), Kind::BadType);
-        assert_eq!(kind(ds.def_var(0, b"w", NcType::Int.id(), Some(&[99]), 1)), Kind::BadDim);
-        assert_eq!(kind(ds.def_var(0, b"w", NcType::Int.id(), None, -1)), Kind::Invalid);
+        let v = VarRef::Var(ds.def_var_codes(0, b"v", NcType::Int.id(), Some(&[x]), 1).unwrap());
+        assert_eq!(kind(ds.def_var_codes(0, b"v", NcType::Int.id(), Some(&[x]), 1)), Kind::NameInUse);
+        assert_eq!(kind(ds.def_var_codes(0, b"w", 0, None, 0)), Kind::BadType);
+        assert_eq!(kind(ds.def_var_codes(0, b"w", NcType::Int.id(), Some(&[99]), 1)), Kind::BadDim);
+        assert_eq!(kind(ds.def_var_codes(0, b"w", NcType::Int.id(), None, -1)), Kind::Invalid);
         assert_eq!(kind(ds.def_var_deflate(0, v, false, true, 10)), Kind::Invalid);
         assert_eq!(kind(ds.def_var_fill(0, VarRef::Global, true, None)), Kind::Global);
         assert_eq!(kind(ds.def_var_deflate(0, VarRef::Global, false, true, 1)), Kind::NotVar);
@@ -441,7 +467,7 @@ mod tests {
         ds.def_dim(0, b"t", 0).unwrap();
         assert_eq!(kind(ds.def_dim(0, b"t2", 0)), Kind::Unlimit);
         assert_eq!(kind(ds.def_grp(0, b"g")), Kind::StrictNc3);
-        assert_eq!(kind(ds.def_var(0, b"u", NcType::UInt.id(), None, 0)), Kind::StrictNc3);
+        assert_eq!(kind(ds.def_var_codes(0, b"u", NcType::UInt.id(), None, 0)), Kind::StrictNc3);
         ds.enddef().unwrap();
         // Classic model: no implicit redef.
         assert_eq!(kind(ds.def_dim(0, b"z", 1)), Kind::NotInDefine);

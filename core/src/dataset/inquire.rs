@@ -204,36 +204,6 @@ impl Dataset {
         Ok((v, names))
     }
 
-    /// `nc_copy_var`'s definition half on the output: the variable over the dimensions of
-    /// those names in scope of `gid`, and its attributes. Returns the new variable's id.
-    pub fn copy_var_from(&mut self, gid: usize, var: &Var, dim_names: &[String]) -> Result<usize> {
-        let dimids: Vec<i32> = dim_names
-            .iter()
-            .map(|n| self.model.find_dim(gid, n).map(|d| d as i32).ok_or_else(|| Error::new(Kind::BadDim, n.clone())))
-            .collect::<Result<_>>()?;
-        let new = self.def_var(gid, var.name.as_bytes(), var.nctype.id(), Some(&dimids), dimids.len() as i32)?;
-        for att in var.atts.iter().filter(|a| !a.synthetic) {
-            self.put_att(gid, VarRef::Var(new), att.name.as_bytes(), att.value.nctype().id(), att.value.clone())?;
-        }
-        Ok(new)
-    }
-
-    /// `nc_set_var_chunk_cache`: a variable's cache settings (kept for `nc_get_var_chunk_cache`;
-    /// this library's cache is per dataset). A missing variable is reported before bad values.
-    pub fn set_var_chunk_cache(&mut self, gid: usize, varid: VarRef, cache: Option<ChunkCache>) -> Result<()> {
-        if varid == VarRef::Global {
-            return err(Kind::NotVar, "NC_GLOBAL");
-        }
-        let v = self.model.var_mut(gid, varid)?;
-        match cache {
-            Some(c) if (0.0..=1.0).contains(&c.preemption) => {
-                v.cache = c;
-                Ok(())
-            }
-            _ => err(Kind::Invalid, "chunk cache parameters"),
-        }
-    }
-
     /// Whether the dataset was opened for writing.
     pub fn writable(&self) -> bool {
         self.writable
@@ -275,8 +245,8 @@ mod tests {
         let x = ds.def_dim(0, b"x", 4).unwrap();
         let g = ds.def_grp(0, b"sub").unwrap();
         let y = ds.def_dim(g, b"y", 2).unwrap();
-        let v = ds.def_var(g, b"v", NcType::Float.id(), Some(&[t as i32, y as i32]), 2).unwrap();
-        ds.put_att(g, VarRef::Var(v), b"units", NcType::Char.id(), Values::Char(b"m".to_vec())).unwrap();
+        let v = ds.def_var(g, b"v", NcType::Float, &[crate::model::DimId(t), crate::model::DimId(y)]).unwrap();
+        ds.put_att(g, VarRef::Var(v), b"units", NcType::Char, Values::Char(b"m".to_vec())).unwrap();
 
         assert_eq!(ds.group_counts(0), GroupCounts { ndims: 2, nvars: 0, natts: 0, unlimited: Some(t) });
         assert_eq!(ds.unlimited_dims(0), vec![t]);

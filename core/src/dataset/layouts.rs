@@ -65,6 +65,7 @@ impl Layouts {
 mod tests {
     use crate::dataset::Dataset;
     use crate::nc::modes::{OpenFlags, VarRef};
+    use crate::nc::types::NcType;
     use crate::nc::values::Values;
     use std::sync::Arc;
 
@@ -73,13 +74,13 @@ mod tests {
         let store = crate::zmap::memory::MemoryStore::new();
         let spec = crate::url::OpenSpec::in_memory("mem");
         let mut ds = Dataset::create_on(spec, OpenFlags::from_bits(1), Box::new(store), crate::format::ZarrFormat::V2).unwrap();
-        let x = ds.def_dim(0, b"x", 6).unwrap() as i32;
-        let v = ds.def_var(0, b"v", 4, Some(&[x]), 1).unwrap();
+        let x = crate::model::DimId(ds.def_dim(0, b"x", 6).unwrap());
+        let v = ds.def_var(0, b"v", NcType::Int, &[x]).unwrap();
         ds.enddef().unwrap();
         let first = ds.chunk_layout(0, v).unwrap();
         assert!(Arc::ptr_eq(&first, &ds.chunk_layout(0, v).unwrap()), "kept while the model is unchanged");
         ds.redef().unwrap();
-        ds.put_att(0, VarRef::Var(v), b"_FillValue", 4, Values::Int(vec![7])).unwrap();
+        ds.put_att(0, VarRef::Var(v), b"_FillValue", NcType::Int, Values::Int(vec![7])).unwrap();
         let after = ds.chunk_layout(0, v).unwrap();
         assert!(!Arc::ptr_eq(&first, &after), "rebuilt after a change");
         assert_eq!(after.fill.as_ref().map(|f| f.to_ne_bytes()), Some(7i32.to_ne_bytes().to_vec()));

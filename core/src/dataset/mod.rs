@@ -10,7 +10,7 @@ use crate::codec::Filter;
 use crate::error::{Error, Kind, Result, err};
 use crate::format::open;
 use crate::format::{Layout, ZarrFormat};
-use crate::model::{Att, ChunkCache, Endian, Model, Var, check_var_type, default_chunks};
+use crate::model::{Att, ChunkCache, Endian, Model, Var, default_chunks};
 use crate::nc::modes::{FillMode, OpenFlags, VarRef};
 use crate::nc::names;
 use crate::nc::types::NcType;
@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 mod attrs;
+mod codes;
 mod data;
 mod define;
 mod inquire;

@@ -298,7 +298,7 @@ mod tests {
                     let mut ds = Dataset::create_par(spec, OpenFlags::from_bits(0x1000), comm).unwrap();
                     let x = ds.def_dim(0, b"x", 8).unwrap() as i32;
                     let t = ds.def_dim(0, b"t", 0).unwrap() as i32;
-                    let v = ds.def_var(0, b"v", 4, Some(&[t, x]), 2).unwrap();
+                    let v = ds.def_var_codes(0, b"v", 4, Some(&[t, x]), 2).unwrap();
                     ds.def_var_chunking(0, VarRef::Var(v), crate::nc::modes::Storage::Chunked, Some(vec![4, 8])).unwrap();
                     ds.enddef().unwrap();
                     for i in (rank..32).step_by(4) {

@@ -332,6 +332,7 @@ impl Dataset {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::DimId;
     use crate::nc::modes::{FillMode, OpenFlags, QuantizeMode, Storage};
     use crate::zmap::file::FileStore;
 
@@ -347,21 +348,21 @@ mod tests {
 
     /// Defines a dataset touching every kind of metadata the writers render.
     fn populate(ds: &mut Dataset) {
-        let t = ds.def_dim(0, b"time", 0).unwrap() as i32;
-        let x = ds.def_dim(0, b"x", 6).unwrap() as i32;
+        let t = DimId(ds.def_dim(0, b"time", 0).unwrap());
+        let x = DimId(ds.def_dim(0, b"x", 6).unwrap());
         let g = ds.def_grp(0, b"obs").unwrap();
-        let v = VarRef::Var(ds.def_var(0, b"temp", NcType::Float.id(), Some(&[t, x]), 2).unwrap());
+        let v = VarRef::Var(ds.def_var(0, b"temp", NcType::Float, &[t, x]).unwrap());
         ds.def_var_chunking(0, v, Storage::Chunked, Some(vec![4, 3])).unwrap();
         ds.def_var_deflate(0, v, true, true, 4).unwrap();
         ds.def_var_quantize(0, v, QuantizeMode::BitRound, 10).unwrap();
-        ds.put_att(0, v, b"units", NcType::Char.id(), Values::Char(b"K".to_vec())).unwrap();
-        ds.put_att(0, v, b"_FillValue", NcType::Float.id(), Values::Float(vec![-999.0])).unwrap();
-        ds.put_att(0, VarRef::Global, b"title", NcType::Char.id(), Values::Char(b"round trip".to_vec())).unwrap();
-        ds.put_att(0, VarRef::Global, b"levels", NcType::Int64.id(), Values::Int64(vec![1, -2, 3])).unwrap();
-        let s = VarRef::Var(ds.def_var(g, b"station", NcType::String.id(), None, 0).unwrap());
-        ds.put_att(g, s, b"kind", NcType::String.id(), Values::Str(vec![Some("a".into()), Some("bb".into())])).unwrap();
+        ds.put_att(0, v, b"units", NcType::Char, Values::Char(b"K".to_vec())).unwrap();
+        ds.put_att(0, v, b"_FillValue", NcType::Float, Values::Float(vec![-999.0])).unwrap();
+        ds.put_att(0, VarRef::Global, b"title", NcType::Char, Values::Char(b"round trip".to_vec())).unwrap();
+        ds.put_att(0, VarRef::Global, b"levels", NcType::Int64, Values::Int64(vec![1, -2, 3])).unwrap();
+        let s = VarRef::Var(ds.def_var(g, b"station", NcType::String, &[]).unwrap());
+        ds.put_att(g, s, b"kind", NcType::String, Values::Str(vec![Some("a".into()), Some("bb".into())])).unwrap();
         ds.set_fill(FillMode::NoFill).unwrap();
-        ds.def_var(g, b"count", NcType::UShort.id(), Some(&[x]), 1).unwrap();
+        ds.def_var(g, b"count", NcType::UShort, &[x]).unwrap();
         ds.enddef().unwrap();
     }
 
@@ -422,8 +423,8 @@ mod tests {
     fn renamed_variables_keep_their_chunks() {
         let (url, dir) = scratch("rename", "nczarr,file");
         let mut ds = create(&url);
-        let x = ds.def_dim(0, b"x", 4).unwrap() as i32;
-        let v = VarRef::Var(ds.def_var(0, b"old", NcType::Int.id(), Some(&[x]), 1).unwrap());
+        let x = DimId(ds.def_dim(0, b"x", 4).unwrap());
+        let v = VarRef::Var(ds.def_var(0, b"old", NcType::Int, &[x]).unwrap());
         ds.enddef().unwrap();
         let req = crate::engine::Request { start: Some(&[0]), count: Some(&[4]), stride: None, imap: None };
         let sel = ds.select(0, v, &req, true).unwrap();

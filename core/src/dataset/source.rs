@@ -116,8 +116,8 @@ impl NcSink for Dataset {
 
     fn def_var(&mut self, g: GroupId, name: &str, xtype: NcType, dims: &[String]) -> Result<usize> {
         let gid = self.group_checked(g)?;
-        let ids: Vec<i32> = dims.iter().map(|d| self.dim_id(gid, d).map(|id| id as i32)).collect::<Result<_>>()?;
-        Dataset::def_var(self, gid, name.as_bytes(), xtype.id(), Some(&ids), ids.len() as i32)
+        let ids: Vec<crate::model::DimId> = dims.iter().map(|d| self.dim_id(gid, d).map(crate::model::DimId)).collect::<Result<_>>()?;
+        Dataset::def_var(self, gid, name.as_bytes(), xtype, &ids)
     }
 
     fn def_var_chunking(&mut self, g: GroupId, v: usize, chunks: &[usize]) -> Result<()> {
@@ -128,8 +128,8 @@ impl NcSink for Dataset {
 
     fn put_att(&mut self, g: GroupId, v: Option<usize>, name: &str, values: Values) -> Result<()> {
         let gid = self.group_checked(g)?;
-        let xtype = values.nctype().id();
-        Dataset::put_att(self, gid, var_ref(v), name.as_bytes(), xtype, values)
+        let nctype = values.nctype();
+        Dataset::put_att(self, gid, var_ref(v), name.as_bytes(), nctype, values)
     }
 
     fn enddef(&mut self) -> Result<()> {
