@@ -146,6 +146,35 @@ def virtual(d):
     session.commit("virtual references into data.nc")
 
 
+def virtual_s3(d, endpoint):
+    """The arrays of `virtual`, their chunks references into the same file as an S3 object
+    (s3://vsrc/src/data.nc on the server at `endpoint`), in a local repository."""
+    import boto3
+    import h5py
+    import icechunk
+    import zarr
+
+    path = f"{d}/virt/data.nc"
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test")
+    s3.create_bucket(Bucket="vsrc")
+    s3.upload_file(path, "vsrc", "src/data.nc")
+    prefix = "s3://vsrc/src/"
+    config = icechunk.RepositoryConfig.default()
+    store = icechunk.s3_store(region="us-east-1", endpoint_url=endpoint, allow_http=True, s3_compatible=True, force_path_style=True)
+    config.set_virtual_chunk_container(icechunk.VirtualChunkContainer(prefix, store))
+    repo = icechunk.Repository.create(storage(f"{d}/virts3.repo"), config, authorize_virtual_chunk_access={prefix: None})
+    session = repo.writable_session("main")
+    root = zarr.group(session.store)
+    with h5py.File(path) as h5:
+        for name, dims in (("v", ["y", "x"]), ("w", ["x"])):
+            var = h5[name]
+            root.create_array(name, shape=var.shape, chunks=var.shape, dtype=var.dtype, compressors=None,
+                              fill_value=0, dimension_names=dims, attributes=({"units": "K"} if name == "v" else {}))
+            key = f"{name}/c/" + "/".join("0" for _ in var.shape)
+            session.store.set_virtual_ref(key, f"{prefix}data.nc", offset=var.id.get_offset(), length=var.id.get_storage_size())
+    session.commit("virtual references into an S3 object")
+
+
 def walk(group, prefix=""):
     yield from ((prefix + name, v) for name, v in group.variables.items())
     for name, g in group.groups.items():
@@ -230,4 +259,5 @@ if __name__ == "__main__":
         S3["endpoint"] = args[1]
         args = args[2:]
     cmd, rest = args[0], args[1:]
-    {"make": make, "compare": compare, "read": read, "history": history, "snapshot": snapshot, "value": value, "virtual": virtual}[cmd](*rest)
+    {"make": make, "compare": compare, "read": read, "history": history, "snapshot": snapshot, "value": value, "virtual": virtual,
+     "virtual_s3": virtual_s3}[cmd](*rest)

@@ -64,8 +64,9 @@ impl ArrayIndex {
     }
 }
 
-/// A chunk location from the session's answer: `None` for a virtual chunk (read through the
-/// session); an array the session does not have holds no chunks.
+/// A chunk location from the session's answer: `None` for a chunk read through the session (a
+/// virtual chunk whose object is pinned by a checksum, which Icechunk's client verifies, or
+/// named relative to a container); an array the session does not have holds no chunks.
 pub(super) fn found_of(got: std::result::Result<Option<ChunkPayload>, SessionError>) -> std::result::Result<Option<Found>, SessionError> {
     Ok(match got {
         Ok(None) => Some(Found::Absent),
@@ -74,6 +75,9 @@ pub(super) fn found_of(got: std::result::Result<Option<ChunkPayload>, SessionErr
             Err(_) => None,
         },
         Ok(Some(ChunkPayload::Inline(b))) => Some(Found::Inline(b.to_vec())),
+        Ok(Some(ChunkPayload::Virtual(v))) if v.checksum.is_none() && !v.location.is_relative() => {
+            Some(Found::Virtual { url: v.location.url().to_string(), offset: v.offset, len: v.length })
+        }
         Ok(Some(_)) => None,
         Err(e) if matches!(e.kind, SessionErrorKind::NodeNotFound { .. }) => Some(Found::Absent),
         Err(e) => return Err(e),
@@ -88,6 +92,13 @@ pub(super) enum Found {
     /// `len` bytes at `offset` of the repository's object `key` (`chunks/<id>`).
     Native {
         key: Key,
+        offset: u64,
+        len: u64,
+    },
+    /// `len` bytes at `offset` of the object at `url` (a virtual chunk: VirtualiZarr's
+    /// references into netCDF/HDF5 files), read through our reference store.
+    Virtual {
+        url: String,
         offset: u64,
         len: u64,
     },
@@ -139,8 +150,23 @@ mod tests {
         ix.forget(vec![1]);
         assert!(ix.get(&[1]).is_none(), "written since: ask the session");
         ix.learn(vec![1], None);
-        assert!(matches!(ix.get(&[1]), Some(None)), "a virtual chunk: through the session");
+        assert!(matches!(ix.get(&[1]), Some(None)), "a chunk read through the session");
         let partial = ArrayIndex::default();
         assert!(partial.get(&[5]).is_none());
+    }
+
+    /// A virtual chunk is read by reference, unless a checksum pins its object's version (which
+    /// Icechunk's client verifies) or it is named relative to a container.
+    #[test]
+    fn virtual_chunks_by_reference_unless_pinned_or_relative() {
+        use icechunk::format::manifest::{Checksum, SecondsSinceEpoch, VirtualChunkLocation, VirtualChunkRef};
+        let chunk = |location: VirtualChunkLocation, checksum: Option<Checksum>| {
+            found_of(Ok(Some(ChunkPayload::Virtual(VirtualChunkRef { location, offset: 8, length: 16, checksum })))).unwrap()
+        };
+        let url = VirtualChunkLocation::from_url("s3://bucket/data.nc").unwrap();
+        assert!(matches!(chunk(url.clone(), None), Some(Found::Virtual { ref url, offset: 8, len: 16 }) if url == "s3://bucket/data.nc"));
+        assert!(chunk(url, Some(Checksum::LastModified(SecondsSinceEpoch(1)))).is_none(), "pinned: through the session");
+        let relative = VirtualChunkLocation::from_vcc_path("archive", "data.nc").unwrap();
+        assert!(chunk(relative, None).is_none(), "vcc://: through the session");
     }
 }

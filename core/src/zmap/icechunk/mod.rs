@@ -13,6 +13,13 @@
 //! repository) are read through our own driver of the repository's place, straight into the
 //! caller's memory, once the session has said which object holds them; chunk writes go up
 //! behind the caller (as the S3 driver's do), every other call waiting for them first.
+//!
+//! Virtual chunks (byte ranges of other objects, as VirtualiZarr writes them) are read through
+//! the reference store kerchunk references use (`zmap::refs`: local files, S3 objects with the
+//! library's S3 settings and aliases, web servers; close ranges of one object as one request),
+//! when their object is in a virtual chunk container the repository may name under the rule for
+//! documents that name other data (README "Security"); a chunk pinned to its object's version
+//! by a checksum is read by Icechunk's client, which verifies it.
 
 mod index;
 mod repo;
@@ -59,6 +66,12 @@ pub(crate) struct IcechunkStore {
     place: String,
     /// Storage errors are this kind (S3 or I/O).
     storage_kind: Kind,
+    /// The repository's name as it was opened, the document the security rule judges.
+    document: String,
+    /// The URL prefixes of the virtual chunk containers it may read (`authorized_containers`).
+    containers: Vec<String>,
+    /// Virtual chunks, by key, as references into their objects (opened once each).
+    virtuals: Mutex<crate::zmap::refs::RefStore>,
 }
 
 impl IcechunkStore {
@@ -80,14 +93,15 @@ impl IcechunkStore {
         let spec_version = if create { Some(spec_version()?) } else { None };
         let storage = storage(spec)?;
         let fail = |e: &dyn std::fmt::Display| Error::new(storage_kind, format!("{place}: {e}"));
+        let document = spec.original.split('#').next().unwrap_or_default().to_string();
+        let mut containers = Vec::new();
         let (repo, session) = block_on(async {
             let exists = Repository::exists(storage.clone(), None).await.map_err(|e| fail(&e.kind))?;
             let repo = match (exists, spec_version) {
                 (true, _) => {
                     let config = Repository::fetch_config(storage.clone()).await.map_err(|e| fail(&e.kind))?;
-                    let allowed = config
-                        .map(|(c, _)| authorized_containers(&c, spec.original.split('#').next().unwrap_or_default()))
-                        .unwrap_or_default();
+                    let allowed = config.map(|(c, _)| authorized_containers(&c, &document)).unwrap_or_default();
+                    containers = allowed.keys().cloned().collect();
                     Repository::open(storage).authorize_virtual_chunk_access(allowed).execute().await
                 }
                 (false, Some(v)) => Repository::create(storage).spec_version(v).execute().await,
@@ -115,8 +129,11 @@ impl IcechunkStore {
             store,
             session,
             branch,
+            virtuals: Mutex::new(crate::zmap::refs::RefStore::empty(format!("virtual chunks of {place}"))),
             place,
             storage_kind,
+            document,
+            containers,
         };
         if create {
             ice.run(|s| async move { s.clear().await })?;
@@ -212,6 +229,29 @@ impl IcechunkStore {
             ix.forget(idx.0);
         }
         Ok(())
+    }
+
+    /// Virtual chunks `(key, url, offset, len)` through the reference store, in order; each
+    /// object must be in an authorised container and allowed by the security rule.
+    fn get_virtual(&self, chunks: &[(&Key, &str, u64, u64)]) -> Result<Vec<Option<Vec<u8>>>> {
+        let mut refs = lock(&self.virtuals)?;
+        for &(key, url, offset, len) in chunks {
+            if !self.containers.iter().any(|prefix| url.starts_with(prefix.as_str())) {
+                return err(
+                    Kind::Access,
+                    format!(
+                        "{}: virtual chunk {key} is in {url}, which no virtual chunk container it may read holds (README \"Security\")",
+                        self.place
+                    ),
+                );
+            }
+            crate::url::trust::check_target(&self.document, url, "virtual chunk object")?;
+            refs.set(key.as_str(), &crate::zmap::Located::Range { url: url.to_string(), offset, len });
+        }
+        let keys: Vec<Key> = chunks.iter().map(|(k, ..)| (*k).clone()).collect();
+        let got = refs.get_many(&keys)?;
+        crate::trace::emit(2, &format!("icechunk: {}: {} virtual chunks read by reference", self.place, keys.len()));
+        Ok(got)
     }
 
     /// One object through the session (metadata, virtual chunks).
@@ -339,11 +379,32 @@ impl Zmap for IcechunkStore {
     fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
         self.settle()?;
         let found = self.locate_chunks(keys)?;
+        // Virtual chunks first, in one batch: the reference store joins close ranges of one
+        // object and reads remote ones concurrently.
+        let virtual_chunks: Vec<(&Key, &str, u64, u64)> = keys
+            .iter()
+            .zip(&found)
+            .filter_map(|(k, f)| match f {
+                Some(Found::Virtual { url, offset, len }) => Some((k, url.as_str(), *offset, *len)),
+                _ => None,
+            })
+            .collect();
+        let mut virtuals: std::collections::HashMap<&Key, Option<Vec<u8>>> = std::collections::HashMap::new();
+        if !virtual_chunks.is_empty() {
+            let got = self.get_virtual(&virtual_chunks)?;
+            virtuals = virtual_chunks.iter().map(|(k, ..)| *k).zip(got).collect();
+        }
+        let virtuals = Mutex::new(virtuals);
         let by_key: std::collections::HashMap<&Key, &Option<Found>> = keys.iter().zip(&found).collect();
         let one = |k: &Key| match by_key.get(k) {
             Some(Some(Found::Absent)) => Ok(None),
             Some(Some(Found::Inline(b))) => Ok(Some(b.clone())),
             Some(Some(Found::Native { key, offset, len })) => self.get_native(key, *offset, *len).map(Some),
+            // (A key asked for twice is read again the second time.)
+            Some(Some(Found::Virtual { url, offset, len })) => match lock(&virtuals)?.remove(k) {
+                Some(got) => Ok(got),
+                None => Ok(self.get_virtual(&[(k, url, *offset, *len)])?.pop().flatten()),
+            },
             _ => self.get_through_session(k),
         };
         if !self.caps().latency_bound {
