@@ -111,14 +111,30 @@ def make(d):
     print(v1)
 
 
+def refer(repo, path, url, message):
+    """One commit of arrays v and w whose one chunk each is a reference into `url`, the netCDF
+    file at `path` (read with h5py for its contiguous data's offsets)."""
+    import h5py
+    import zarr
+
+    session = repo.writable_session("main")
+    root = zarr.group(session.store)
+    with h5py.File(path) as h5:
+        for name, dims in (("v", ["y", "x"]), ("w", ["x"])):
+            var = h5[name]
+            root.create_array(name, shape=var.shape, chunks=var.shape, dtype=var.dtype, compressors=None,
+                              fill_value=0, dimension_names=dims, attributes=({"units": "K"} if name == "v" else {}))
+            key = f"{name}/c/" + "/".join("0" for _ in var.shape)
+            session.store.set_virtual_ref(key, url, offset=var.id.get_offset(), length=var.id.get_storage_size())
+    session.commit(message)
+
+
 def virtual(d):
     """What VirtualiZarr does, by hand: arrays whose one chunk each is a byte range of a file."""
     import os
 
-    import h5py
     import icechunk
     import netCDF4
-    import zarr
 
     os.makedirs(f"{d}/virt", exist_ok=True)
     path = f"{d}/virt/data.nc"
@@ -134,25 +150,14 @@ def virtual(d):
     config = icechunk.RepositoryConfig.default()
     config.set_virtual_chunk_container(icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(f"{d}/virt/")))
     repo = icechunk.Repository.create(storage(f"{d}/virt.repo"), config, authorize_virtual_chunk_access={prefix: None})
-    session = repo.writable_session("main")
-    root = zarr.group(session.store)
-    with h5py.File(path) as h5:
-        for name, dims in (("v", ["y", "x"]), ("w", ["x"])):
-            var = h5[name]
-            arr = root.create_array(name, shape=var.shape, chunks=var.shape, dtype=var.dtype, compressors=None,
-                                    fill_value=0, dimension_names=dims, attributes=({"units": "K"} if name == "v" else {}))
-            key = f"{name}/c/" + "/".join("0" for _ in var.shape)
-            session.store.set_virtual_ref(key, f"{prefix}data.nc", offset=var.id.get_offset(), length=var.id.get_storage_size())
-    session.commit("virtual references into data.nc")
+    refer(repo, path, f"{prefix}data.nc", "virtual references into data.nc")
 
 
 def virtual_s3(d, endpoint):
     """The arrays of `virtual`, their chunks references into the same file as an S3 object
     (s3://vsrc/src/data.nc on the server at `endpoint`), in a local repository."""
     import boto3
-    import h5py
     import icechunk
-    import zarr
 
     path = f"{d}/virt/data.nc"
     s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test")
@@ -163,16 +168,7 @@ def virtual_s3(d, endpoint):
     store = icechunk.s3_store(region="us-east-1", endpoint_url=endpoint, allow_http=True, s3_compatible=True, force_path_style=True)
     config.set_virtual_chunk_container(icechunk.VirtualChunkContainer(prefix, store))
     repo = icechunk.Repository.create(storage(f"{d}/virts3.repo"), config, authorize_virtual_chunk_access={prefix: None})
-    session = repo.writable_session("main")
-    root = zarr.group(session.store)
-    with h5py.File(path) as h5:
-        for name, dims in (("v", ["y", "x"]), ("w", ["x"])):
-            var = h5[name]
-            root.create_array(name, shape=var.shape, chunks=var.shape, dtype=var.dtype, compressors=None,
-                              fill_value=0, dimension_names=dims, attributes=({"units": "K"} if name == "v" else {}))
-            key = f"{name}/c/" + "/".join("0" for _ in var.shape)
-            session.store.set_virtual_ref(key, f"{prefix}data.nc", offset=var.id.get_offset(), length=var.id.get_storage_size())
-    session.commit("virtual references into an S3 object")
+    refer(repo, path, f"{prefix}data.nc", "virtual references into an S3 object")
 
 
 def walk(group, prefix=""):

@@ -215,7 +215,7 @@ AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test NCZARR_ALLOW_TARGETS="$d/virt/
     && ok "... read when NCZARR_ALLOW_TARGETS allows the folder" || { bad "NCZARR_ALLOW_TARGETS for virtual chunks"; cat "$scratch/cmp.txt"; }
 ice virtual_s3 "$d" "http://127.0.0.1:$M" > "$scratch/vs.txt" 2>&1 || { bad "icechunk-python writing references into an S3 object"; cat "$scratch/vs.txt"; }
 NCTRACING=2 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 AWS_ENDPOINT_URL="http://127.0.0.1:$M" compare "file://$d/virts3.repo#mode=nczarr,icechunk" "$d/virt/data.nc" \
-    && grep -q "virtual chunks read by reference" "$scratch/cmp.txt" && ok "virtual chunks into an S3 object, with the library's S3 settings (AWS_ENDPOINT_URL): $(grep -c '^ok' "$scratch/cmp.txt") variables equal" \
+    && grep -q "virtual chunks read by reference" "$scratch/cmp.txt" && ok "virtual chunks into an S3 object, by reference with the library's S3 settings (AWS_ENDPOINT_URL): $(grep -c '^ok' "$scratch/cmp.txt") variables equal" \
     || { bad "virtual chunks on S3"; cat "$scratch/cmp.txt"; }
 fi
 

@@ -452,52 +452,43 @@ pub unsafe extern "C" fn nc_inq(ncid: c_int, ndimsp: *mut c_int, nvarsp: *mut c_
     })
 }
 
+/// One of the group's counts (`nc_inq`'s), `pick`ed, into `out`.
+///
+/// # Safety
+/// `out` is NULL or writable.
+unsafe fn put_count(ncid: c_int, out: *mut c_int, pick: impl FnOnce(crate::dataset::GroupCounts) -> c_int) -> Result<()> {
+    let n = with(ncid, |ds, gid| Ok(pick(ds.group_counts(gid))))?;
+    // SAFETY: this function's contract.
+    unsafe { put(out, n) };
+    Ok(())
+}
+
 #[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_ndims(ncid: c_int, ndimsp: *mut c_int) -> c_int {
-    let n = with(ncid, |ds, gid| {
-        let c = ds.group_counts(gid);
-        Ok(c.ndims as c_int)
-    })?;
     // SAFETY: optional out-pointer.
-    unsafe { put(ndimsp, n) };
-    Ok(())
+    unsafe { put_count(ncid, ndimsp, |c| c.ndims as c_int) }
 }
 
 #[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_nvars(ncid: c_int, nvarsp: *mut c_int) -> c_int {
-    let n = with(ncid, |ds, gid| {
-        let c = ds.group_counts(gid);
-        Ok(c.nvars as c_int)
-    })?;
     // SAFETY: optional out-pointer.
-    unsafe { put(nvarsp, n) };
-    Ok(())
+    unsafe { put_count(ncid, nvarsp, |c| c.nvars as c_int) }
 }
 
 #[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_natts(ncid: c_int, nattsp: *mut c_int) -> c_int {
-    let n = with(ncid, |ds, gid| {
-        let c = ds.group_counts(gid);
-        Ok(c.natts as c_int)
-    })?;
     // SAFETY: optional out-pointer.
-    unsafe { put(nattsp, n) };
-    Ok(())
+    unsafe { put_count(ncid, nattsp, |c| c.natts as c_int) }
 }
 
 #[export(trace(ncid))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nc_inq_unlimdim(ncid: c_int, unlimdimidp: *mut c_int) -> c_int {
-    let n = with(ncid, |ds, gid| {
-        let c = ds.group_counts(gid);
-        Ok(c.unlimited.map_or(-1, |d| d as c_int))
-    })?;
     // SAFETY: optional out-pointer.
-    unsafe { put(unlimdimidp, n) };
-    Ok(())
+    unsafe { put_count(ncid, unlimdimidp, |c| c.unlimited.map_or(-1, |d| d as c_int)) }
 }
 
 #[export(trace(ncid))]
