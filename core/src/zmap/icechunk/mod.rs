@@ -182,6 +182,11 @@ impl IcechunkStore {
         if coords.iter().all(Option::is_none) {
             return Ok(vec![None; keys.len()]);
         }
+        if let Some(known) = self.known_locations(&coords)? {
+            // Every chunk's place is known already: no trip through the session's runtime (a
+            // plane-by-plane read asks for one chunk at a time).
+            return Ok(known);
+        }
         let session = self.session.clone();
         let (place, storage_kind) = (self.place.clone(), self.storage_kind);
         let locations = &self.locations;
@@ -219,6 +224,24 @@ impl IcechunkStore {
             }
             Ok(out)
         })?
+    }
+
+    /// Where each of the chunks `coords` is when the kept indexes know all of them (`None`
+    /// otherwise: the session is asked).
+    fn known_locations(&self, coords: &[Option<(Path, ChunkIndices)>]) -> Result<Option<Vec<Option<Found>>>> {
+        let locations = lock(&self.locations)?;
+        let mut out = Vec::with_capacity(coords.len());
+        for c in coords {
+            let found = match c {
+                None => None,
+                Some((path, idx)) => match locations.get(&path.to_string()).and_then(|ix| ix.get(&idx.0)) {
+                    Some(found) => found,
+                    None => return Ok(None),
+                },
+            };
+            out.push(found);
+        }
+        Ok(Some(out))
     }
 
     /// A write to `key` (a chunk): its location is no longer known.
