@@ -241,6 +241,19 @@ def snapshot(repo, ref):
     print(r.lookup_tag(ref[4:]) if ref.startswith("tag:") else r.lookup_branch(ref))
 
 
+def offset(repo, ref, ncfile):
+    """How far `t` at `ref` is from `t` in the netCDF file `ncfile`: one number when every
+    value is off by the same amount (a whole commit), else every distinct difference."""
+    import netCDF4
+    import zarr
+
+    _, s = session(repo, ref)
+    got = np.asarray(zarr.open_group(s.store, mode="r")["t"][...], dtype="f8")
+    with netCDF4.Dataset(ncfile) as ds:
+        want = np.asarray(ds["t"][...], dtype="f8")
+    print(" ".join(str(v) for v in np.unique(np.round(got - want, 6))))
+
+
 def value(repo, ref, path, index):
     import zarr
 
@@ -255,5 +268,5 @@ if __name__ == "__main__":
         S3["endpoint"] = args[1]
         args = args[2:]
     cmd, rest = args[0], args[1:]
-    {"make": make, "compare": compare, "read": read, "history": history, "snapshot": snapshot, "value": value, "virtual": virtual,
+    {"make": make, "compare": compare, "read": read, "history": history, "snapshot": snapshot, "value": value, "offset": offset, "virtual": virtual,
      "virtual_s3": virtual_s3}[cmd](*rest)

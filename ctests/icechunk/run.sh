@@ -5,8 +5,9 @@
 # reads back equal, one snapshot per nc_close (and per nc_sync); a tag is read-only; nc_abort
 # commits nothing; two writers of disjoint chunks both land and two of one chunk fail the second
 # cleanly (NC_EOBJECT) with the first's values kept; a writer killed at every file-system
-# mutation of a commit leaves the previous snapshot or the new one; the same on S3 (moto);
-# virtual chunks into a netCDF file (and the rule for what a remote repository may name); spec 2.
+# mutation of a commit leaves the previous snapshot or the new one; the same on S3 (moto), with
+# writers killed at moments spread over their life; virtual chunks into a netCDF file, local and
+# as an S3 object, read by reference (and the rule for what a remote repository may name); spec 2.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/ctests/harness.sh"
@@ -183,6 +184,26 @@ ice --s3 "http://127.0.0.1:$M" read s3://ice/a/repo main "$d/main.nc" > "$scratc
 compare "$s3u" "$d/main.nc" && ok "read back through nc_open" || { bad "read back from S3"; cat "$scratch/cmp.txt"; }
 "$W" "$s3u" syncs 2 && [ "$(ice --s3 "http://127.0.0.1:$M" history s3://ice/a/repo | wc -l)" -eq 4 ] \
     && ok "two more commits on S3 (4 snapshots)" || bad "commits on S3"
+# kill -9 of a writer at moments spread over its life (open, write, nc_close: one commit of every
+# value + 1; about 0.1 s on S3 here): main is always one whole snapshot, the last one or the new
+# one, read alike by icechunk-python and by us. (Case 5 enumerates the crash points of a commit
+# one by one, locally; on S3 the moments are by time.)
+old=0 new=0 broken=0
+before=$(ice --s3 "http://127.0.0.1:$M" offset s3://ice/a/repo main "$d/main.nc")
+n=0
+for ms in 20 40 60 70 80 90 100 110 120 140 170 200 300 600 1200; do
+    n=$((n + 1))
+    "$W" "$s3u" syncs 1 > /dev/null 2>&1 & w=$!
+    sleep "$(awk "BEGIN { print $ms / 1000 }")"; kill -9 "$w" 2> /dev/null; wait "$w" 2> /dev/null
+    after=$(ice --s3 "http://127.0.0.1:$M" offset s3://ice/a/repo main "$d/main.nc")
+    ours=$(LD_PRELOAD="$pre" python3 -c "import netCDF4, numpy as np; a = netCDF4.Dataset('$s3u')['t'][...]; b = netCDF4.Dataset('$d/main.nc')['t'][...]; print(' '.join(str(v) for v in np.unique(np.round(np.asarray(a, 'f8') - np.asarray(b, 'f8'), 6))))")
+    whole=no; case "$after" in "" | *" "*) ;; *) [ "$ours" = "$after" ] && whole=yes ;; esac
+    if [ "$whole" = yes ] && awk "BEGIN { exit !($after == $before) }"; then old=$((old + 1))
+    elif [ "$whole" = yes ] && awk "BEGIN { exit !($after == $before + 1) }"; then new=$((new + 1)); before=$after
+    else broken=$((broken + 1)); echo "after a kill at $ms ms: icechunk-python sees offsets '$after', we see '$ours' (before: $before)"; fi
+done
+[ "$broken" -eq 0 ] && [ "$old" -gt 0 ] && [ "$new" -gt 0 ] && ok "kill -9 of a writer on S3 at $n moments: old $old, new $new, broken 0" \
+    || bad "kill -9 on S3: old $old, new $new, broken $broken"
 fi
 
 # 7. Virtual chunks (VirtualiZarr's kind of repository): arrays whose chunks are byte ranges of a
