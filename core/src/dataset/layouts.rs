@@ -59,6 +59,12 @@ impl Layouts {
         held.insert(var, (model.changes, layout.clone()));
         Ok(layout)
     }
+
+    /// Forgets every layout: the dataset moved to another store, whose caps shape layouts
+    /// (`Caps::raw_chunks`) whether or not the model changed.
+    pub(super) fn clear(&mut self) {
+        self.0.get_mut().map(HashMap::clear).unwrap_or_else(|p| p.into_inner().clear());
+    }
 }
 
 #[cfg(test)]

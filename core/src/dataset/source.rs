@@ -193,6 +193,7 @@ impl Dataset {
         }
         self.persist()?;
         self.store = store;
+        self.layouts.clear();
         self.model.number_dims_depth_first();
         self.writable = false;
         self.created = false;

@@ -68,7 +68,7 @@ pub(crate) struct Cache {
     pub(super) tracking: bool,
     /// Buffers of chunks evicted after writing, reused for chunks a write covers whole: no
     /// page faults and zeroing for a fresh buffer, no fill for bytes about to be overwritten.
-    pub(super) spare: Vec<Vec<u8>>,
+    spare: Vec<Vec<u8>>,
 }
 
 /// How many evicted chunk buffers are kept for reuse.
@@ -77,6 +77,13 @@ const SPARE_BUFFERS: usize = 8;
 impl Cache {
     pub(super) fn var(&mut self, key: VarKey) -> &mut VarChunks {
         self.vars.entry(key).or_default()
+    }
+
+    /// An evicted chunk buffer of `len` bytes for a chunk about to be overwritten whole, if
+    /// one is kept.
+    pub(super) fn take_spare(&mut self, len: usize) -> Option<Vec<u8>> {
+        let i = self.spare.iter().position(|b| b.len() == len)?;
+        Some(self.spare.swap_remove(i))
     }
 
     /// Keeps a variable's cache within `budget` bytes, writing dirty chunks it drops.

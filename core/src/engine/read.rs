@@ -43,10 +43,8 @@ impl Cache {
         let want = layout.nelems * layout.item;
         for (idx, _) in missing.iter().filter(|(_, skip)| *skip) {
             // Whole-chunk writes overwrite every byte: a recycled buffer needs no fill.
-            let buf = match self.spare.iter().position(|b| b.len() == want) {
-                Some(i) if !layout.is_text() => ChunkBuf::Fixed(self.spare.swap_remove(i)),
-                _ => layout.fill_chunk(),
-            };
+            let spare = if layout.is_text() { None } else { self.take_spare(want) };
+            let buf = spare.map_or_else(|| layout.fill_chunk(), ChunkBuf::Fixed);
             self.vars.entry(var).or_default().insert(idx, buf, clock);
         }
         Ok(())
